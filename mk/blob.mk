@@ -1,0 +1,1 @@
+# blob: files owned by this area are listed here.

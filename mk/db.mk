@@ -1,0 +1,1 @@
+# db: files owned by this area are listed here.

@@ -1,0 +1,1 @@
+# multipart: files owned by this area are listed here.

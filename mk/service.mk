@@ -1,0 +1,1 @@
+# service: files owned by this area are listed here.

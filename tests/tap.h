@@ -1,0 +1,88 @@
+/*
+ * tap.h - a tiny Test Anything Protocol emitter for bindery's C tests.
+ *
+ * Each check prints "ok N - what" or "not ok N - what"; tap_done() prints the
+ * plan and returns the exit status.  tap_skip_all() prints "1..0 # SKIP" so
+ * automake's TAP driver counts a skip apart from passes, never as one.
+ * Header-only on purpose: every test program includes it once.
+ */
+#ifndef BINDERY_TAP_H
+#define BINDERY_TAP_H
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+static int tap_count, tap_failed;
+
+
+
+__attribute__((format(printf, 2, 3), unused)) static int
+tap_ok(int cond, const char *fmt, ...)
+{
+	va_list ap;
+
+
+	tap_count++;
+	if (!cond)
+		tap_failed++;
+	printf("%sok %d - ", cond ? "" : "not ", tap_count);
+	va_start(ap, fmt);
+	vprintf(fmt, ap);
+	va_end(ap);
+	printf("\n");
+	fflush(stdout);
+	return cond;
+}
+
+__attribute__((format(printf, 1, 2), unused)) static void
+tap_diag(const char *fmt, ...)
+{
+	va_list ap;
+
+	printf("# ");
+	va_start(ap, fmt);
+	vprintf(fmt, ap);
+	va_end(ap);
+	printf("\n");
+	fflush(stdout);
+}
+
+__attribute__((format(printf, 1, 2), noreturn, unused)) static void
+tap_skip_all(const char *fmt, ...)
+{
+	va_list ap;
+
+	printf("1..0 # SKIP ");
+	va_start(ap, fmt);
+	vprintf(fmt, ap);
+	va_end(ap);
+	printf("\n");
+	exit(0);
+}
+
+__attribute__((format(printf, 1, 2), noreturn, unused)) static void
+tap_bail(const char *fmt, ...)
+{
+	va_list ap;
+
+	printf("Bail out! ");
+	va_start(ap, fmt);
+	vprintf(fmt, ap);
+	va_end(ap);
+	printf("\n");
+	exit(1);
+}
+
+__attribute__((unused)) static int
+tap_done(void)
+{
+	printf("1..%d\n", tap_count);
+	return tap_failed ? 1 : 0;
+}
+
+#define TAP_EQ_INT(a, b, what) \
+	tap_ok((long long)(a) == (long long)(b), "%s (got %lld, want %lld)", (what), \
+	       (long long)(a), (long long)(b))
+
+#endif
