@@ -1,0 +1,1 @@
+# e2e: end-to-end scripts through lighttpd and Apache.

@@ -1,0 +1,142 @@
+/*
+ * Unit tests for config.c: every key, defaults, connection strings, and the
+ * file:line: key message for each kind of mistake.  Secrets must never be
+ * echoed in an error.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "config.h"
+#include "tap.h"
+
+static char path[] = "/tmp/bindery-test-config-XXXXXX";
+
+static int
+load_text(const char *text, struct bindery_config **cfg, char *err, size_t errlen,
+	  char *warn, size_t warnlen)
+{
+	FILE *fp = fopen(path, "w");
+
+	if (fp == NULL)
+		tap_bail("cannot write %s", path);
+	fputs(text, fp);
+	fclose(fp);
+	return config_load(path, cfg, err, errlen, warn, warnlen);
+}
+
+#define BASE "[database]\nsocket = /tmp/s.sock\nuser = u\npassword = hunter2-secret\nname = bindery\n" \
+	"[storage]\nconnection_string = UseDevelopmentStorage=true\ncontainer = documents\n"
+
+struct bad_case {
+	const char *text;
+	const char *want;	/* substring of the message */
+};
+
+static const struct bad_case bad_cases[] = {
+	{ BASE "[limits]\nmax_upload = lots\n", ":10: [limits] max_upload: invalid value" },
+	{ BASE "[limits]\nblocks_in_flight = 0\n", "blocks_in_flight: invalid value" },
+	{ BASE "[limitz]\nmax_upload = 1M\n", "unknown section [limitz]" },
+	{ BASE "[limits]\nmax_uplod = 1M\n", "max_uplod: unknown key" },
+	{ BASE "[database]\nport = 70000\n", "port: invalid value" },
+	{ BASE "[auth]\ntoken = nocolon\n", "token: expected OWNER:TOKEN" },
+	{ BASE "[auth]\nreads_need_auth = maybe\n", "reads_need_auth: invalid value" },
+	{ BASE "[download]\nmode = teleport\n", "mode: invalid value" },
+	{ BASE "[limits]\nrequest_deadline = 600\nsweep_cutoff = 900\n", "at least twice" },
+	{ "[database]\nsocket = /s\nuser = u\nname = n\n[storage]\ncontainer = c\n"
+	  "connection_string = AccountName=a;BlobEndpoint=http://x\n", "neither AccountKey" },
+	{ "[database]\nuser = u\nname = n\n", "needs socket or host" },
+	{ BASE "this is not ini\n", "syntax error" },
+};
+
+int
+main(void)
+{
+	struct bindery_config *cfg = NULL;
+	char err[1024], warn[512];
+	size_t i;
+	int fd = mkstemp(path);
+
+	if (fd < 0)
+		tap_bail("mkstemp");
+	close(fd);
+
+	tap_ok(load_text(BASE, &cfg, err, sizeof err, warn, sizeof warn) == 0, "minimal config loads");
+	if (cfg) {
+		tap_ok(strcmp(cfg->storage_account, "devstoreaccount1") == 0, "dev storage account");
+		tap_ok(strcmp(cfg->storage_endpoint, "http://127.0.0.1:10000/devstoreaccount1") == 0,
+		       "dev storage endpoint");
+		TAP_EQ_INT(cfg->max_upload, 64ULL << 20, "default max_upload");
+		TAP_EQ_INT(cfg->request_deadline, 300, "default deadline");
+		tap_ok(cfg->sweep_cutoff >= 2 * cfg->request_deadline, "default cutoff >= 2 x deadline");
+		tap_ok(cfg->retire_grace >= cfg->sas_lifetime, "grace covers the SAS lifetime");
+		tap_ok(cfg->download_mode == DOWNLOAD_PROXY, "default download mode");
+		config_free(cfg);
+		cfg = NULL;
+	}
+
+	chmod(path, 0600);
+	tap_ok(load_text(BASE "[limits]\nmax_upload = 1G\nblock_size = 8M\n"
+			 "[auth]\ntoken = alice:0123456789abcdef0123\ntoken = bob:fedcba9876543210fedc\n"
+			 "reads_need_auth = yes\n[download]\nmode = redirect\n[log]\nlevel = debug\n",
+			 &cfg, err, sizeof err, warn, sizeof warn) == 0, "full config loads");
+	if (cfg) {
+		TAP_EQ_INT(cfg->max_upload, 1ULL << 30, "1G parsed");
+		TAP_EQ_INT(cfg->block_size, 8ULL << 20, "8M parsed");
+		TAP_EQ_INT(cfg->ntokens, 2, "two tokens");
+		tap_ok(cfg->reads_need_auth == 1, "reads_need_auth yes");
+		tap_ok(cfg->download_mode == DOWNLOAD_REDIRECT, "redirect mode");
+		tap_ok(config_token_owner(cfg, "fedcba9876543210fedc", 20) &&
+		       strcmp(config_token_owner(cfg, "fedcba9876543210fedc", 20), "bob") == 0,
+		       "token maps to its owner");
+		tap_ok(config_token_owner(cfg, "fedcba9876543210fedd", 20) == NULL, "wrong token refused");
+		tap_ok(config_token_owner(cfg, "fedcba9876543210fed", 19) == NULL, "prefix refused");
+		tap_ok(warn[0] == '\0', "no warning for a 0600 file");
+		config_free(cfg);
+		cfg = NULL;
+	}
+
+	chmod(path, 0644);
+	tap_ok(load_text(BASE, &cfg, err, sizeof err, warn, sizeof warn) == 0 &&
+	       strstr(warn, "world-readable") != NULL, "world-readable file with a key warns");
+	config_free(cfg);
+	cfg = NULL;
+
+	tap_ok(load_text("[database]\nsocket=/s\nuser=u\nname=n\n[storage]\ncontainer=c\n"
+			 "connection_string = DefaultEndpointsProtocol=https;AccountName=acct;"
+			 "AccountKey=a2V5;EndpointSuffix=core.windows.net\n",
+			 &cfg, err, sizeof err, NULL, 0) == 0, "production connection string");
+	if (cfg) {
+		tap_ok(strcmp(cfg->storage_endpoint, "https://acct.blob.core.windows.net") == 0,
+		       "endpoint derived from account and suffix");
+		tap_ok(strcmp(cfg->storage_key, "a2V5") == 0, "key taken");
+		config_free(cfg);
+		cfg = NULL;
+	}
+
+	for (i = 0; i < ARRAY_LEN(bad_cases); i++) {
+		int rc = load_text(bad_cases[i].text, &cfg, err, sizeof err, NULL, 0);
+
+		tap_ok(rc == -1 && strstr(err, bad_cases[i].want) != NULL && strstr(err, path) != NULL,
+		       "bad case %zu: '%s' in '%s'", i, bad_cases[i].want, err);
+		tap_ok(strstr(err, "hunter2") == NULL && strstr(err, "Eby8vdM0") == NULL,
+		       "bad case %zu: no secret in the message", i);
+		config_free(cfg);
+		cfg = NULL;
+	}
+	tap_ok(config_load("/nonexistent/bindery.conf", &cfg, err, sizeof err, NULL, 0) == -1 &&
+	       strstr(err, "/nonexistent/bindery.conf: cannot read") != NULL, "unreadable file named");
+
+	{
+		uint64_t v = 0;
+		tap_ok(config_parse_size("10K", &v) == 0 && v == 10240, "10K");
+		tap_ok(config_parse_size("3MiB", &v) == 0 && v == 3ULL << 20, "3MiB");
+		tap_ok(config_parse_size("-1", &v) == -1, "negative refused");
+		tap_ok(config_parse_size("99999999999T", &v) == -1, "overflow refused");
+		tap_ok(config_parse_size("12Q", &v) == -1, "bad suffix refused");
+	}
+	unlink(path);
+	return tap_done();
+}
