@@ -1,1 +1,4 @@
-# db: files owned by this area are listed here.
+# db: the MariaDB connection, migrations, and the documents/blobs registry.
+lib_libbindery_a_SOURCES += lib/db.c lib/db.h lib/migrate.c lib/migrate.h \
+	lib/docs_db.c lib/docs_db.h
+dist_sql_DATA += sql/001_schema.sql
