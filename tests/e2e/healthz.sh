@@ -1,0 +1,85 @@
+#!/usr/bin/env bash
+# GET /healthz through lighttpd and Apache: 200 when MariaDB and Azurite
+# answer; 503 naming the one that does not while it is stopped; 200 again
+# after it restarts (the responder reconnects by itself).
+[ -n "${BASH_VERSION:-}" ] || exec bash "$0" "$@"
+here=$(cd "$(dirname "$0")" && pwd)
+. "$here/../lib/tap.sh"
+. "$here/../lib/stack.sh"
+
+[ -n "${BINDERY_TEST_LIGHTTPD_URL:-}" ] && [ -n "${BINDERY_TEST_APACHE_URL:-}" ] &&
+	[ -n "${BINDERY_TEST_VAR:-}" ] || skip_all "no test stack (./dev test starts one)"
+stack_init "$BINDERY_TEST_VAR"
+stack_alive mariadb && stack_alive azurite || skip_all "MariaDB or Azurite of the test stack is not running"
+
+servers="lighttpd=$BINDERY_TEST_LIGHTTPD_URL apache=$BINDERY_TEST_APACHE_URL"
+
+# wait_for URL WANT-CODE SECONDS: poll /healthz until it answers WANT-CODE.
+wait_for() {
+	local i
+	for ((i = 0; i < $3 * 4; i++)); do
+		req GET "$1/healthz"
+		[ "$HTTP_CODE" = "$2" ] && return 0
+		sleep 0.25
+	done
+	return 0
+}
+
+# all_healthy WHEN: both servers answer 200 {"database":"ok","storage":"ok"}.
+all_healthy() {
+	local s name url
+	for s in $servers; do
+		name=${s%%=*} url=${s#*=}
+		wait_for "$url" 200 15
+		is "$HTTP_CODE" 200 "$name: /healthz is 200 $1"
+		like "$HTTP_CTYPE" '^application/json' "$name: /healthz answers JSON $1"
+		like "$HTTP_BODY" '"database" *: *"ok"' "$name: database ok $1"
+		like "$HTTP_BODY" '"storage" *: *"ok"' "$name: storage ok $1"
+	done
+}
+
+# all_down WHICH: both servers answer 503 naming WHICH as not ok.
+all_down() {
+	local s name url other
+	[ "$1" = database ] && other=storage || other=database
+	for s in $servers; do
+		name=${s%%=*} url=${s#*=}
+		wait_for "$url" 503 15
+		is "$HTTP_CODE" 503 "$name: /healthz is 503 with $1 down"
+		like "$HTTP_BODY" "\"$1\"" "$name: the answer names $1"
+		unlike "$HTTP_BODY" "\"$1\" *: *\"ok\"" "$name: $1 is not ok"
+		like "$HTTP_BODY" "\"$other\" *: *\"ok\"" "$name: $other is still ok"
+		ok 'no_secret_in "$HTTP_BODY"' "$name: no secret in the answer"
+	done
+}
+
+# no_secret_in TEXT: true unless TEXT holds the storage key or DB password.
+no_secret_in() {
+	local secret
+	for secret in "${BINDERY_TEST_BLOB_KEY:-}" "${BINDERY_TEST_DB_PASSWORD:-}"; do
+		[ -n "$secret" ] || continue
+		case $1 in *"$secret"*) return 1 ;; esac
+	done
+	return 0
+}
+
+all_healthy "at the start"
+
+# MariaDB down and back.  Restart it whatever happens to the checks.
+trap 'stack_mariadb_start >/dev/null 2>&1; stack_azurite_start >/dev/null 2>&1' EXIT
+stack_mariadb_stop
+ok '! stack_alive mariadb' "MariaDB stopped"
+all_down database
+stack_mariadb_start >&2
+ok 'stack_alive mariadb' "MariaDB started again on port $DB_PORT"
+all_healthy "after MariaDB restarted"
+
+# Azurite down and back.
+stack_azurite_stop
+ok '! stack_alive azurite' "Azurite stopped"
+all_down storage
+stack_azurite_start >&2
+ok 'stack_alive azurite' "Azurite started again on port $BLOB_PORT"
+all_healthy "after Azurite restarted"
+
+done_testing

@@ -1,0 +1,372 @@
+# tests/lib/stack.sh — start and stop the components of a bindery stack.
+#
+# Sourced by ./dev and by end-to-end tests that stop and restart MariaDB or
+# Azurite under a running responder.  Bash only.  Everything a stack owns lives
+# in one state directory (STACK_VAR: var/ for ./dev up, var/test/ for
+# ./dev test, $BINDERY_TEST_VAR inside tests):
+#
+#   ports.env     the ports chosen once (DB_PORT BLOB_PORT HTTP_PORT APACHE_PORT)
+#   secrets.env   generated passwords and tokens (mode 0600)
+#   run/NAME.pid  one PID file per component we started (written by the
+#                 process itself just before it execs the real program)
+#   run/          sockets;  log/ logs;  db/ MariaDB datadir;  azurite/ blobs
+#   www.path      the directory Apache's www-data reads the responder from
+#
+# Components are stopped by the PID in their PID file, never by name, and a
+# PID is only trusted when /proc/PID/cmdline still names the program and this
+# state directory (so a recycled PID is never signalled).
+#
+# Use:  . tests/lib/stack.sh; stack_init "$BINDERY_TEST_VAR"
+#       stack_mariadb_stop; ...; stack_mariadb_start
+#       stack_azurite_stop; ...; stack_azurite_start
+
+STACK_TOP=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+STACK_ACCOUNT=devstoreaccount1
+# Azurite's well-known development key (public, documented by Microsoft).
+STACK_ACCOUNT_KEY='Eby8vdM02xNOcqFlqUwJPLlmEtlCDXJ1OUzFT50uSRZ6IFsuFq2UVErCz4I6tq/K1SZFPTOtr/KBHBeksoGMGw=='
+STACK_WWW_USER=www-data
+
+stack_log() { printf '%s\n' "stack: $*" >&2; }
+
+# stack_init DIR: use DIR as the state directory; load remembered ports and secrets.
+stack_init() {
+	mkdir -p "$1"
+	STACK_VAR=$(cd "$1" && pwd)
+	STACK_RUN=$STACK_VAR/run
+	STACK_LOG=$STACK_VAR/log
+	mkdir -p "$STACK_RUN" "$STACK_LOG" "$STACK_VAR/tmp"
+	STACK_SOCK=$STACK_RUN/mysqld.sock
+	DB_PORT='' BLOB_PORT='' HTTP_PORT='' APACHE_PORT=''
+	# shellcheck disable=SC1091
+	[ -f "$STACK_VAR/ports.env" ] && . "$STACK_VAR/ports.env"
+	# shellcheck disable=SC1091
+	[ -f "$STACK_VAR/secrets.env" ] && . "$STACK_VAR/secrets.env"
+	return 0
+}
+
+stack_mariadbd() { command -v mariadbd 2>/dev/null || echo /usr/sbin/mariadbd; }
+stack_lighttpd_bin() { command -v lighttpd 2>/dev/null || echo /usr/sbin/lighttpd; }
+stack_apache_bin() { command -v apache2 2>/dev/null || echo /usr/sbin/apache2; }
+
+# stack_port_free PORT: true when nothing listens on 127.0.0.1/any:PORT.
+stack_port_free() {
+	[ -z "$(ss -Hltn "sport = :$1" 2>/dev/null)" ]
+}
+
+# stack_port NAME START: the port remembered as NAME in ports.env; otherwise
+# the first free port from START (never 10100-10199, never one listed in
+# STACK_AVOID_PORTS or already remembered), saved.  Prints nothing; sets NAME.
+stack_port() {
+	local name=$1 p=$2 used cur
+	cur=${!name:-}
+	if [ -n "$cur" ]; then
+		return 0
+	fi
+	used=" ${STACK_AVOID_PORTS:-} ${DB_PORT:-} ${BLOB_PORT:-} ${HTTP_PORT:-} ${APACHE_PORT:-} "
+	while :; do
+		if [ "$p" -ge 10100 ] && [ "$p" -le 10199 ]; then
+			p=10200
+		fi
+		case $used in *" $p "*) p=$((p + 1)); continue ;; esac
+		stack_port_free "$p" && break
+		p=$((p + 1))
+		[ "$p" -lt 65000 ] || { stack_log "no free port for $name"; return 1; }
+	done
+	printf -v "$name" '%s' "$p"
+	stack_save_ports
+}
+
+# stack_forget_port NAME: drop a remembered port (it is taken by someone else).
+stack_forget_port() {
+	printf -v "$1" '%s' ''
+	stack_save_ports
+}
+
+stack_save_ports() {
+	printf 'DB_PORT=%s\nBLOB_PORT=%s\nHTTP_PORT=%s\nAPACHE_PORT=%s\n' \
+		"${DB_PORT:-}" "${BLOB_PORT:-}" "${HTTP_PORT:-}" "${APACHE_PORT:-}" \
+		>"$STACK_VAR/ports.env.tmp" && mv "$STACK_VAR/ports.env.tmp" "$STACK_VAR/ports.env"
+}
+
+stack_random_hex() { od -An -tx1 -N"${1:-16}" /dev/urandom | tr -d ' \n'; }
+
+# stack_secrets: generate DB_PASSWORD, DEMO_TOKEN, OTHER_TOKEN once (secrets.env, 0600).
+stack_secrets() {
+	if [ -z "${DB_PASSWORD:-}" ] || [ -z "${DEMO_TOKEN:-}" ] || [ -z "${OTHER_TOKEN:-}" ]; then
+		DB_PASSWORD=${DB_PASSWORD:-$(stack_random_hex 16)}
+		DEMO_TOKEN=${DEMO_TOKEN:-$(stack_random_hex 20)}
+		OTHER_TOKEN=${OTHER_TOKEN:-$(stack_random_hex 20)}
+		(umask 077 && printf 'DB_PASSWORD=%s\nDEMO_TOKEN=%s\nOTHER_TOKEN=%s\n' \
+			"$DB_PASSWORD" "$DEMO_TOKEN" "$OTHER_TOKEN" >"$STACK_VAR/secrets.env")
+	fi
+	chmod 600 "$STACK_VAR/secrets.env"
+}
+
+# stack_render SRC DST KEY=VALUE...: copy SRC to DST replacing each @KEY@.
+stack_render() {
+	local src=$1 dst=$2 kv k v script=
+	shift 2
+	for kv in "$@"; do
+		k=${kv%%=*}
+		v=${kv#*=}
+		v=$(printf '%s' "$v" | sed -e 's/[\\|&]/\\&/g')
+		script+="s|@${k}@|${v}|g;"
+	done
+	sed -e "$script" "$src" >"$dst.tmp" && mv "$dst.tmp" "$dst"
+	if grep -n '@[A-Z_]*@' "$dst" | grep -v '^[0-9]*:[[:space:]]*[#;]' >/dev/null; then
+		stack_log "unreplaced placeholder in $dst:"
+		grep -n '@[A-Z_]*@' "$dst" | grep -v '^[0-9]*:[[:space:]]*[#;]' >&2
+		return 1
+	fi
+}
+
+# --- processes -------------------------------------------------------------
+
+# stack_pid NAME: print the PID of component NAME if it is alive and ours.
+stack_pid() {
+	local name=$1 pid marker state cmd
+	[ -f "$STACK_RUN/$name.pid" ] || return 1
+	read -r pid <"$STACK_RUN/$name.pid" 2>/dev/null || return 1
+	case $pid in '' | *[!0-9]*) return 1 ;; esac
+	[ -r "/proc/$pid/cmdline" ] || return 1
+	state=$(sed -e 's/^.*) //' "/proc/$pid/stat" 2>/dev/null | cut -c1)
+	[ -n "$state" ] && [ "$state" != Z ] && [ "$state" != X ] || return 1
+	case $name in
+	mariadb) marker=mariadbd ;;
+	azurite) marker=azurite-blob ;;
+	lighttpd) marker=lighttpd ;;
+	apache) marker=apache2 ;;
+	*) marker=$name ;;
+	esac
+	cmd=$(tr '\0' ' ' <"/proc/$pid/cmdline" 2>/dev/null)
+	case $cmd in *"$marker"*) ;; *) return 1 ;; esac
+	case $cmd in *"$STACK_VAR"*) ;; *) return 1 ;; esac
+	printf '%s\n' "$pid"
+}
+
+stack_alive() { stack_pid "$1" >/dev/null; }
+
+# stack_spawn NAME LOG CMD...: start CMD detached (own session, stdin from
+# /dev/null, output appended to LOG); the child writes run/NAME.pid itself.
+stack_spawn() {
+	local name=$1 log=$2 i
+	shift 2
+	rm -f "$STACK_RUN/$name.pid"
+	setsid bash -c 'echo $$ >"$0.tmp" && mv "$0.tmp" "$0" && exec "$@"' \
+		"$STACK_RUN/$name.pid" "$@" </dev/null >>"$log" 2>&1 &
+	for i in $(seq 1 50); do
+		[ -s "$STACK_RUN/$name.pid" ] && return 0
+		sleep 0.1
+	done
+	stack_log "$name did not start (see $log)"
+	return 1
+}
+
+# stack_stop NAME [SECONDS]: SIGTERM the component by PID, SIGKILL after SECONDS.
+stack_stop() {
+	local name=$1 limit=${2:-30} pid i
+	if ! pid=$(stack_pid "$name"); then
+		rm -f "$STACK_RUN/$name.pid"
+		return 0
+	fi
+	kill -TERM "$pid" 2>/dev/null || true
+	for ((i = 0; i < limit * 10; i++)); do
+		stack_alive "$name" || break
+		sleep 0.1
+	done
+	if stack_alive "$name"; then
+		stack_log "$name (pid $pid) ignored SIGTERM for ${limit}s; sending SIGKILL"
+		kill -KILL "$pid" 2>/dev/null || true
+		sleep 0.2
+	fi
+	rm -f "$STACK_RUN/$name.pid"
+}
+
+# stack_wait_http URL SECONDS NAME: wait until URL answers any HTTP status.
+stack_wait_http() {
+	local url=$1 limit=$2 name=$3 i code
+	for ((i = 0; i < limit * 10; i++)); do
+		code=$(curl -s -o /dev/null -m 2 -w '%{http_code}' "$url" 2>/dev/null) || code=000
+		[ "$code" != 000 ] && return 0
+		stack_alive "$name" || { stack_log "$name exited while starting"; return 1; }
+		sleep 0.1
+	done
+	stack_log "$name: no answer from $url after ${limit}s"
+	return 1
+}
+
+# --- MariaDB ---------------------------------------------------------------
+
+stack_mysql() {
+	mariadb --no-defaults --protocol=socket --socket="$STACK_SOCK" -uroot "$@"
+}
+
+stack_mariadb_start() {
+	local user i
+	stack_alive mariadb && return 0
+	user=$(id -un)
+	if [ ! -d "$STACK_VAR/db/mysql" ]; then
+		rm -rf "$STACK_VAR/db"
+		mkdir -p "$STACK_VAR/db"
+		mariadb-install-db --no-defaults --datadir="$STACK_VAR/db" --user="$user" \
+			--auth-root-authentication-method=normal --skip-test-db \
+			>"$STACK_LOG/mariadb-install.log" 2>&1 || {
+			stack_log "mariadb-install-db failed:"; tail -n 20 "$STACK_LOG/mariadb-install.log" >&2; return 1; }
+	fi
+	if [ -z "${DB_PORT:-}" ] || ! stack_port_free "$DB_PORT"; then
+		[ -n "${DB_PORT:-}" ] && stack_log "port $DB_PORT is taken; choosing another for MariaDB"
+		stack_forget_port DB_PORT
+		stack_port DB_PORT "${STACK_DB_PORT_START:-3307}" || return 1
+	fi
+	rm -f "$STACK_SOCK"
+	stack_spawn mariadb "$STACK_LOG/mariadb.out" "$(stack_mariadbd)" --no-defaults \
+		--user="$user" --datadir="$STACK_VAR/db" --socket="$STACK_SOCK" \
+		--port="$DB_PORT" --bind-address=127.0.0.1 --skip-name-resolve \
+		--character-set-server=utf8mb4 --collation-server=utf8mb4_general_ci \
+		--pid-file="$STACK_RUN/mariadbd.pid" --log-error="$STACK_LOG/mariadb.log" || return 1
+	for ((i = 0; i < 300; i++)); do
+		if [ -S "$STACK_SOCK" ] && mariadb-admin --no-defaults --socket="$STACK_SOCK" -uroot ping >/dev/null 2>&1; then
+			return 0
+		fi
+		stack_alive mariadb || break
+		sleep 0.1
+	done
+	stack_log "MariaDB did not start; last lines of $STACK_LOG/mariadb.log:"
+	tail -n 20 "$STACK_LOG/mariadb.log" >&2 2>/dev/null
+	return 1
+}
+
+stack_mariadb_stop() { stack_stop mariadb 60; }
+
+# stack_mariadb_setup: database `bindery` and user `bindery` (socket and TCP)
+# with DB_PASSWORD; the user may also create scratch databases bindery_*.
+stack_mariadb_setup() {
+	local h
+	{
+		echo "CREATE DATABASE IF NOT EXISTS bindery CHARACTER SET utf8mb4 COLLATE utf8mb4_general_ci;"
+		for h in localhost 127.0.0.1; do
+			echo "CREATE USER IF NOT EXISTS 'bindery'@'$h' IDENTIFIED BY '$DB_PASSWORD';"
+			echo "ALTER USER 'bindery'@'$h' IDENTIFIED BY '$DB_PASSWORD';"
+			echo "GRANT ALL PRIVILEGES ON \`bindery\`.* TO 'bindery'@'$h';"
+			echo "GRANT ALL PRIVILEGES ON \`bindery\\_%\`.* TO 'bindery'@'$h';"
+		done
+		echo "FLUSH PRIVILEGES;"
+	} | stack_mysql
+}
+
+# --- Azurite ---------------------------------------------------------------
+
+stack_blob_endpoint() { printf 'http://127.0.0.1:%s/%s' "$BLOB_PORT" "$STACK_ACCOUNT"; }
+
+stack_connection_string() {
+	printf 'DefaultEndpointsProtocol=http;AccountName=%s;AccountKey=%s;BlobEndpoint=%s;' \
+		"$STACK_ACCOUNT" "$STACK_ACCOUNT_KEY" "$(stack_blob_endpoint)"
+}
+
+stack_azurite_start() {
+	local bin=$STACK_TOP/node_modules/.bin/azurite-blob
+	stack_alive azurite && return 0
+	[ -x "$bin" ] || { stack_log "$bin is missing (./dev up installs it)"; return 1; }
+	if [ -z "${BLOB_PORT:-}" ] || ! stack_port_free "$BLOB_PORT"; then
+		[ -n "${BLOB_PORT:-}" ] && stack_log "port $BLOB_PORT is taken; choosing another for Azurite"
+		stack_forget_port BLOB_PORT
+		stack_port BLOB_PORT "${STACK_BLOB_PORT_START:-10000}" || return 1
+	fi
+	mkdir -p "$STACK_VAR/azurite"
+	stack_spawn azurite "$STACK_LOG/azurite.log" "$bin" --blobHost 127.0.0.1 \
+		--blobPort "$BLOB_PORT" --location "$STACK_VAR/azurite" --disableTelemetry || return 1
+	stack_wait_http "http://127.0.0.1:$BLOB_PORT/$STACK_ACCOUNT?comp=list" 60 azurite || {
+		tail -n 20 "$STACK_LOG/azurite.log" >&2; return 1; }
+}
+
+stack_azurite_stop() { stack_stop azurite 20; }
+
+# --- lighttpd --------------------------------------------------------------
+
+# stack_lighttpd_start CONFIG: lighttpd -D -f CONFIG, serving on HTTP_PORT.
+stack_lighttpd_start() {
+	local conf=$1
+	stack_alive lighttpd && return 0
+	mkdir -p "$STACK_VAR/www"
+	"$(stack_lighttpd_bin)" -tt -f "$conf" >"$STACK_LOG/lighttpd-check.log" 2>&1 || {
+		stack_log "lighttpd rejects $conf:"; cat "$STACK_LOG/lighttpd-check.log" >&2; return 1; }
+	stack_spawn lighttpd "$STACK_LOG/lighttpd.out" "$(stack_lighttpd_bin)" -D -f "$conf" || return 1
+	stack_wait_http "http://127.0.0.1:$HTTP_PORT/" 30 lighttpd || {
+		tail -n 20 "$STACK_LOG/lighttpd.out" "$STACK_LOG/lighttpd-error.log" >&2 2>/dev/null; return 1; }
+}
+
+stack_lighttpd_stop() { stack_stop lighttpd 20; }
+
+# --- Apache + mod_fcgid ----------------------------------------------------
+
+# stack_www_dir: print a directory www-data can reach, holding what Apache's
+# children need (the responder, its config, mod_fcgid's sockets and shared
+# memory).  $STACK_VAR/www-apache when www-data can traverse to STACK_VAR;
+# otherwise (a checkout under a private directory such as a mktemp -d or
+# /root) a root-owned 0755 directory under /tmp, remembered in www.path.
+stack_www_dir() {
+	local d=
+	[ -f "$STACK_VAR/www.path" ] && read -r d <"$STACK_VAR/www.path"
+	if [ -n "$d" ] && [ -d "$d" ] && [ ! -L "$d" ] && [ "$(stat -c %u "$d")" = "$(id -u)" ]; then
+		printf '%s\n' "$d"
+		return 0
+	fi
+	if [ "$(id -u)" != 0 ] || runuser -u "$STACK_WWW_USER" -- test -x "$STACK_VAR" 2>/dev/null; then
+		d=$STACK_VAR/www-apache
+		mkdir -p "$d"
+	else
+		d=$(mktemp -d /tmp/bindery-www.XXXXXXXX) || return 1
+	fi
+	chmod 0755 "$d"
+	printf '%s\n' "$d" >"$STACK_VAR/www.path"
+	printf '%s\n' "$d"
+}
+
+# stack_www_prepare BINDIR CONFIG: copy bindery.fcgi and the config into the
+# www dir (config 0640 root:www-data) and create mod_fcgid's directory.
+stack_www_prepare() {
+	local bindir=$1 config=$2 d
+	d=$(stack_www_dir) || return 1
+	mkdir -p "$d/bin" "$d/fcgid" "$d/tmp"
+	cp -f "$bindir/bindery.fcgi" "$d/bin/bindery.fcgi.new" && mv -f "$d/bin/bindery.fcgi.new" "$d/bin/bindery.fcgi"
+	chmod 0755 "$d/bin" "$d/bin/bindery.fcgi"
+	cp -f "$config" "$d/bindery.conf"
+	if [ "$(id -u)" = 0 ]; then
+		chown "root:$STACK_WWW_USER" "$d/bindery.conf"
+		chown "$STACK_WWW_USER:$STACK_WWW_USER" "$d/fcgid" "$d/tmp"
+	fi
+	chmod 0640 "$d/bindery.conf"
+	chmod 0750 "$d/fcgid"
+	chmod 0700 "$d/tmp"
+}
+
+# stack_apache_start CONFIG: apache2 -f CONFIG -DFOREGROUND on APACHE_PORT.
+stack_apache_start() {
+	local conf=$1
+	stack_alive apache && return 0
+	"$(stack_apache_bin)" -t -f "$conf" >"$STACK_LOG/apache-check.log" 2>&1 || {
+		stack_log "apache2 rejects $conf:"; cat "$STACK_LOG/apache-check.log" >&2; return 1; }
+	stack_spawn apache "$STACK_LOG/apache.out" "$(stack_apache_bin)" -f "$conf" -DFOREGROUND || return 1
+	stack_wait_http "http://127.0.0.1:$APACHE_PORT/" 30 apache || {
+		tail -n 20 "$STACK_LOG/apache.out" "$STACK_LOG/apache-error.log" >&2 2>/dev/null; return 1; }
+}
+
+stack_apache_stop() { stack_stop apache 30; }
+
+# stack_stop_all: stop every component of this state directory, web servers first.
+stack_stop_all() {
+	stack_stop apache 30
+	stack_stop lighttpd 20
+	stack_stop azurite 20
+	stack_stop mariadb 60
+}
+
+# stack_remove_www: delete a /tmp www dir created for this state directory.
+stack_remove_www() {
+	local d=
+	[ -f "$STACK_VAR/www.path" ] && read -r d <"$STACK_VAR/www.path"
+	case $d in
+	/tmp/bindery-www.*) [ -d "$d" ] && [ ! -L "$d" ] && rm -rf "$d" ;;
+	esac
+	rm -f "$STACK_VAR/www.path"
+}
