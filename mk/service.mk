@@ -1,1 +1,3 @@
-# service: files owned by this area are listed here.
+# service: the protocol, the FastCGI responder and the admin CLI.
+lib_libbindery_a_SOURCES += lib/failpoint.c lib/failpoint.h lib/services.c lib/services.h \
+	lib/protocol.c lib/protocol.h
