@@ -1,3 +1,5 @@
 # service: the protocol, the FastCGI responder and the admin CLI.
 lib_libbindery_a_SOURCES += lib/failpoint.c lib/failpoint.h lib/services.c lib/services.h \
 	lib/protocol.c lib/protocol.h
+bin_PROGRAMS += app/bindery
+app_bindery_SOURCES = app/bindery_cli.c app/cli.h app/cmd_stubs.c

@@ -1,0 +1,180 @@
+/*
+ * bindery - the admin CLI: migrate, sweep, audit, lifecycle-policy,
+ * check-account.  Cron runs `bindery sweep`; it is silent when all is well.
+ */
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cli.h"
+#include "log.h"
+#include "migrate.h"
+
+struct command {
+	const char *name;
+	int (*run)(struct cli *, int, char **);
+	const char *summary;
+};
+
+static const struct command commands[] = {
+	{ "migrate", cmd_migrate, "apply the SQL migrations and create the storage container" },
+	{ "sweep", cmd_sweep, "resolve stale intents and drain the deletion outbox (cron)" },
+	{ "audit", cmd_audit, "compare the container with the database and report differences" },
+	{ "lifecycle-policy", cmd_lifecycle_policy, "print the lifecycle-management backstop policy" },
+	{ "check-account", cmd_check_account, "report soft delete, versioning and tag permissions" },
+};
+
+static void
+usage(FILE *fp)
+{
+	size_t i;
+
+	fprintf(fp, "usage: bindery [-c CONFIG] [-v] COMMAND [OPTIONS]\n\n"
+		    "Keeps MariaDB rows and Azure Blob Storage objects consistent.\n\n"
+		    "Commands:\n");
+	for (i = 0; i < ARRAY_LEN(commands); i++)
+		fprintf(fp, "  %-18s %s\n", commands[i].name, commands[i].summary);
+	fprintf(fp, "\nOptions:\n"
+		    "  -c, --config PATH  configuration file (default $BINDERY_CONFIG, then\n"
+		    "                     /etc/bindery/bindery.conf)\n"
+		    "  -v, --verbose      print a summary even when all is well\n"
+		    "  -h, --help         this help; `bindery COMMAND --help` for a command\n\n"
+		    "Exit status: 0 ok, 1 problems left, 2 dangling document (audit), 64 usage,\n"
+		    "69 dependency unavailable, 75 try again later, 78 configuration error.\n"
+		    "See bindery(1).\n");
+}
+
+int
+cli_config(struct cli *cli)
+{
+	char err[1024], warn[512];
+
+	if (cli->cfg)
+		return 0;
+	if (config_load(cli->config_path, &cli->cfg, err, sizeof err, warn, sizeof warn) != 0) {
+		fprintf(stderr, "bindery: %s\n", err);
+		return EXIT_CONFIG;
+	}
+	if (warn[0])
+		log_warn("%s", warn);
+	if (!cli->verbose)
+		log_set_level(cli->cfg->log_level < LOG_LEVEL_INFO ? cli->cfg->log_level : LOG_LEVEL_WARN);
+	else
+		log_set_level(cli->cfg->log_level);
+	return 0;
+}
+
+int
+cli_services(struct cli *cli)
+{
+	char err[512];
+	int rc = cli_config(cli);
+
+	if (rc || cli->svc)
+		return rc;
+	if (services_open(cli->cfg, &cli->svc, err, sizeof err) != 0) {
+		fprintf(stderr, "bindery: %s\n", err);
+		return EXIT_CONFIG;
+	}
+	return 0;
+}
+
+int
+cmd_migrate(struct cli *cli, int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "dry-run", no_argument, NULL, 'n' },
+		{ "sql-dir", required_argument, NULL, 'd' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	const char *dir = NULL;
+	struct migrate_report rep;
+	struct blob_result br;
+	char err[1024];
+	int dry_run = 0, c, rc;
+	enum migrate_err me;
+
+	while ((c = getopt_long(argc, argv, "nd:h", opts, NULL)) != -1) {
+		switch (c) {
+		case 'n': dry_run = 1; break;
+		case 'd': dir = optarg; break;
+		case 'h':
+			printf("usage: bindery migrate [--dry-run] [--sql-dir DIR]\n\n"
+			       "Applies sql/NNN_*.sql files not yet applied, in order, and creates the\n"
+			       "storage container if it does not exist.  Safe to run again.  Refuses a\n"
+			       "database whose schema is newer than this bindery.\n");
+			return 0;
+		default:
+			return EXIT_USAGE;
+		}
+	}
+	if ((rc = cli_services(cli)) != 0)
+		return rc;
+	if (dir == NULL)
+		dir = migrate_default_dir();
+	me = migrate_run(cli->svc->db, dir, dry_run, &rep, err, sizeof err);
+	if (me != MIGRATE_OK) {
+		fprintf(stderr, "bindery migrate: %s\n", err);
+		return me == MIGRATE_DB ? EXIT_UNAVAILABLE : me == MIGRATE_TOO_NEW ? EXIT_PROBLEMS
+										 : EXIT_CONFIG;
+	}
+	if (!dry_run && blob_container_create(cli->svc->blob, &br) != 0) {
+		fprintf(stderr, "bindery migrate: cannot create container %s: %s (HTTP %ld %s)\n",
+			cli->cfg->storage_container, blob_status_name(br.status), br.http_status, br.code);
+		return br.status == BLOB_AUTH_FAILED ? EXIT_CONFIG : EXIT_UNAVAILABLE;
+	}
+	if (cli->verbose || rep.applied)
+		printf("%s %u migration(s); schema version %u of %u\n",
+		       dry_run ? "would apply" : "applied", rep.applied, rep.current, rep.known);
+	return 0;
+}
+
+int
+main(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "config", required_argument, NULL, 'c' },
+		{ "verbose", no_argument, NULL, 'v' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	struct cli cli;
+	size_t i;
+	int c, rc = EXIT_USAGE;
+
+	memset(&cli, 0, sizeof cli);
+	/* '+' stops at the subcommand so its options are its own. */
+	while ((c = getopt_long(argc, argv, "+c:vh", opts, NULL)) != -1) {
+		switch (c) {
+		case 'c': cli.config_path = optarg; break;
+		case 'v': cli.verbose = 1; break;
+		case 'h': usage(stdout); return 0;
+		default: usage(stderr); return EXIT_USAGE;
+		}
+	}
+	if (optind >= argc) {
+		usage(stderr);
+		return EXIT_USAGE;
+	}
+	/* Under cron there is no terminal: log to syslog, keep stdout for the summary. */
+	cli.quiet_logs = !isatty(STDERR_FILENO) && getenv("BINDERY_LOG_STDERR") == NULL;
+	log_init("bindery", LOG_LEVEL_WARN, cli.quiet_logs ? LOG_SINK_SYSLOG : LOG_SINK_STDERR);
+	for (i = 0; i < ARRAY_LEN(commands); i++) {
+		if (strcmp(argv[optind], commands[i].name) == 0) {
+			argc -= optind;
+			argv += optind;
+			optind = 1;
+			rc = commands[i].run(&cli, argc, argv);
+			goto out;
+		}
+	}
+	fprintf(stderr, "bindery: unknown command '%s'\n", argv[optind]);
+	usage(stderr);
+out:
+	services_free(cli.svc);
+	config_free(cli.cfg);
+	return rc;
+}

@@ -1,0 +1,46 @@
+/*
+ * cli.h - what every `bindery` subcommand shares: global options, the
+ * configuration and services (loaded on first use), and exit codes from
+ * sysexits(3) so cron and scripts can tell "problems left" from "try later".
+ */
+#ifndef BINDERY_CLI_H
+#define BINDERY_CLI_H
+
+#include "config.h"
+#include "services.h"
+
+enum cli_exit {
+	EXIT_OK_ = 0,
+	EXIT_PROBLEMS = 1,	/* ran, but found or left problems */
+	EXIT_DANGLING = 2,	/* audit: a dangling document (breaks readers) */
+	EXIT_USAGE = 64,	/* EX_USAGE */
+	EXIT_UNAVAILABLE = 69,	/* EX_UNAVAILABLE: a dependency is down */
+	EXIT_SOFTWARE = 70,	/* EX_SOFTWARE */
+	EXIT_TEMPFAIL = 75,	/* EX_TEMPFAIL: try again later (e.g. lock held) */
+	EXIT_CONFIG = 78,	/* EX_CONFIG */
+};
+
+struct cli {
+	const char *config_path;	/* -c, or NULL for $BINDERY_CONFIG / default */
+	int verbose;			/* -v */
+	int quiet_logs;			/* logging to syslog (not a terminal) */
+	struct bindery_config *cfg;	/* owned, loaded by cli_config() */
+	struct services *svc;		/* owned, opened by cli_services() */
+};
+
+/*
+ * Load the configuration once.  Returns 0, or an exit code after printing
+ * "bindery: FILE:LINE: key: problem" to stderr.
+ */
+int cli_config(struct cli *cli);
+/* Configuration plus the database and storage handles (connect lazily). */
+int cli_services(struct cli *cli);
+
+/* Subcommands: argv[0] is the subcommand's name; they return an exit code. */
+int cmd_migrate(struct cli *cli, int argc, char **argv);
+int cmd_sweep(struct cli *cli, int argc, char **argv);
+int cmd_audit(struct cli *cli, int argc, char **argv);
+int cmd_lifecycle_policy(struct cli *cli, int argc, char **argv);
+int cmd_check_account(struct cli *cli, int argc, char **argv);
+
+#endif

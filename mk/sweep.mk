@@ -1,0 +1,1 @@
+# sweep: bindery sweep, audit, lifecycle-policy, check-account.
