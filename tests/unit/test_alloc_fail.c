@@ -1,0 +1,205 @@
+/*
+ * Allocation-failure loop, after curl's torture tests: run each operation
+ * with allocation 1, 2, 3, ... failing (through lib/alloc.h) until a run
+ * completes without reaching the armed failure.  Every failing run must end
+ * in a clean error and free what it took; the ASan build checks the freeing.
+ */
+#include <string.h>
+
+#include "alloc.h"
+#include "buf.h"
+#include "http_parse.h"
+#include "multipart.h"
+#include "tap.h"
+
+static const char body[] =
+	"preamble\r\n"
+	"------WebKitFormBoundary7MA4YWxkTrZu0gW\r\n"
+	"Content-Disposition: form-data; name=\"name\"\r\n\r\n"
+	"report.txt\r\n"
+	"------WebKitFormBoundary7MA4YWxkTrZu0gW\r\n"
+	"Content-Disposition: form-data; name=\"file\"; filename=\"r\\\"e.txt\"\r\n"
+	"Content-Type: text/plain\r\n\r\n"
+	"line one\r\n------WebKitFormBoundary7MA4YWxkTrZu0\r\nline two\r\n"
+	"------WebKitFormBoundary7MA4YWxkTrZu0gW--\r\n";
+
+struct tally {
+	unsigned begins, ends;
+	size_t bytes;
+};
+
+static int
+on_begin(void *ctx, const struct multipart_part *p)
+{
+	((struct tally *)ctx)->begins++;
+	return 0;
+}
+
+static int
+on_data(void *ctx, const char *d, size_t n)
+{
+	((struct tally *)ctx)->bytes += n;
+	return 0;
+}
+
+static int
+on_end(void *ctx)
+{
+	((struct tally *)ctx)->ends++;
+	return 0;
+}
+
+/* The multipart parse the responder does, in 7-byte feeds. */
+static enum multipart_err
+run_multipart(struct tally *t)
+{
+	static const struct multipart_callbacks cb = { on_begin, on_data, on_end };
+	struct multipart_parser *p = NULL;
+	struct span ct = SPAN_LIT("multipart/form-data; boundary=----WebKitFormBoundary7MA4YWxkTrZu0gW");
+	struct span boundary;
+	enum multipart_err e;
+	size_t off, n;
+
+	memset(t, 0, sizeof *t);
+	if ((e = multipart_boundary(ct, &boundary)) != MP_OK)
+		goto out;
+	if ((e = multipart_parser_new(boundary, NULL, &cb, t, &p)) != MP_OK)
+		goto out;
+	for (off = 0; off < sizeof body - 1; off += n) {
+		n = sizeof body - 1 - off < 7 ? sizeof body - 1 - off : 7;
+		if ((e = multipart_feed(p, body + off, n)) != MP_OK)
+			goto out;
+	}
+	e = multipart_finish(p);
+out:
+	multipart_parser_free(p);
+	return e;
+}
+
+/* The http_parse functions that allocate (through struct buf).  Returns 0
+ * when all succeeded, 1 when one failed cleanly with its NOMEM value, -1 on
+ * any other outcome. */
+static int
+run_http_parse(void)
+{
+	struct buf q = BUF_INIT(1024), d = BUF_INIT(1024), h = BUF_INIT(1024);
+	enum http_query_result qr;
+	enum http_decode_err dr;
+	enum buf_err he;
+	int rc = -1;
+
+	qr = http_query_get(SPAN_LIT("limit=10&name=my+report%20%C3%A9.txt"), "name", &q);
+	if (qr == HTTP_QUERY_NOMEM) {
+		rc = q.len == 0 ? 1 : -1;
+		goto out;
+	}
+	if (qr != HTTP_QUERY_FOUND || !span_eq_cstr(buf_span(&q), "my report \xc3\xa9.txt"))
+		goto out;
+	dr = http_percent_decode(SPAN_LIT("a%2Fb%20c"), &d);
+	if (dr == HTTP_DECODE_NOMEM) {
+		rc = 1;
+		goto out;
+	}
+	if (dr != HTTP_DECODE_OK || !span_eq_cstr(buf_span(&d), "a/b c"))
+		goto out;
+	he = html_escape(SPAN_LIT("<b>\"Tom\" & 'Jerry'</b>"), &h);
+	if (he == BUF_NOMEM) {
+		rc = 1;
+		goto out;
+	}
+	if (he != BUF_OK)
+		goto out;
+	rc = 0;
+out:
+	buf_free(&q);
+	buf_free(&d);
+	buf_free(&h);
+	return rc;
+}
+
+int
+main(void)
+{
+	struct tally t;
+	enum multipart_err e;
+	long n, before, points;
+	int clean, rc;
+	struct buf probe = BUF_INIT(16);
+
+	/* Baseline: the parse works and the loop has something to fail. */
+	before = alloc_count();
+	e = run_multipart(&t);
+	tap_ok(e == MP_OK && t.begins == 2 && t.ends == 2, "baseline multipart parse (%s)",
+	    multipart_err_string(e));
+	tap_ok(alloc_count() - before >= 1, "the parse allocates %ld time(s) through bx_*",
+	    alloc_count() - before);
+
+	clean = 1;
+	for (n = 1, points = 0; n < 1000; n++) {
+		before = alloc_failures();
+		alloc_fail_after(n);
+		e = run_multipart(&t);
+		alloc_fail_after(-1);
+		if (alloc_failures() == before) {
+			tap_ok(e == MP_OK && t.begins == 2 && t.ends == 2,
+			    "multipart: run with allocation %ld armed completes", n);
+			break;
+		}
+		points++;
+		if (e != MP_NOMEM || t.begins != 0) {
+			clean = 0;
+			tap_diag("allocation %ld failing gave %s", n, multipart_err_string(e));
+		}
+	}
+	tap_ok(clean && points >= 1, "multipart: each of %ld failing allocations gives MP_NOMEM",
+	    points);
+
+	/* buf.c allocates with plain realloc until it is switched to bx_realloc;
+	 * then the loop below covers the http_parse functions too. */
+	alloc_fail_after(1);
+	if (buf_append_cstr(&probe, "x") == BUF_OK)
+		tap_diag("buf.c does not allocate through bx_realloc: http_parse has no "
+		    "failure points yet");
+	alloc_fail_after(-1);
+	buf_free(&probe);
+
+	tap_ok(run_http_parse() == 0, "baseline http_parse calls");
+	clean = 1;
+	for (n = 1, points = 0; n < 1000; n++) {
+		before = alloc_failures();
+		alloc_fail_after(n);
+		rc = run_http_parse();
+		alloc_fail_after(-1);
+		if (alloc_failures() == before) {
+			tap_ok(rc == 0, "http_parse: run with allocation %ld armed completes", n);
+			break;
+		}
+		points++;
+		if (rc != 1) {
+			clean = 0;
+			tap_diag("allocation %ld failing gave %d", n, rc);
+		}
+	}
+	tap_ok(clean, "http_parse: each of %ld failing allocations gives a clean NOMEM", points);
+
+	/* The hook itself. */
+	alloc_fail_after(2);
+	{
+		void *a = bx_malloc(8), *b = bx_malloc(8), *c = bx_calloc(2, 4), *r;
+
+		tap_ok(a != NULL && b == NULL && c != NULL, "exactly the 2nd allocation fails, once");
+		r = bx_realloc(a, 64);
+		tap_ok(r != NULL, "realloc after the failure works");
+		alloc_fail_after(1);
+		tap_ok(bx_realloc(r, 128) == NULL, "a failed realloc returns NULL");
+		bx_free(r);	/* still valid after the failed realloc */
+		bx_free(c);
+		bx_free(NULL);
+	}
+	alloc_fail_after(5);
+	alloc_fail_after(-1);
+	before = alloc_failures();
+	bx_free(bx_malloc(1));
+	tap_ok(alloc_failures() == before, "-1 disarms");
+	return tap_done();
+}

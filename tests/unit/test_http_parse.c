@@ -1,0 +1,486 @@
+/* Unit tests for http_parse.c: a table per function, hostile inputs included. */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "buf.h"
+#include "http_parse.h"
+#include "tap.h"
+
+/* Spans with explicit lengths, so tables can hold NULs. */
+#define S(lit) { (lit), sizeof(lit) - 1 }
+
+static void
+test_percent_decode(void)
+{
+	static const struct {
+		struct span in;
+		enum http_decode_err want;
+		struct span out;
+	} cases[] = {
+		{ S(""), HTTP_DECODE_OK, S("") },
+		{ S("plain"), HTTP_DECODE_OK, S("plain") },
+		{ S("a%20b"), HTTP_DECODE_OK, S("a b") },
+		{ S("a+b"), HTTP_DECODE_OK, S("a+b") },
+		{ S("%2F%2f%41"), HTTP_DECODE_OK, S("//A") },
+		{ S("%00x"), HTTP_DECODE_OK, S("\0x") },
+		{ S("%C3%A9"), HTTP_DECODE_OK, S("\xc3\xa9") },
+		{ S("%ff%FF"), HTTP_DECODE_OK, S("\xff\xff") },
+		{ S("%"), HTTP_DECODE_MALFORMED, S("") },
+		{ S("%4"), HTTP_DECODE_MALFORMED, S("") },
+		{ S("abc%"), HTTP_DECODE_MALFORMED, S("") },
+		{ S("%g0"), HTTP_DECODE_MALFORMED, S("") },
+		{ S("%0g"), HTTP_DECODE_MALFORMED, S("") },
+		{ S("%%41"), HTTP_DECODE_MALFORMED, S("") },
+		{ S("%+1"), HTTP_DECODE_MALFORMED, S("") },
+	};
+	struct buf b = BUF_INIT(64), small = BUF_INIT(3);
+	enum http_decode_err e;
+	size_t i;
+
+	for (i = 0; i < ARRAY_LEN(cases); i++) {
+		buf_reset(&b);
+		e = http_percent_decode(cases[i].in, &b);
+		tap_ok(e == cases[i].want && (e != HTTP_DECODE_OK || span_eq(buf_span(&b), cases[i].out)),
+		    "percent_decode case %zu (\"%.*s\")", i, (int)cases[i].in.len, cases[i].in.ptr);
+	}
+	buf_reset(&b);
+	tap_ok(http_percent_decode(SPAN_LIT("x"), &b) == HTTP_DECODE_OK &&
+	    http_percent_decode(SPAN_LIT("%79"), &b) == HTTP_DECODE_OK &&
+	    span_eq_cstr(buf_span(&b), "xy"), "percent_decode appends");
+	tap_ok(http_percent_decode(SPAN_LIT("abc"), &small) == HTTP_DECODE_OK,
+	    "decode up to the cap");
+	buf_reset(&small);
+	tap_ok(http_percent_decode(SPAN_LIT("ab%63d"), &small) == HTTP_DECODE_TOO_LONG,
+	    "decode past the cap is TOO_LONG");
+	buf_free(&b);
+	buf_free(&small);
+}
+
+static void
+test_query_get(void)
+{
+	static const struct {
+		const char *query, *key;
+		enum http_query_result want;
+		struct span value;
+	} cases[] = {
+		{ "name=a.txt", "name", HTTP_QUERY_FOUND, S("a.txt") },
+		{ "limit=10&after=5", "after", HTTP_QUERY_FOUND, S("5") },
+		{ "limit=10&after=5", "limit", HTTP_QUERY_FOUND, S("10") },
+		{ "limit=10&after=5", "name", HTTP_QUERY_NOT_FOUND, S("") },
+		{ "", "name", HTTP_QUERY_NOT_FOUND, S("") },
+		{ "name=my+report%20v2.txt", "name", HTTP_QUERY_FOUND, S("my report v2.txt") },
+		{ "name=a%2Bb", "name", HTTP_QUERY_FOUND, S("a+b") },
+		{ "name=", "name", HTTP_QUERY_FOUND, S("") },
+		{ "name", "name", HTTP_QUERY_FOUND, S("") },
+		{ "&&name=x&&", "name", HTTP_QUERY_FOUND, S("x") },
+		{ "na%6De=x", "name", HTTP_QUERY_FOUND, S("x") },
+		{ "my+key=v", "my key", HTTP_QUERY_FOUND, S("v") },
+		{ "name=a=b", "name", HTTP_QUERY_FOUND, S("a=b") },
+		{ "names=x", "name", HTTP_QUERY_NOT_FOUND, S("") },
+		{ "nam=x", "name", HTTP_QUERY_NOT_FOUND, S("") },
+		{ "NAME=x", "name", HTTP_QUERY_NOT_FOUND, S("") },
+		{ "name=%00", "name", HTTP_QUERY_FOUND, S("\0") },
+		{ "name=..%2F..%2Fetc", "name", HTTP_QUERY_FOUND, S("../../etc") },
+		{ "name=a&name=b", "name", HTTP_QUERY_MALFORMED, S("") },
+		{ "name=a&na%6De=b", "name", HTTP_QUERY_MALFORMED, S("") },
+		{ "name=%zz", "name", HTTP_QUERY_MALFORMED, S("") },
+		{ "other=%4&name=x", "name", HTTP_QUERY_MALFORMED, S("") },
+		{ "name=x%", "name", HTTP_QUERY_MALFORMED, S("") },
+	};
+	struct buf b = BUF_INIT(64), small = BUF_INIT(2);
+	enum http_query_result r;
+	size_t i;
+
+	for (i = 0; i < ARRAY_LEN(cases); i++) {
+		r = http_query_get(span_from_cstr(cases[i].query), cases[i].key, &b);
+		tap_ok(r == cases[i].want && span_eq(buf_span(&b), cases[i].value),
+		    "query_get(\"%s\", \"%s\") = %d", cases[i].query, cases[i].key, (int)r);
+	}
+	tap_ok(http_query_get(SPAN_LIT("name=abc"), "name", &small) == HTTP_QUERY_TOO_LONG &&
+	    small.len == 0, "value past the cap is TOO_LONG and leaves out empty");
+	tap_ok(http_query_get(SPAN_LIT("name=ab"), "name", &small) == HTTP_QUERY_FOUND,
+	    "value at the cap fits");
+	tap_ok(http_query_get(SPAN_LIT("x=1"), "name", &small) == HTTP_QUERY_NOT_FOUND &&
+	    small.len == 0, "NOT_FOUND resets out");
+	buf_free(&b);
+	buf_free(&small);
+}
+
+static void
+test_document_name(void)
+{
+	static const struct {
+		struct span name;
+		enum document_name_err want;
+	} cases[] = {
+		{ S("report.txt"), DOCNAME_OK },
+		{ S("a"), DOCNAME_OK },
+		{ S(" a.txt "), DOCNAME_OK },
+		{ S("...") , DOCNAME_OK },
+		{ S(".hidden"), DOCNAME_OK },
+		{ S("r\xc3\xa9sum\xc3\xa9.pdf"), DOCNAME_OK },
+		{ S("\xe2\x82\xac \xf0\x9f\x98\x80"), DOCNAME_OK },	/* U+20AC U+1F600 */
+		{ S("\xc2\xa0"), DOCNAME_OK },			/* U+00A0, first after C1 */
+		{ S("\xef\xbf\xbd"), DOCNAME_OK },		/* U+FFFD */
+		{ S("\xf4\x8f\xbf\xbf"), DOCNAME_OK },		/* U+10FFFF */
+		{ S("\xed\x9f\xbf"), DOCNAME_OK },		/* U+D7FF */
+		{ S("\xee\x80\x80"), DOCNAME_OK },		/* U+E000 */
+		{ S(""), DOCNAME_EMPTY },
+		{ S("."), DOCNAME_DOT_NAME },
+		{ S(".."), DOCNAME_DOT_NAME },
+		{ S("../etc/passwd"), DOCNAME_SLASH },
+		{ S("a/b"), DOCNAME_SLASH },
+		{ S("/"), DOCNAME_SLASH },
+		{ S("a\\b"), DOCNAME_SLASH },
+		{ S("..\\x"), DOCNAME_SLASH },
+		{ S("a\0b"), DOCNAME_CONTROL_CHAR },
+		{ S("\0"), DOCNAME_CONTROL_CHAR },
+		{ S("a\nb"), DOCNAME_CONTROL_CHAR },
+		{ S("a\rb"), DOCNAME_CONTROL_CHAR },
+		{ S("tab\t"), DOCNAME_CONTROL_CHAR },
+		{ S("\x1b[31m"), DOCNAME_CONTROL_CHAR },
+		{ S("del\x7f"), DOCNAME_CONTROL_CHAR },
+		{ S("\xc2\x80"), DOCNAME_CONTROL_CHAR },	/* U+0080 */
+		{ S("\xc2\x85"), DOCNAME_CONTROL_CHAR },	/* U+0085 NEL */
+		{ S("\xc2\x9f"), DOCNAME_CONTROL_CHAR },	/* U+009F */
+		{ S("\xc0\xaf"), DOCNAME_BAD_UTF8 },		/* overlong '/' */
+		{ S("..\xc0\xaf"), DOCNAME_BAD_UTF8 },
+		{ S("\xc1\xbf"), DOCNAME_BAD_UTF8 },		/* overlong */
+		{ S("\xe0\x80\xaf"), DOCNAME_BAD_UTF8 },	/* overlong 3-byte '/' */
+		{ S("\xe0\x9f\xbf"), DOCNAME_BAD_UTF8 },	/* overlong U+07FF */
+		{ S("\xf0\x80\x80\xaf"), DOCNAME_BAD_UTF8 },	/* overlong 4-byte '/' */
+		{ S("\xf0\x8f\xbf\xbf"), DOCNAME_BAD_UTF8 },	/* overlong U+FFFF */
+		{ S("\xed\xa0\x80"), DOCNAME_BAD_UTF8 },	/* lone surrogate U+D800 */
+		{ S("\xed\xbf\xbf"), DOCNAME_BAD_UTF8 },	/* U+DFFF */
+		{ S("\xed\xa0\xbd\xed\xb8\x80"), DOCNAME_BAD_UTF8 },	/* CESU-8 pair */
+		{ S("\xf4\x90\x80\x80"), DOCNAME_BAD_UTF8 },	/* U+110000 */
+		{ S("\xf5\x80\x80\x80"), DOCNAME_BAD_UTF8 },
+		{ S("\xff"), DOCNAME_BAD_UTF8 },
+		{ S("\xfe\xff"), DOCNAME_BAD_UTF8 },
+		{ S("\x80"), DOCNAME_BAD_UTF8 },		/* lone continuation */
+		{ S("a\xc3"), DOCNAME_BAD_UTF8 },		/* truncated */
+		{ S("\xe2\x82"), DOCNAME_BAD_UTF8 },
+		{ S("\xf0\x9f\x98"), DOCNAME_BAD_UTF8 },
+		{ S("\xe2\x28\xa1"), DOCNAME_BAD_UTF8 },	/* bad continuation */
+		{ S("\xc3\xa9\xa9"), DOCNAME_BAD_UTF8 },	/* extra continuation */
+	};
+	char big[10240];
+	size_t i;
+
+	for (i = 0; i < ARRAY_LEN(cases); i++)
+		tap_ok(document_name_check(cases[i].name) == cases[i].want,
+		    "document_name_check case %zu is %s", i,
+		    document_name_err_string(cases[i].want));
+	memset(big, 'a', sizeof big);
+	tap_ok(document_name_check((struct span){ big, 255 }) == DOCNAME_OK, "255 bytes is OK");
+	tap_ok(document_name_check((struct span){ big, 256 }) == DOCNAME_TOO_LONG, "256 bytes is TOO_LONG");
+	tap_ok(document_name_check((struct span){ big, sizeof big }) == DOCNAME_TOO_LONG,
+	    "10 KiB is TOO_LONG");
+	/* 85 three-byte characters = 255 bytes; one more byte is too long. */
+	for (i = 0; i + 3 <= 255; i += 3)
+		memcpy(big + i, "\xe2\x82\xac", 3);
+	tap_ok(document_name_check((struct span){ big, 255 }) == DOCNAME_OK,
+	    "255 bytes of multibyte UTF-8 is OK");
+	tap_ok(document_name_check((struct span){ big, 254 }) == DOCNAME_BAD_UTF8,
+	    "cut inside a character is BAD_UTF8");
+	for (i = DOCNAME_OK; i <= DOCNAME_DOT_NAME; i++)
+		tap_ok(document_name_err_string((enum document_name_err)i)[0] != '\0',
+		    "message for %zu: %s", i, document_name_err_string((enum document_name_err)i));
+	tap_ok(document_name_err_string((enum document_name_err)99) != NULL, "unknown code has a message");
+}
+
+static void
+test_range(void)
+{
+	static const struct {
+		const char *h;
+		uint64_t size;
+		enum http_range_result want;
+		uint64_t start, len;
+	} cases[] = {
+		{ "bytes=0-99", 1000, HTTP_RANGE_OK, 0, 100 },
+		{ "bytes=100-199", 1000, HTTP_RANGE_OK, 100, 100 },
+		{ "bytes=999-999", 1000, HTTP_RANGE_OK, 999, 1 },
+		{ "bytes=500-", 1000, HTTP_RANGE_OK, 500, 500 },
+		{ "bytes=0-", 1000, HTTP_RANGE_OK, 0, 1000 },
+		{ "bytes=-100", 1000, HTTP_RANGE_OK, 900, 100 },
+		{ "bytes=-1000", 1000, HTTP_RANGE_OK, 0, 1000 },
+		{ "bytes=-5000", 1000, HTTP_RANGE_OK, 0, 1000 },
+		{ "bytes=900-5000", 1000, HTTP_RANGE_OK, 900, 100 },
+		{ "bytes=0-99999999999999999999999", 1000, HTTP_RANGE_OK, 0, 1000 },
+		{ "bytes=-99999999999999999999999", 1000, HTTP_RANGE_OK, 0, 1000 },
+		{ "BYTES=0-0", 1000, HTTP_RANGE_OK, 0, 1 },
+		{ "  bytes= 1-2 ", 1000, HTTP_RANGE_OK, 1, 2 },
+		{ "bytes=0-18446744073709551615", UINT64_MAX, HTTP_RANGE_OK, 0, UINT64_MAX },
+		{ "bytes=1000-", 1000, HTTP_RANGE_UNSATISFIABLE, 0, 0 },
+		{ "bytes=1000-2000", 1000, HTTP_RANGE_UNSATISFIABLE, 0, 0 },
+		{ "bytes=99999999999999999999999-", 1000, HTTP_RANGE_UNSATISFIABLE, 0, 0 },
+		{ "bytes=-0", 1000, HTTP_RANGE_UNSATISFIABLE, 0, 0 },
+		{ "bytes=0-", 0, HTTP_RANGE_UNSATISFIABLE, 0, 0 },
+		{ "bytes=-5", 0, HTTP_RANGE_UNSATISFIABLE, 0, 0 },
+		{ "bytes=5-4", 1000, HTTP_RANGE_IGNORE, 0, 0 },
+		{ "bytes=0-1,5-6", 1000, HTTP_RANGE_IGNORE, 0, 0 },
+		{ "bytes=0-1,", 1000, HTTP_RANGE_IGNORE, 0, 0 },
+		{ "bytes=", 1000, HTTP_RANGE_IGNORE, 0, 0 },
+		{ "bytes=-", 1000, HTTP_RANGE_IGNORE, 0, 0 },
+		{ "bytes=a-b", 1000, HTTP_RANGE_IGNORE, 0, 0 },
+		{ "bytes=1", 1000, HTTP_RANGE_IGNORE, 0, 0 },
+		{ "bytes=+1-2", 1000, HTTP_RANGE_IGNORE, 0, 0 },
+		{ "bytes=1-2x", 1000, HTTP_RANGE_IGNORE, 0, 0 },
+		{ "bytes=1 -2", 1000, HTTP_RANGE_IGNORE, 0, 0 },
+		{ "bytes=--1", 1000, HTTP_RANGE_IGNORE, 0, 0 },
+		{ "bytes 0-1", 1000, HTTP_RANGE_IGNORE, 0, 0 },
+		{ "items=0-1", 1000, HTTP_RANGE_IGNORE, 0, 0 },
+		{ "", 1000, HTTP_RANGE_IGNORE, 0, 0 },
+	};
+	uint64_t start, len;
+	enum http_range_result r;
+	size_t i;
+
+	for (i = 0; i < ARRAY_LEN(cases); i++) {
+		r = http_parse_range(span_from_cstr(cases[i].h), cases[i].size, &start, &len);
+		tap_ok(r == cases[i].want && (r != HTTP_RANGE_OK ||
+		    (start == cases[i].start && len == cases[i].len)),
+		    "range \"%s\" of %llu -> %d %llu+%llu", cases[i].h,
+		    (unsigned long long)cases[i].size, (int)r, (unsigned long long)start,
+		    (unsigned long long)len);
+	}
+}
+
+static void
+test_uint(void)
+{
+	static const struct {
+		const char *s;
+		uint64_t max;
+		enum http_uint_err want;
+		uint64_t v;
+	} cases[] = {
+		{ "0", UINT64_MAX, HTTP_UINT_OK, 0 },
+		{ "42", UINT64_MAX, HTTP_UINT_OK, 42 },
+		{ "007", UINT64_MAX, HTTP_UINT_OK, 7 },
+		{ "18446744073709551615", UINT64_MAX, HTTP_UINT_OK, UINT64_MAX },
+		{ "18446744073709551616", UINT64_MAX, HTTP_UINT_TOO_BIG, 0 },
+		{ "99999999999999999999999999", UINT64_MAX, HTTP_UINT_TOO_BIG, 0 },
+		{ "100", 100, HTTP_UINT_OK, 100 },
+		{ "101", 100, HTTP_UINT_TOO_BIG, 0 },
+		{ "1000", 100, HTTP_UINT_TOO_BIG, 0 },
+		{ "9", 5, HTTP_UINT_TOO_BIG, 0 },
+		{ "0", 0, HTTP_UINT_OK, 0 },
+		{ "1", 0, HTTP_UINT_TOO_BIG, 0 },
+		{ "", UINT64_MAX, HTTP_UINT_INVALID, 0 },
+		{ "-1", UINT64_MAX, HTTP_UINT_INVALID, 0 },
+		{ "+1", UINT64_MAX, HTTP_UINT_INVALID, 0 },
+		{ " 1", UINT64_MAX, HTTP_UINT_INVALID, 0 },
+		{ "1 ", UINT64_MAX, HTTP_UINT_INVALID, 0 },
+		{ "0x10", UINT64_MAX, HTTP_UINT_INVALID, 0 },
+		{ "1e3", UINT64_MAX, HTTP_UINT_INVALID, 0 },
+		{ "1.0", UINT64_MAX, HTTP_UINT_INVALID, 0 },
+		{ "\xd9\xa1", UINT64_MAX, HTTP_UINT_INVALID, 0 },	/* Arabic-Indic one */
+	};
+	uint64_t v;
+	enum http_uint_err r;
+	size_t i;
+
+	for (i = 0; i < ARRAY_LEN(cases); i++) {
+		r = http_parse_uint(span_from_cstr(cases[i].s), cases[i].max, &v);
+		tap_ok(r == cases[i].want && v == cases[i].v, "parse_uint(\"%s\", max %llu)",
+		    cases[i].s, (unsigned long long)cases[i].max);
+	}
+	r = http_parse_uint((struct span){ "12\0" "3", 4 }, UINT64_MAX, &v);
+	tap_ok(r == HTTP_UINT_INVALID, "parse_uint refuses an embedded NUL");
+}
+
+static void
+test_etag(void)
+{
+	static const struct {
+		const char *h;
+		enum http_etag_result want;
+	} cases[] = {
+		{ "\"v1\"", HTTP_ETAG_MATCH },
+		{ "*", HTTP_ETAG_MATCH },
+		{ " * ", HTTP_ETAG_MATCH },
+		{ "\"v0\", \"v1\"", HTTP_ETAG_MATCH },
+		{ "\"v0\",\"v1\",\"v2\"", HTTP_ETAG_MATCH },
+		{ " , \"v1\" ,, ", HTTP_ETAG_MATCH },
+		{ "\"v2\"", HTTP_ETAG_NO_MATCH },
+		{ "W/\"v1\"", HTTP_ETAG_NO_MATCH },
+		{ "\"V1\"", HTTP_ETAG_NO_MATCH },
+		{ "\"v1 \"", HTTP_ETAG_MALFORMED },
+		{ "\"\"", HTTP_ETAG_NO_MATCH },
+		{ "v1", HTTP_ETAG_MALFORMED },
+		{ "\"v1", HTTP_ETAG_MALFORMED },
+		{ "\"v1\" \"v2\"", HTTP_ETAG_MALFORMED },
+		{ "\"v1\"x", HTTP_ETAG_MALFORMED },
+		{ "\"v1\", *", HTTP_ETAG_MALFORMED },
+		{ "w/\"v1\"", HTTP_ETAG_MALFORMED },
+		{ "", HTTP_ETAG_MALFORMED },
+		{ ",,", HTTP_ETAG_MALFORMED },
+		{ "\"v\x01\"", HTTP_ETAG_MALFORMED },
+	};
+	size_t i;
+
+	for (i = 0; i < ARRAY_LEN(cases); i++)
+		tap_ok(http_etag_match(span_from_cstr(cases[i].h), SPAN_LIT("\"v1\"")) ==
+		    cases[i].want, "If-Match: %s -> %d", cases[i].h, (int)cases[i].want);
+	tap_ok(http_etag_match(SPAN_LIT("\"\xc3\xa9\""), SPAN_LIT("\"\xc3\xa9\"")) ==
+	    HTTP_ETAG_MATCH, "obs-text in an etag");
+}
+
+static void
+test_bearer(void)
+{
+	static const struct {
+		const char *h;
+		enum http_auth_result want;
+		const char *token;
+	} cases[] = {
+		{ "Bearer abc123", HTTP_AUTH_OK, "abc123" },
+		{ "bearer abc", HTTP_AUTH_OK, "abc" },
+		{ "BEARER abc", HTTP_AUTH_OK, "abc" },
+		{ "Bearer   a-b.c_d~e+f/g==", HTTP_AUTH_OK, "a-b.c_d~e+f/g==" },
+		{ " Bearer abc ", HTTP_AUTH_OK, "abc" },
+		{ "", HTTP_AUTH_ABSENT, NULL },
+		{ "   ", HTTP_AUTH_ABSENT, NULL },
+		{ "Bearer", HTTP_AUTH_INVALID, NULL },
+		{ "Bearer ", HTTP_AUTH_INVALID, NULL },
+		{ "Bearer =abc", HTTP_AUTH_INVALID, NULL },
+		{ "Bearer abc def", HTTP_AUTH_INVALID, NULL },
+		{ "Bearer ab=c", HTTP_AUTH_INVALID, NULL },
+		{ "Bearer\tabc", HTTP_AUTH_INVALID, NULL },
+		{ "Bearerabc", HTTP_AUTH_INVALID, NULL },
+		{ "Basic dXNlcjpwYXNz", HTTP_AUTH_INVALID, NULL },
+		{ "Bearer a\"b", HTTP_AUTH_INVALID, NULL },
+		{ "Bearer a,b", HTTP_AUTH_INVALID, NULL },
+	};
+	struct span tok;
+	enum http_auth_result r;
+	size_t i;
+
+	for (i = 0; i < ARRAY_LEN(cases); i++) {
+		r = http_bearer_token(span_from_cstr(cases[i].h), &tok);
+		tap_ok(r == cases[i].want && (cases[i].token ? span_eq_cstr(tok, cases[i].token) :
+		    tok.ptr == NULL), "Authorization: \"%s\" -> %d", cases[i].h, (int)r);
+	}
+	r = http_bearer_token((struct span){ "Bearer a\0b", 10 }, &tok);
+	tap_ok(r == HTTP_AUTH_INVALID, "NUL in a token");
+}
+
+static void
+test_route(void)
+{
+	static const struct {
+		const char *method, *path;
+		enum route_id want;
+		uint64_t id;
+		const char *allow;
+		int head;
+	} cases[] = {
+		{ "GET", "/", ROUTE_INDEX, 0, "GET, HEAD", 0 },
+		{ "HEAD", "/", ROUTE_INDEX, 0, "GET, HEAD", 1 },
+		{ "POST", "/", ROUTE_METHOD_NOT_ALLOWED, 0, "GET, HEAD", 0 },
+		{ "GET", "/healthz", ROUTE_HEALTHZ, 0, "GET, HEAD", 0 },
+		{ "DELETE", "/healthz", ROUTE_METHOD_NOT_ALLOWED, 0, "GET, HEAD", 0 },
+		{ "GET", "/documents", ROUTE_DOCUMENTS_LIST, 0, "GET, HEAD, POST", 0 },
+		{ "POST", "/documents", ROUTE_DOCUMENTS_CREATE, 0, "GET, HEAD, POST", 0 },
+		{ "PUT", "/documents", ROUTE_METHOD_NOT_ALLOWED, 0, "GET, HEAD, POST", 0 },
+		{ "HEAD", "/documents", ROUTE_DOCUMENTS_LIST, 0, "GET, HEAD, POST", 1 },
+		{ "GET", "/documents/1", ROUTE_DOCUMENT_GET, 1, "GET, HEAD, DELETE", 0 },
+		{ "DELETE", "/documents/42", ROUTE_DOCUMENT_DELETE, 42, "GET, HEAD, DELETE", 0 },
+		{ "PUT", "/documents/42", ROUTE_METHOD_NOT_ALLOWED, 42, "GET, HEAD, DELETE", 0 },
+		{ "POST", "/documents/42", ROUTE_METHOD_NOT_ALLOWED, 42, "GET, HEAD, DELETE", 0 },
+		{ "GET", "/documents/18446744073709551615", ROUTE_DOCUMENT_GET, UINT64_MAX,
+		  "GET, HEAD, DELETE", 0 },
+		{ "GET", "/documents/7/content", ROUTE_CONTENT_GET, 7, "GET, HEAD, PUT", 0 },
+		{ "PUT", "/documents/7/content", ROUTE_CONTENT_PUT, 7, "GET, HEAD, PUT", 0 },
+		{ "HEAD", "/documents/7/content", ROUTE_CONTENT_GET, 7, "GET, HEAD, PUT", 1 },
+		{ "DELETE", "/documents/7/content", ROUTE_METHOD_NOT_ALLOWED, 7, "GET, HEAD, PUT", 0 },
+		{ "get", "/documents", ROUTE_METHOD_NOT_ALLOWED, 0, "GET, HEAD, POST", 0 },
+		{ "GET", "/documents/0", ROUTE_NOT_FOUND, 0, NULL, 0 },
+		{ "GET", "/documents/01", ROUTE_NOT_FOUND, 0, NULL, 0 },
+		{ "GET", "/documents/-1", ROUTE_NOT_FOUND, 0, NULL, 0 },
+		{ "GET", "/documents/+1", ROUTE_NOT_FOUND, 0, NULL, 0 },
+		{ "GET", "/documents/1a", ROUTE_NOT_FOUND, 0, NULL, 0 },
+		{ "GET", "/documents/18446744073709551616", ROUTE_NOT_FOUND, 0, NULL, 0 },
+		{ "GET", "/documents/%31", ROUTE_NOT_FOUND, 0, NULL, 0 },
+		{ "GET", "/documents/", ROUTE_NOT_FOUND, 0, NULL, 0 },
+		{ "GET", "/documents/1/", ROUTE_NOT_FOUND, 0, NULL, 0 },
+		{ "GET", "/documents/1/content/", ROUTE_NOT_FOUND, 0, NULL, 0 },
+		{ "GET", "/documents/1/content/x", ROUTE_NOT_FOUND, 0, NULL, 0 },
+		{ "GET", "/documents/1/contents", ROUTE_NOT_FOUND, 0, NULL, 0 },
+		{ "GET", "/documents/1/2/3/4/5", ROUTE_NOT_FOUND, 0, NULL, 0 },
+		{ "GET", "//documents", ROUTE_NOT_FOUND, 0, NULL, 0 },
+		{ "GET", "/documents//1", ROUTE_NOT_FOUND, 0, NULL, 0 },
+		{ "GET", "//", ROUTE_NOT_FOUND, 0, NULL, 0 },
+		{ "GET", "/./documents", ROUTE_NOT_FOUND, 0, NULL, 0 },
+		{ "GET", "/documents/.", ROUTE_NOT_FOUND, 0, NULL, 0 },
+		{ "GET", "/documents/1/../2", ROUTE_NOT_FOUND, 0, NULL, 0 },
+		{ "GET", "/x/../documents", ROUTE_NOT_FOUND, 0, NULL, 0 },
+		{ "GET", "/..", ROUTE_NOT_FOUND, 0, NULL, 0 },
+		{ "GET", "/healthz/", ROUTE_NOT_FOUND, 0, NULL, 0 },
+		{ "GET", "/Documents", ROUTE_NOT_FOUND, 0, NULL, 0 },
+		{ "GET", "/index.html", ROUTE_NOT_FOUND, 0, NULL, 0 },
+		{ "GET", "documents", ROUTE_NOT_FOUND, 0, NULL, 0 },
+		{ "GET", "", ROUTE_NOT_FOUND, 0, NULL, 0 },
+		{ "GET", "/documents?limit=1", ROUTE_NOT_FOUND, 0, NULL, 0 },
+	};
+	struct route_match m;
+	enum route_id r;
+	size_t i;
+
+	for (i = 0; i < ARRAY_LEN(cases); i++) {
+		r = http_route(span_from_cstr(cases[i].method), span_from_cstr(cases[i].path), &m);
+		tap_ok(r == cases[i].want && m.id == r && m.doc_id == cases[i].id &&
+		    m.head == cases[i].head &&
+		    (cases[i].allow ? m.allow && strcmp(m.allow, cases[i].allow) == 0 : !m.allow),
+		    "%s %s -> %s", cases[i].method, cases[i].path, route_name(r));
+	}
+	r = http_route(SPAN_LIT("GET"), (struct span){ "/documents/1\0", 13 }, &m);
+	tap_ok(r == ROUTE_NOT_FOUND, "NUL in a path");
+	r = http_route(SPAN_LIT("GET"), (struct span){ "/\0", 2 }, &m);
+	tap_ok(r == ROUTE_NOT_FOUND, "NUL after /");
+	r = http_route(SPAN_NULL, SPAN_LIT("/"), &m);
+	tap_ok(r == ROUTE_METHOD_NOT_ALLOWED, "empty method");
+	for (i = ROUTE_NOT_FOUND; i <= ROUTE_CONTENT_PUT; i++)
+		tap_ok(strcmp(route_name((enum route_id)i), "unknown") != 0, "route_name(%zu) = %s",
+		    i, route_name((enum route_id)i));
+}
+
+static void
+test_html_escape(void)
+{
+	struct buf b = BUF_INIT(256), small = BUF_INIT(4);
+
+	tap_ok(html_escape(SPAN_LIT("<a href=\"x\">Tom & Jerry's</a>"), &b) == BUF_OK &&
+	    strcmp(buf_cstr(&b), "&lt;a href=&quot;x&quot;&gt;Tom &amp; Jerry&#39;s&lt;/a&gt;") == 0,
+	    "html_escape escapes & < > \" '");
+	buf_reset(&b);
+	tap_ok(html_escape(SPAN_LIT("plain text"), &b) == BUF_OK &&
+	    strcmp(buf_cstr(&b), "plain text") == 0, "plain text passes");
+	buf_reset(&b);
+	tap_ok(html_escape(SPAN_NULL, &b) == BUF_OK && b.len == 0, "empty input");
+	tap_ok(html_escape(SPAN_LIT("x"), &b) == BUF_OK && html_escape(SPAN_LIT("<"), &b) == BUF_OK &&
+	    strcmp(buf_cstr(&b), "x&lt;") == 0, "html_escape appends");
+	tap_ok(html_escape(SPAN_LIT("a<"), &small) == BUF_TOO_LONG, "escape past the cap");
+	buf_free(&b);
+	buf_free(&small);
+}
+
+int
+main(void)
+{
+	test_percent_decode();
+	test_query_get();
+	test_document_name();
+	test_range();
+	test_uint();
+	test_etag();
+	test_bearer();
+	test_route();
+	test_html_escape();
+	return tap_done();
+}
