@@ -160,7 +160,7 @@ connect_now(struct db *db)
 		return DB_UNAVAILABLE;
 	}
 	/* Times are UTC everywhere so RFC 3339 output needs no conversion. */
-	if (mysql_query(db->conn, "SET time_zone = '+00:00', SESSION TRANSACTION ISOLATION LEVEL READ COMMITTED")) {
+	if (mysql_query(db->conn, "SET time_zone = '+00:00', SESSION tx_isolation = 'READ-COMMITTED'")) {
 		enum db_err e = classify(db, mysql_errno(db->conn), mysql_error(db->conn));
 		disconnect(db);
 		return e;
