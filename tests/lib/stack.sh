@@ -102,7 +102,8 @@ stack_secrets() {
 	chmod 600 "$STACK_VAR/secrets.env"
 }
 
-# stack_render SRC DST KEY=VALUE...: copy SRC to DST replacing each @KEY@.
+# stack_render SRC DST KEY=VALUE...: copy SRC to DST replacing each @KEY@;
+# DST is left untouched (mtime too) when its content would not change.
 stack_render() {
 	local src=$1 dst=$2 kv k v script=
 	shift 2
@@ -112,11 +113,17 @@ stack_render() {
 		v=$(printf '%s' "$v" | sed -e 's/[\\|&]/\\&/g')
 		script+="s|@${k}@|${v}|g;"
 	done
-	sed -e "$script" "$src" >"$dst.tmp" && mv "$dst.tmp" "$dst"
-	if grep -n '@[A-Z_]*@' "$dst" | grep -v '^[0-9]*:[[:space:]]*[#;]' >/dev/null; then
+	sed -e "$script" "$src" >"$dst.tmp" || return 1
+	if grep -n '@[A-Z_]*@' "$dst.tmp" | grep -v '^[0-9]*:[[:space:]]*[#;]' >/dev/null; then
 		stack_log "unreplaced placeholder in $dst:"
-		grep -n '@[A-Z_]*@' "$dst" | grep -v '^[0-9]*:[[:space:]]*[#;]' >&2
+		grep -n '@[A-Z_]*@' "$dst.tmp" | grep -v '^[0-9]*:[[:space:]]*[#;]' >&2
+		rm -f "$dst.tmp"
 		return 1
+	fi
+	if cmp -s "$dst.tmp" "$dst"; then
+		rm -f "$dst.tmp"
+	else
+		mv -f "$dst.tmp" "$dst"
 	fi
 }
 
