@@ -1,0 +1,26 @@
+/*
+ * app.h - the responder's process-wide state and its handlers.  One struct
+ * app per process, built at start-up; handlers borrow it per request.
+ */
+#ifndef BINDERY_APP_H
+#define BINDERY_APP_H
+
+#include "config.h"
+#include "request.h"
+#include "services.h"
+
+struct app {
+	struct bindery_config *cfg;
+	struct services *svc;
+};
+
+void handle_index(struct app *app, struct request *r);
+void handle_healthz(struct app *app, struct request *r);
+void handle_list(struct app *app, struct request *r);
+void handle_create(struct app *app, struct request *r);
+void handle_get(struct app *app, struct request *r);
+void handle_delete(struct app *app, struct request *r);
+void handle_content_get(struct app *app, struct request *r);
+void handle_content_put(struct app *app, struct request *r);
+
+#endif

@@ -1,0 +1,197 @@
+/*
+ * bindery.fcgi - the FastCGI responder (and, started as a plain CGI program,
+ * the same responder for one request).  Start-up loads the configuration and
+ * builds the database and storage handles once; both connect on first use,
+ * so a CGI request pays only for what it touches.  A request never exits the
+ * process: every failure is an HTTP answer and a log line.
+ */
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <fcgiapp.h>
+#include <gnutls/crypto.h>
+
+#include "app.h"
+#include "blob.h"
+#include "http_parse.h"
+#include "log.h"
+
+#define MAX_AUTH_HEADER 4096
+
+static void
+new_request_id(char id[17])
+{
+	unsigned char rnd[8];
+	size_t i;
+
+	if (gnutls_rnd(GNUTLS_RND_NONCE, rnd, sizeof rnd) != 0)
+		memset(rnd, 0, sizeof rnd);
+	for (i = 0; i < sizeof rnd; i++)
+		snprintf(id + 2 * i, 3, "%02x", rnd[i]);
+}
+
+/* Who is asking: the web server's own authentication wins, else a bearer token. */
+static const char *
+authenticate(struct app *app, struct request *r)
+{
+	struct span user = req_param(r, "REMOTE_USER");
+	struct span auth = req_param(r, "HTTP_AUTHORIZATION");
+	struct span token;
+
+	if (user.len)
+		return user.ptr;
+	if (auth.len == 0 || auth.len > MAX_AUTH_HEADER)
+		return NULL;
+	if (http_bearer_token(auth, &token) != HTTP_AUTH_OK)
+		return NULL;
+	return config_token_owner(app->cfg, token.ptr, token.len);
+}
+
+/*
+ * The path the client asked for, without the query and without the prefix
+ * the app is mounted under (SCRIPT_NAME), so the routes are the same
+ * whether the server maps the app at "/" or at "/bindery".
+ */
+static void
+request_path(struct request *r)
+{
+	struct span uri = req_param(r, "REQUEST_URI");
+	struct span script = req_param(r, "SCRIPT_NAME");
+	const char *q = memchr(uri.ptr, '?', uri.len);
+
+	r->path = (struct span){ uri.ptr, q ? (size_t)(q - uri.ptr) : uri.len };
+	r->query = q ? (struct span){ q + 1, uri.len - (size_t)(q - uri.ptr) - 1 } : SPAN_NULL;
+	if (r->query.ptr == NULL)
+		r->query = req_param(r, "QUERY_STRING");
+	if (script.len > 1 && r->path.len >= script.len &&
+	    memcmp(r->path.ptr, script.ptr, script.len) == 0 &&
+	    (r->path.len == script.len || r->path.ptr[script.len] == '/')) {
+		r->path.ptr += script.len;
+		r->path.len -= script.len;
+	}
+	if (r->path.len == 0)
+		r->path = SPAN_LIT("/");
+}
+
+static void
+serve(struct app *app, struct request *r)
+{
+	struct span cl;
+	uint64_t n;
+
+	new_request_id(r->id);
+	r->start_ms = blob_now_ms();
+	r->method = req_param(r, "REQUEST_METHOD");
+	request_path(r);
+	r->content_length = -1;
+	cl = req_param(r, "CONTENT_LENGTH");
+	if (cl.len) {
+		if (http_parse_uint(cl, INT64_MAX, &n) != HTTP_UINT_OK) {
+			resp_error(r, 400, "bad_request", "Content-Length is not a number");
+			return;
+		}
+		r->content_length = (int64_t)n;
+	}
+	r->owner = authenticate(app, r);
+	if (http_route(r->method, r->path, &r->route) == ROUTE_HEALTHZ ||
+	    r->route.id == ROUTE_NOT_FOUND || r->route.id == ROUTE_METHOD_NOT_ALLOWED) {
+		/* no database needed to answer these */
+	} else if (db_ensure(app->svc->db) != DB_OK && r->route.id != ROUTE_INDEX) {
+		resp_error_retry(r, 503, "unavailable", "the database is unavailable", 5);
+		return;
+	}
+	r->head_only = r->route.head;
+	switch (r->route.id) {
+	case ROUTE_INDEX: handle_index(app, r); break;
+	case ROUTE_HEALTHZ: handle_healthz(app, r); break;
+	case ROUTE_DOCUMENTS_LIST: handle_list(app, r); break;
+	case ROUTE_DOCUMENTS_CREATE: handle_create(app, r); break;
+	case ROUTE_DOCUMENT_GET: handle_get(app, r); break;
+	case ROUTE_DOCUMENT_DELETE: handle_delete(app, r); break;
+	case ROUTE_CONTENT_GET: handle_content_get(app, r); break;
+	case ROUTE_CONTENT_PUT: handle_content_put(app, r); break;
+	case ROUTE_METHOD_NOT_ALLOWED: {
+		char extra[128];
+
+		snprintf(extra, sizeof extra, "Allow: %s\r\n", r->route.allow ? r->route.allow : "");
+		resp_json(r, 405, json_pack("{s:s, s:s}", "error", "method_not_allowed", "message",
+					    "this method is not allowed here"), extra);
+		break;
+	}
+	default:
+		resp_error(r, 404, "not_found", "no such route");
+		break;
+	}
+}
+
+static void
+log_request(const struct request *r)
+{
+	log_info("req=%s %.*s %.*s %d %llu %lldms", r->id, (int)r->method.len, r->method.ptr,
+		 (int)(r->path.len > 200 ? 200 : r->path.len), r->path.ptr, r->status,
+		 (unsigned long long)r->bytes_out, (long long)(blob_now_ms() - r->start_ms));
+}
+
+int
+main(int argc, char **argv)
+{
+	struct app app;
+	FCGX_Request fr;
+	struct request r;
+	char err[1024], warn[512];
+	const char *path = NULL;
+
+	if (argc == 3 && strcmp(argv[1], "-c") == 0)
+		path = argv[2];
+	else if (argc == 2 && (strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "--help") == 0)) {
+		printf("usage: bindery.fcgi [-c CONFIG]\n\n"
+		       "The bindery FastCGI responder.  Run it from a web server (Apache mod_fcgid,\n"
+		       "lighttpd mod_fastcgi) or as a CGI program; the configuration comes from -c,\n"
+		       "$BINDERY_CONFIG, or /etc/bindery/bindery.conf.  See bindery.fcgi(8).\n");
+		return 0;
+	}
+	log_init("bindery.fcgi", LOG_LEVEL_INFO, LOG_SINK_STDERR);
+	memset(&app, 0, sizeof app);
+	if (config_load(path, &app.cfg, err, sizeof err, warn, sizeof warn) != 0) {
+		log_error("%s", err);
+		return CONFIG_EX_CONFIG;
+	}
+	log_set_level(app.cfg->log_level);
+	if (warn[0])
+		log_warn("%s", warn);
+	if (services_open(app.cfg, &app.svc, err, sizeof err) != 0) {
+		log_error("%s", err);
+		config_free(app.cfg);
+		return CONFIG_EX_CONFIG;
+	}
+	/* A client that hangs up mid-download must not kill the process. */
+	signal(SIGPIPE, SIG_IGN);
+	if (FCGX_Init() != 0) {
+		log_error("cannot initialise libfcgi");
+		return 71;
+	}
+	if (FCGX_IsCGI()) {
+		memset(&r, 0, sizeof r);
+		serve(&app, &r);
+		fflush(stdout);
+		log_request(&r);
+	} else {
+		FCGX_InitRequest(&fr, 0, 0);
+		while (FCGX_Accept_r(&fr) >= 0) {
+			memset(&r, 0, sizeof r);
+			r.fcgi = 1;
+			r.in = fr.in;
+			r.out = fr.out;
+			r.envp = fr.envp;
+			serve(&app, &r);
+			log_request(&r);
+			FCGX_Finish_r(&fr);
+		}
+	}
+	services_free(app.svc);
+	config_free(app.cfg);
+	return 0;
+}

@@ -1,0 +1,770 @@
+/*
+ * handlers.c - the document API of DESIGN.md ("HTTP API (v1)").  Each
+ * handler checks its input, calls lib/ (protocol.c for anything that
+ * writes), and renders JSON.  Nothing here decides protocol order.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "app.h"
+#include "blob.h"
+#include "docs_db.h"
+#include "http_parse.h"
+#include "log.h"
+#include "multipart.h"
+#include "protocol.h"
+
+/* A multipart form may exceed the document limit by this much framing. */
+#define FORM_OVERHEAD (64 * 1024)
+#define IDEM_KEY_MAX 255
+#define LIST_DEFAULT 50
+#define LIST_MAX 1000
+#define RETRY_AFTER 5
+
+/* Why reading a body stopped, so a failed upload gets the right 4xx. */
+enum body_fault {
+	BODY_FINE = 0,
+	BODY_TOO_LARGE,		/* 413 */
+	BODY_SHORT,		/* ended before Content-Length */
+	BODY_BAD_FORM,		/* malformed multipart */
+	BODY_FIELD_ORDER,	/* a name field after the file */
+	BODY_SECOND_FILE,
+};
+
+static const char *
+body_fault_message(enum body_fault f)
+{
+	switch (f) {
+	case BODY_TOO_LARGE: return "the document is larger than the upload limit";
+	case BODY_SHORT: return "the request body ended before Content-Length bytes";
+	case BODY_BAD_FORM: return "the multipart/form-data body is malformed";
+	case BODY_FIELD_ORDER: return "the name field must come before the file field";
+	case BODY_SECOND_FILE: return "only one file per request";
+	default: return "the request body could not be read";
+	}
+}
+
+static int
+require_writer(struct request *r)
+{
+	if (r->owner)
+		return 1;
+	req_drain(r, 0);
+	resp_error(r, 401, "unauthorized", "writes need a bearer token or web server authentication");
+	return 0;
+}
+
+static int
+content_type_ok(struct span ct)
+{
+	size_t i;
+
+	if (ct.len == 0 || ct.len >= DOC_CTYPE_MAX)
+		return 0;
+	for (i = 0; i < ct.len; i++)
+		if ((unsigned char)ct.ptr[i] < 0x20 || (unsigned char)ct.ptr[i] > 0x7e)
+			return 0;
+	return 1;
+}
+
+/* Reply for a protocol failure (everything but PROTO_OK). */
+static void
+reply_failure(struct request *r, enum proto_result pr, enum body_fault fault)
+{
+	switch (pr) {
+	case PROTO_NAME_TAKEN:
+		resp_error(r, 409, "name_taken", "a document with this name exists");
+		break;
+	case PROTO_NOT_FOUND:
+		resp_error(r, 404, "not_found", "no such document");
+		break;
+	case PROTO_FORBIDDEN:
+		resp_error(r, 403, "forbidden", "the document belongs to another owner");
+		break;
+	case PROTO_STALE:
+		resp_error(r, 412, "precondition_failed", "If-Match does not match the document's ETag");
+		break;
+	case PROTO_BODY_ERROR:
+		if (fault == BODY_TOO_LARGE)
+			resp_error(r, 413, "too_large", body_fault_message(fault));
+		else
+			resp_error(r, 400, "bad_body", body_fault_message(fault));
+		break;
+	case PROTO_IDEM_IN_PROGRESS:
+		resp_error_retry(r, 409, "idempotency_in_progress",
+				 "a request with this Idempotency-Key is in progress", 1);
+		break;
+	case PROTO_IDEM_MISMATCH:
+		resp_error(r, 422, "idempotency_mismatch",
+			   "this Idempotency-Key was used for a different request");
+		break;
+	case PROTO_DEADLINE:
+		resp_error_retry(r, 503, "deadline_exceeded", "the request ran out of time", RETRY_AFTER);
+		break;
+	case PROTO_UNAVAILABLE:
+		resp_error_retry(r, 503, "unavailable", "a dependency is unavailable; try again",
+				 RETRY_AFTER);
+		break;
+	default:
+		resp_error(r, 500, "internal", "internal error");
+		break;
+	}
+}
+
+static void
+reply_document(struct request *r, int status, const struct doc *d)
+{
+	char extra[256], etag[64];
+
+	doc_etag(d, etag, sizeof etag);
+	if (status == 201)
+		snprintf(extra, sizeof extra, "ETag: %s\r\nLocation: /documents/%llu\r\n", etag,
+			 (unsigned long long)d->id);
+	else
+		snprintf(extra, sizeof extra, "ETag: %s\r\n", etag);
+	resp_json(r, status, proto_doc_json(d), extra);
+}
+
+/* A browser form post (no JavaScript) wants to land back on the page. */
+static int
+wants_html(const struct request *r)
+{
+	struct span accept = req_param(r, "HTTP_ACCEPT");
+
+	return span_starts_with_cstr(accept, "text/html");
+}
+
+static void
+reply_created(struct request *r, const struct proto_answer *a)
+{
+	if (wants_html(r)) {
+		resp_begin(r, 303, "text/plain", 0, "Location: /\r\n");
+		return;
+	}
+	if (a->replayed && a->replay_json) {
+		size_t n = strlen(a->replay_json);
+		json_error_t jerr;
+		json_t *j = json_loads(a->replay_json, 0, &jerr);
+		const char *id = j ? json_string_value(json_object_get(j, "id")) : NULL;
+		const char *etag = j ? json_string_value(json_object_get(j, "etag")) : NULL;
+		char more[256];
+
+		snprintf(more, sizeof more, "Location: /documents/%s\r\nETag: %s\r\n", id ? id : "",
+			 etag ? etag : "\"\"");
+		resp_begin(r, (int)a->replay_status, "application/json", (int64_t)n + 1, more);
+		(void)req_write(r, a->replay_json, n);
+		(void)req_write(r, "\n", 1);
+		json_decref(j);
+		return;
+	}
+	reply_document(r, 201, &a->doc);
+}
+
+/* ---- raw bodies ---- */
+
+struct raw_body {
+	struct request *r;
+	uint64_t max;
+	uint64_t got;
+	enum body_fault fault;
+};
+
+static long
+raw_read(void *ctx, char *buf, size_t len)
+{
+	struct raw_body *b = ctx;
+	long n = req_read(b->r, buf, len);
+
+	if (n < 0) {
+		b->fault = BODY_SHORT;
+		return -1;
+	}
+	b->got += (uint64_t)n;
+	if (b->got > b->max) {
+		b->fault = BODY_TOO_LARGE;
+		return -1;
+	}
+	return n;
+}
+
+/* ---- multipart bodies: a push parser turned into a pull reader ---- */
+
+struct form_body {
+	struct request *r;
+	struct multipart_parser *mp;
+	uint64_t max;
+	uint64_t file_bytes;
+	struct buf name;		/* the "name" field, if it came first */
+	struct buf filename;
+	struct buf content_type;
+	struct buf staged;		/* file bytes parsed but not yet handed out */
+	size_t staged_off;
+	int in_name, in_file, file_seen, file_done, input_done;
+	enum body_fault fault;
+};
+
+static int
+form_part_begin(void *ctx, const struct multipart_part *p)
+{
+	struct form_body *f = ctx;
+
+	f->in_name = f->in_file = 0;
+	if (span_eq_cstr(p->name, "file")) {
+		if (f->file_seen) {
+			f->fault = BODY_SECOND_FILE;
+			return 1;
+		}
+		f->file_seen = f->in_file = 1;
+		buf_reset(&f->filename);
+		buf_reset(&f->content_type);
+		if ((p->filename.ptr && buf_append_span(&f->filename, p->filename) != BUF_OK) ||
+		    (p->content_type.ptr && buf_append_span(&f->content_type, p->content_type) != BUF_OK)) {
+			f->fault = BODY_BAD_FORM;
+			return 1;
+		}
+	} else if (span_eq_cstr(p->name, "name")) {
+		if (f->file_seen) {
+			f->fault = BODY_FIELD_ORDER;
+			return 1;
+		}
+		buf_reset(&f->name);
+		f->in_name = 1;
+	}
+	return 0;	/* other fields are ignored */
+}
+
+static int
+form_part_data(void *ctx, const char *data, size_t len)
+{
+	struct form_body *f = ctx;
+
+	if (f->in_name) {
+		if (buf_append(&f->name, data, len) != BUF_OK) {
+			f->fault = BODY_BAD_FORM;
+			return 1;
+		}
+	} else if (f->in_file) {
+		f->file_bytes += len;
+		if (f->file_bytes > f->max) {
+			f->fault = BODY_TOO_LARGE;
+			return 1;
+		}
+		if (buf_append(&f->staged, data, len) != BUF_OK) {
+			f->fault = BODY_BAD_FORM;
+			return 1;
+		}
+	}
+	return 0;
+}
+
+static int
+form_part_end(void *ctx)
+{
+	struct form_body *f = ctx;
+
+	if (f->in_file)
+		f->file_done = 1;
+	f->in_name = f->in_file = 0;
+	return 0;
+}
+
+static const struct multipart_callbacks form_callbacks = {
+	form_part_begin, form_part_data, form_part_end,
+};
+
+/* Read one chunk of the request and feed it to the parser. 0 ok, -1 fault. */
+static int
+form_pump(struct form_body *f)
+{
+	char chunk[65536];
+	long n;
+
+	if (f->input_done)
+		return 0;
+	n = req_read(f->r, chunk, sizeof chunk);
+	if (n < 0) {
+		f->fault = BODY_SHORT;
+		return -1;
+	}
+	if (n == 0) {
+		f->input_done = 1;
+		if (multipart_finish(f->mp) != MP_OK) {
+			if (f->fault == BODY_FINE)
+				f->fault = BODY_BAD_FORM;
+			return -1;
+		}
+		return 0;
+	}
+	if (multipart_feed(f->mp, chunk, (size_t)n) != MP_OK) {
+		if (f->fault == BODY_FINE)
+			f->fault = BODY_BAD_FORM;
+		return -1;
+	}
+	return 0;
+}
+
+static long
+form_read(void *ctx, char *buf, size_t len)
+{
+	struct form_body *f = ctx;
+
+	for (;;) {
+		size_t avail = f->staged.len - f->staged_off;
+
+		if (avail > 0) {
+			size_t n = avail < len ? avail : len;
+
+			memcpy(buf, f->staged.ptr + f->staged_off, n);
+			f->staged_off += n;
+			if (f->staged_off == f->staged.len) {
+				buf_reset(&f->staged);
+				f->staged_off = 0;
+			}
+			return (long)n;
+		}
+		/* The file is complete only when the whole form parsed cleanly:
+		 * a late "name" field or a truncated body must fail the upload. */
+		if (f->input_done)
+			return f->file_done ? 0 : -1;
+		if (form_pump(f) != 0)
+			return -1;
+	}
+}
+
+static void
+form_free(struct form_body *f)
+{
+	multipart_parser_free(f->mp);
+	buf_free(&f->name);
+	buf_free(&f->filename);
+	buf_free(&f->content_type);
+	buf_free(&f->staged);
+}
+
+static int
+idempotency_key(struct request *r, char *out, size_t outlen, int *present)
+{
+	struct span k = req_param(r, "HTTP_IDEMPOTENCY_KEY");
+	size_t i;
+
+	*present = k.len > 0;
+	if (!*present)
+		return 0;
+	if (k.len > IDEM_KEY_MAX)
+		return -1;
+	for (i = 0; i < k.len; i++)
+		if ((unsigned char)k.ptr[i] <= 0x20 || (unsigned char)k.ptr[i] > 0x7e)
+			return -1;
+	return copy_span(out, outlen, k);
+}
+
+static int
+check_name(struct request *r, struct span name)
+{
+	enum document_name_err e = document_name_check(name);
+
+	if (e == DOCNAME_OK)
+		return 1;
+	req_drain(r, 0);
+	resp_error(r, 400, "bad_name", document_name_err_string(e));
+	return 0;
+}
+
+void
+handle_create(struct app *app, struct request *r)
+{
+	struct span ctype = req_param(r, "CONTENT_TYPE");
+	struct proto_answer ans;
+	struct proto_body body;
+	struct raw_body raw;
+	struct form_body form;
+	struct buf qname = BUF_INIT(4 * DOCUMENT_NAME_MAX);
+	char key[IDEM_KEY_MAX + 1], ctbuf[DOC_CTYPE_MAX];
+	struct span name = SPAN_NULL;
+	enum body_fault *fault = NULL;
+	enum proto_result pr;
+	int has_key = 0;
+
+	memset(&ans, 0, sizeof ans);
+	memset(&form, 0, sizeof form);
+	form.name = BUF_INIT(4 * DOCUMENT_NAME_MAX);
+	form.filename = BUF_INIT(4 * DOCUMENT_NAME_MAX);
+	form.content_type = BUF_INIT(DOC_CTYPE_MAX);
+	form.staged = BUF_INIT(2 * 65536);
+	if (!require_writer(r))
+		goto out;
+	if (idempotency_key(r, key, sizeof key, &has_key) != 0) {
+		resp_error(r, 400, "bad_idempotency_key", "Idempotency-Key must be 1-255 visible ASCII characters");
+		goto out;
+	}
+	/* Refuse before reading a byte when the declared size is already too big. */
+	if (r->content_length >= 0 &&
+	    (uint64_t)r->content_length > app->cfg->max_upload + FORM_OVERHEAD) {
+		resp_error(r, 413, "too_large", body_fault_message(BODY_TOO_LARGE));
+		goto out;
+	}
+	memset(&body, 0, sizeof body);
+	body.expected_size = -1;
+	if (span_starts_with_cstr(ctype, "multipart/form-data")) {
+		struct span boundary;
+
+		if (multipart_boundary(ctype, &boundary) != MP_OK) {
+			resp_error(r, 400, "bad_body", "multipart/form-data without a valid boundary");
+			goto out;
+		}
+		form.r = r;
+		form.max = app->cfg->max_upload;
+		if (multipart_parser_new(boundary, NULL, &form_callbacks, &form, &form.mp) != MP_OK) {
+			resp_error(r, 500, "internal", "out of memory");
+			goto out;
+		}
+		/* Parse up to the file part: its name and type decide the document. */
+		while (!form.file_seen && !form.input_done)
+			if (form_pump(&form) != 0)
+				break;
+		if (!form.file_seen || form.fault != BODY_FINE) {
+			if (form.fault == BODY_TOO_LARGE)
+				resp_error(r, 413, "too_large", body_fault_message(form.fault));
+			else if (form.fault != BODY_FINE)
+				resp_error(r, 400, "bad_body", body_fault_message(form.fault));
+			else
+				resp_error(r, 400, "missing_file", "the form has no file field");
+			goto out;
+		}
+		/* An empty or absent name field means: use the file's name. */
+		name = form.name.len ? buf_span(&form.name) : buf_span(&form.filename);
+		if (!check_name(r, name))
+			goto out;
+		if (form.content_type.len) {
+			if (!content_type_ok(buf_span(&form.content_type))) {
+				resp_error(r, 400, "bad_content_type", "the file's Content-Type is not acceptable");
+				goto out;
+			}
+			body.content_type = buf_cstr(&form.content_type);
+		} else {
+			body.content_type = "application/octet-stream";
+		}
+		body.read = form_read;
+		body.ctx = &form;
+		fault = &form.fault;
+	} else if (span_starts_with_cstr(ctype, "multipart/") ||
+		   span_starts_with_cstr(ctype, "application/x-www-form-urlencoded")) {
+		resp_error(r, 415, "unsupported_media_type",
+			   "send multipart/form-data with a file field, or the raw bytes with ?name=");
+		goto out;
+	} else {
+		enum http_query_result q = http_query_get(r->query, "name", &qname);
+
+		if (q == HTTP_QUERY_NOT_FOUND) {
+			resp_error(r, 400, "missing_name", "a raw upload needs ?name=");
+			goto out;
+		}
+		if (q != HTTP_QUERY_FOUND) {
+			resp_error(r, 400, "bad_name", "the name parameter is malformed");
+			goto out;
+		}
+		name = buf_span(&qname);
+		if (!check_name(r, name))
+			goto out;
+		if (ctype.len == 0) {
+			body.content_type = "application/octet-stream";
+		} else if (!content_type_ok(ctype) || copy_span(ctbuf, sizeof ctbuf, ctype)) {
+			resp_error(r, 400, "bad_content_type", "the Content-Type is not acceptable");
+			goto out;
+		} else {
+			body.content_type = ctbuf;
+		}
+		if (r->content_length > 0 && (uint64_t)r->content_length > app->cfg->max_upload) {
+			resp_error(r, 413, "too_large", body_fault_message(BODY_TOO_LARGE));
+			goto out;
+		}
+		raw = (struct raw_body){ r, app->cfg->max_upload, 0, BODY_FINE };
+		body.read = raw_read;
+		body.ctx = &raw;
+		body.expected_size = r->content_length;
+		fault = &raw.fault;
+	}
+	pr = proto_create(app->svc, name, r->owner, &body, has_key ? key : NULL, &ans);
+	if (pr == PROTO_OK)
+		reply_created(r, &ans);
+	else
+		reply_failure(r, pr, *fault);
+out:
+	proto_answer_clear(&ans);
+	form_free(&form);
+	buf_free(&qname);
+}
+
+/* ---- reads ---- */
+
+static int
+require_reader(struct app *app, struct request *r)
+{
+	if (!app->cfg->reads_need_auth || r->owner)
+		return 1;
+	resp_error(r, 401, "unauthorized", "reads need a bearer token or web server authentication");
+	return 0;
+}
+
+/* The ready document r->route.doc_id, or an error answer and 0. */
+static int
+load_ready(struct app *app, struct request *r, struct doc *d)
+{
+	enum db_err e = docs_get(app->svc->db, r->route.doc_id, d);
+
+	if (e == DB_OK && strcmp(d->status, "ready") == 0)
+		return 1;
+	if (e == DB_OK || e == DB_NOT_FOUND)
+		resp_error(r, 404, "not_found", "no such document");
+	else
+		resp_error_retry(r, 503, "unavailable", "the database is unavailable", RETRY_AFTER);
+	return 0;
+}
+
+void
+handle_get(struct app *app, struct request *r)
+{
+	struct doc d;
+
+	if (require_reader(app, r) && load_ready(app, r, &d))
+		reply_document(r, 200, &d);
+}
+
+struct list_ctx {
+	json_t *docs;
+	uint64_t last_id;
+	unsigned n;
+};
+
+static int
+list_one(void *ctx, const struct doc *d)
+{
+	struct list_ctx *lc = ctx;
+
+	json_array_append_new(lc->docs, proto_doc_json(d));
+	lc->last_id = d->id;
+	lc->n++;
+	return 0;
+}
+
+void
+handle_list(struct app *app, struct request *r)
+{
+	struct buf v = BUF_INIT(32);
+	struct list_ctx lc = { NULL, 0, 0 };
+	uint64_t limit = LIST_DEFAULT, after = 0;
+	enum http_query_result q;
+	enum db_err e;
+	char next[24];
+
+	if (!require_reader(app, r))
+		goto out;
+	q = http_query_get(r->query, "limit", &v);
+	if (q == HTTP_QUERY_FOUND) {
+		if (http_parse_uint(buf_span(&v), LIST_MAX, &limit) != HTTP_UINT_OK || limit == 0) {
+			resp_error(r, 400, "bad_limit", "limit must be an integer from 1 to 1000");
+			goto out;
+		}
+	} else if (q != HTTP_QUERY_NOT_FOUND) {
+		resp_error(r, 400, "bad_limit", "limit must be an integer from 1 to 1000");
+		goto out;
+	}
+	q = http_query_get(r->query, "after", &v);
+	if ((q == HTTP_QUERY_FOUND && http_parse_uint(buf_span(&v), UINT64_MAX, &after) != HTTP_UINT_OK) ||
+	    (q != HTTP_QUERY_FOUND && q != HTTP_QUERY_NOT_FOUND)) {
+		resp_error(r, 400, "bad_cursor", "after must be a cursor from a previous answer");
+		goto out;
+	}
+	lc.docs = json_array();
+	e = docs_list_ready(app->svc->db, after, (unsigned)limit, list_one, &lc);
+	if (e != DB_OK) {
+		resp_error_retry(r, 503, "unavailable", "the database is unavailable", RETRY_AFTER);
+		goto out;
+	}
+	snprintf(next, sizeof next, "%llu", (unsigned long long)lc.last_id);
+	resp_json(r, 200, json_pack("{s:O, s:o}", "documents", lc.docs,
+				    "next", lc.n == limit ? json_string(next) : json_null()), NULL);
+out:
+	json_decref(lc.docs);
+	buf_free(&v);
+}
+
+struct download {
+	struct request *r;
+	const struct doc *d;
+	int status;
+	uint64_t start, len;
+};
+
+static int
+download_headers(void *ctx, const struct blob_props *p, uint64_t total)
+{
+	struct download *dl = ctx;
+	char extra[512], etag[64];
+	int n;
+
+	(void)p;
+	doc_etag(dl->d, etag, sizeof etag);
+	n = snprintf(extra, sizeof extra, "ETag: %s\r\nAccept-Ranges: bytes\r\n", etag);
+	if (dl->status == 206)
+		snprintf(extra + n, sizeof extra - (size_t)n, "Content-Range: bytes %llu-%llu/%llu\r\n",
+			 (unsigned long long)dl->start, (unsigned long long)(dl->start + dl->len - 1),
+			 (unsigned long long)total);
+	resp_begin(dl->r, dl->status, dl->d->content_type, (int64_t)dl->len, extra);
+	return 0;
+}
+
+static int
+download_data(void *ctx, const char *data, size_t len)
+{
+	struct download *dl = ctx;
+
+	return req_write(dl->r, data, len) == 0 ? 0 : 1;
+}
+
+void
+handle_content_get(struct app *app, struct request *r)
+{
+	struct doc d;
+	struct download dl;
+	struct blob_result res;
+	struct span range = req_param(r, "HTTP_RANGE");
+	struct buf url = BUF_INIT(8192);
+
+	if (!require_reader(app, r) || !load_ready(app, r, &d))
+		goto out;
+	if (app->cfg->download_mode == DOWNLOAD_REDIRECT) {
+		char extra[8300];
+
+		if (blob_sas_url(app->svc->blob, d.blob_name, "r", app->cfg->sas_lifetime, NULL, &url,
+				 &res) != 0) {
+			resp_error(r, 500, "internal", "cannot sign a download link");
+			goto out;
+		}
+		snprintf(extra, sizeof extra, "Location: %s\r\nCache-Control: no-store\r\n", buf_cstr(&url));
+		resp_begin(r, 302, "text/plain", 0, extra);
+		goto out;
+	}
+	dl = (struct download){ r, &d, 200, 0, d.size };
+	if (range.len && d.size > 0) {
+		switch (http_parse_range(range, d.size, &dl.start, &dl.len)) {
+		case HTTP_RANGE_OK:
+			dl.status = 206;
+			break;
+		case HTTP_RANGE_UNSATISFIABLE: {
+			char extra[64];
+
+			snprintf(extra, sizeof extra, "Content-Range: bytes */%llu\r\n",
+				 (unsigned long long)d.size);
+			resp_json(r, 416, json_pack("{s:s, s:s}", "error", "bad_range", "message",
+						    "the range is outside the document"), extra);
+			goto out;
+		}
+		default:
+			break;
+		}
+	}
+	blob_client_set_deadline(app->svc->blob, 0);
+	if (blob_get(app->svc->blob, d.blob_name, dl.start, dl.status == 206 ? dl.len : 0,
+		     download_headers, download_data, &dl, &res) != 0) {
+		if (r->headers_sent) {
+			/* Too late for a status: the short body tells the client. */
+			log_warn("download of %s cut: %s", d.blob_name, blob_status_name(res.status));
+		} else if (res.status == BLOB_NOT_FOUND) {
+			log_error("ready document %llu has no blob %s", (unsigned long long)d.id, d.blob_name);
+			resp_error(r, 500, "internal", "the document's bytes are missing");
+		} else {
+			resp_error_retry(r, 503, "unavailable", "storage is unavailable", RETRY_AFTER);
+		}
+	}
+out:
+	buf_free(&url);
+}
+
+/* ---- replace and delete ---- */
+
+void
+handle_content_put(struct app *app, struct request *r)
+{
+	struct span ctype = req_param(r, "CONTENT_TYPE");
+	struct span if_match = req_param(r, "HTTP_IF_MATCH");
+	struct proto_answer ans;
+	struct proto_body body;
+	struct raw_body raw;
+	char ctbuf[DOC_CTYPE_MAX];
+	enum proto_result pr;
+
+	memset(&ans, 0, sizeof ans);
+	if (!require_writer(r))
+		return;
+	if (r->content_length >= 0 && (uint64_t)r->content_length > app->cfg->max_upload) {
+		resp_error(r, 413, "too_large", body_fault_message(BODY_TOO_LARGE));
+		return;
+	}
+	memset(&body, 0, sizeof body);
+	if (ctype.len == 0) {
+		body.content_type = "application/octet-stream";
+	} else if (span_starts_with_cstr(ctype, "multipart/")) {
+		resp_error(r, 415, "unsupported_media_type", "replace takes the raw bytes");
+		return;
+	} else if (!content_type_ok(ctype) || copy_span(ctbuf, sizeof ctbuf, ctype)) {
+		resp_error(r, 400, "bad_content_type", "the Content-Type is not acceptable");
+		return;
+	} else {
+		body.content_type = ctbuf;
+	}
+	raw = (struct raw_body){ r, app->cfg->max_upload, 0, BODY_FINE };
+	body.read = raw_read;
+	body.ctx = &raw;
+	body.expected_size = r->content_length;
+	pr = proto_replace(app->svc, r->route.doc_id, r->owner, &body,
+			   if_match.len ? if_match : SPAN_NULL, &ans);
+	if (pr == PROTO_OK)
+		reply_document(r, 200, &ans.doc);
+	else
+		reply_failure(r, pr, raw.fault);
+	proto_answer_clear(&ans);
+}
+
+void
+handle_delete(struct app *app, struct request *r)
+{
+	enum proto_result pr;
+
+	if (!require_writer(r))
+		return;
+	pr = proto_delete(app->svc, r->route.doc_id, r->owner);
+	if (pr == PROTO_OK)
+		resp_begin(r, 204, NULL, -1, NULL);
+	else
+		reply_failure(r, pr, BODY_FINE);
+}
+
+/* ---- health ---- */
+
+void
+handle_healthz(struct app *app, struct request *r)
+{
+	struct blob_props props;
+	struct blob_result res;
+	const char *db = "ok", *storage = "ok";
+	json_t *j;
+
+	if (db_ping(app->svc->db) != DB_OK)
+		db = "unavailable";
+	/* A probe for a name that never exists: 404 proves reachability and auth. */
+	blob_client_set_deadline(app->svc->blob, blob_now_ms() + 3000);
+	if (blob_get_properties(app->svc->blob, ".bindery-healthz", &props, &res) != 0 &&
+	    res.status != BLOB_NOT_FOUND)
+		storage = res.status == BLOB_AUTH_FAILED ? "unauthorized" : "unavailable";
+	blob_client_set_deadline(app->svc->blob, 0);
+	if (strcmp(db, "ok") == 0 && strcmp(storage, "ok") == 0) {
+		resp_json(r, 200, json_pack("{s:s, s:s}", "database", db, "storage", storage), NULL);
+		return;
+	}
+	j = json_pack("{s:s, s:s, s:s, s:s}", "database", db, "storage", storage, "error",
+		      strcmp(db, "ok") ? "database_unavailable" : "storage_unavailable", "message",
+		      strcmp(db, "ok") ? "the database does not answer" : "storage does not answer");
+	resp_json(r, 503, j, "Retry-After: 5\r\n");
+}

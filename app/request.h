@@ -1,0 +1,69 @@
+/*
+ * request.h - one HTTP request as the responder sees it, whether it came
+ * over FastCGI (libfcgi's FCGX streams) or as a plain CGI process
+ * (environ, stdin, stdout).  Handlers read the body and write the answer
+ * only through these functions, so both modes behave identically.
+ */
+#ifndef BINDERY_REQUEST_H
+#define BINDERY_REQUEST_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+#include <fcgiapp.h>
+#include <jansson.h>
+
+#include "buf.h"
+#include "compat.h"
+#include "http_parse.h"
+
+struct request {
+	/* transport: FastCGI when fcgi is set, else CGI via stdin/stdout/environ */
+	FCGX_Stream *in, *out;
+	FCGX_ParamArray envp;
+	int fcgi;
+
+	char id[17];			/* per-request id for the log line */
+	int64_t start_ms;
+	struct span method, path, query;
+	struct route_match route;
+	const char *owner;		/* authenticated caller, or NULL */
+
+	int64_t content_length;		/* -1 when absent */
+	uint64_t body_read;
+	int body_error;			/* reading stdin failed or ended early */
+
+	int status;			/* as answered, for the log */
+	uint64_t bytes_out;
+	int headers_sent;
+	int head_only;			/* HEAD: headers, no body */
+};
+
+/* A request parameter (CGI meta-variable such as "CONTENT_TYPE", or
+ * "HTTP_IF_MATCH"); the empty span when absent. */
+struct span req_param(const struct request *r, const char *name);
+/* Read up to len body bytes; 0 at the end of the body, -1 on error. */
+long req_read(struct request *r, char *buf, size_t len);
+/* Write raw bytes of the response body (nothing for HEAD). -1 on error. */
+int req_write(struct request *r, const void *data, size_t len);
+
+/*
+ * Send the status line and headers.  extra holds more header lines, each
+ * ending in "\r\n" (may be NULL).  content_length < 0 omits the header.
+ */
+void resp_begin(struct request *r, int status, const char *content_type, int64_t content_length,
+		const char *extra);
+/* A complete JSON answer; steals the reference to body. */
+void resp_json(struct request *r, int status, json_t *body, const char *extra);
+/* A complete error answer {"error":code,"message":message}. */
+void resp_error(struct request *r, int status, const char *code, const char *message);
+/* An error answer with Retry-After (503, or 409 for a key in progress). */
+void resp_error_retry(struct request *r, int status, const char *code, const char *message,
+		      unsigned retry_after);
+
+/* Read and throw away what is left of the body (so the server can reuse the connection). */
+void req_drain(struct request *r, uint64_t limit);
+
+const char *http_status_text(int status);
+
+#endif
