@@ -1,0 +1,241 @@
+/*
+ * libFuzzer harness for http_parse.c.
+ *
+ * The first byte picks the function (modulo 9); the rest is its input.
+ * Beyond "no crash, no UB", each result is checked against the promise its
+ * header makes (ranges inside the representation, decoded output no longer
+ * than its input, names that passed really are clean, ...).
+ */
+#include <inttypes.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "http_parse.h"
+
+static void
+check(int cond)
+{
+	if (!cond)
+		abort();
+}
+
+/* Split s at the first LF: the part before goes to *a, the rest stays. */
+static struct span
+take_line(struct span *s)
+{
+	const char *nl = memchr(s->ptr, '\n', s->len);
+	struct span a = *s;
+
+	if (nl == NULL) {
+		s->ptr += s->len;
+		s->len = 0;
+		return a;
+	}
+	a.len = (size_t)(nl - s->ptr);
+	s->ptr = nl + 1;
+	s->len -= a.len + 1;
+	return a;
+}
+
+static void
+fuzz_route(struct span in)
+{
+	struct span method = take_line(&in);
+	struct route_match m;
+	enum route_id r = http_route(method, in, &m);
+	char want[64];
+	size_t i;
+
+	check(r == m.id);
+	check((r == ROUTE_NOT_FOUND) == (m.allow == NULL));
+	if (r == ROUTE_NOT_FOUND)
+		return;
+	check(in.len > 0 && in.ptr[0] == '/');
+	for (i = 0; i + 1 < in.len; i++)
+		check(in.ptr[i] != '\0' && !(in.ptr[i] == '/' && in.ptr[i + 1] == '/'));
+	if (m.doc_id != 0) {
+		/* The id is canonical: printing it back gives the path's prefix. */
+		snprintf(want, sizeof want, "/documents/%" PRIu64, m.doc_id);
+		check(in.len >= strlen(want) && memcmp(in.ptr, want, strlen(want)) == 0);
+	}
+	check(strcmp(route_name(r), "unknown") != 0);
+}
+
+static void
+fuzz_query(struct span in)
+{
+	struct span key = take_line(&in);
+	struct buf out = BUF_INIT(4096);
+	char k[64];
+
+	if (copy_span(k, sizeof k, key) != 0 || memchr(key.ptr, '\0', key.len) != NULL)
+		return;
+	switch (http_query_get(in, k, &out)) {
+	case HTTP_QUERY_FOUND:
+		check(out.len <= in.len);
+		break;
+	case HTTP_QUERY_TOO_LONG:
+		check(in.len > 4096);
+		/* fall through */
+	case HTTP_QUERY_NOT_FOUND:
+	case HTTP_QUERY_MALFORMED:
+	case HTTP_QUERY_NOMEM:
+		check(out.len == 0);
+		break;
+	}
+	buf_free(&out);
+}
+
+static void
+fuzz_range(struct span in)
+{
+	uint64_t size = 0, start, len;
+	size_t width;
+
+	/* The first byte says how many of the next bytes make the size. */
+	if (in.len == 0)
+		return;
+	width = (unsigned char)in.ptr[0] % 9;
+	in.ptr++;
+	in.len--;
+	for (; width > 0 && in.len > 0; width--, in.ptr++, in.len--)
+		size = size << 8 | (unsigned char)in.ptr[0];
+	switch (http_parse_range(in, size, &start, &len)) {
+	case HTTP_RANGE_OK:
+		check(len > 0 && len <= size && start <= size - len);
+		break;
+	case HTTP_RANGE_UNSATISFIABLE:
+	case HTTP_RANGE_IGNORE:
+		break;
+	}
+}
+
+static void
+fuzz_name(struct span in)
+{
+	enum document_name_err e = document_name_check(in);
+	size_t i;
+
+	check(document_name_err_string(e) != NULL);
+	if (e != DOCNAME_OK)
+		return;
+	check(in.len >= 1 && in.len <= DOCUMENT_NAME_MAX);
+	check(!span_eq_cstr(in, ".") && !span_eq_cstr(in, ".."));
+	for (i = 0; i < in.len; i++) {
+		unsigned char c = (unsigned char)in.ptr[i];
+
+		check(c >= 0x20 && c != 0x7f && c != '/' && c != '\\');
+		check(c != 0xc0 && c != 0xc1 && c < 0xf5);
+		/* C1 controls are C2 80..C2 9F */
+		check(!(c == 0xc2 && i + 1 < in.len && (unsigned char)in.ptr[i + 1] < 0xa0));
+		/* surrogates are ED A0..BF xx */
+		check(!(c == 0xed && i + 1 < in.len && (unsigned char)in.ptr[i + 1] >= 0xa0));
+	}
+}
+
+static void
+fuzz_etag(struct span in)
+{
+	struct span etag = take_line(&in);
+	enum http_etag_result r = http_etag_match(in, etag);
+	size_t i;
+	int strong;
+
+	check(r == HTTP_ETAG_MATCH || r == HTTP_ETAG_NO_MATCH || r == HTTP_ETAG_MALFORMED);
+	/* A well-formed strong tag matches a header holding just itself. */
+	strong = etag.len >= 2 && etag.ptr[0] == '"' && etag.ptr[etag.len - 1] == '"';
+	for (i = 1; strong && i + 1 < etag.len; i++) {
+		unsigned char c = (unsigned char)etag.ptr[i];
+
+		strong = c == 0x21 || (c >= 0x23 && c <= 0x7e) || c >= 0x80;
+	}
+	if (strong)
+		check(http_etag_match(etag, etag) == HTTP_ETAG_MATCH);
+}
+
+static void
+fuzz_bearer(struct span in)
+{
+	struct span tok;
+	enum http_auth_result r = http_bearer_token(in, &tok);
+
+	if (r == HTTP_AUTH_OK) {
+		check(tok.len > 0 && tok.ptr >= in.ptr && tok.ptr + tok.len <= in.ptr + in.len);
+		check(memchr(tok.ptr, ' ', tok.len) == NULL);
+	} else {
+		check(tok.ptr == NULL);
+	}
+}
+
+static void
+fuzz_decode(struct span in)
+{
+	struct buf out = BUF_INIT(1 << 16);
+	enum http_decode_err e = http_percent_decode(in, &out);
+
+	if (e == HTTP_DECODE_OK)
+		check(out.len <= in.len && (in.len == 0 || out.len * 3 >= in.len));
+	buf_free(&out);
+}
+
+static void
+fuzz_escape(struct span in)
+{
+	struct buf out = BUF_INIT(1 << 18);
+
+	if (html_escape(in, &out) == BUF_OK) {
+		check(out.len >= in.len && out.len <= in.len * 6);
+		check(memchr(out.ptr ? out.ptr : "", '<', out.len) == NULL);
+		check(memchr(out.ptr ? out.ptr : "", '"', out.len) == NULL);
+		check(memchr(out.ptr ? out.ptr : "", '\'', out.len) == NULL);
+	}
+	buf_free(&out);
+}
+
+static void
+fuzz_uint(struct span in)
+{
+	char back[32];
+	uint64_t v, max = UINT64_MAX;
+	size_t i;
+
+	if (in.len > 0 && (unsigned char)in.ptr[0] < 64) {
+		max = (uint64_t)1 << (unsigned char)in.ptr[0];
+		in.ptr++;
+		in.len--;
+	}
+	if (http_parse_uint(in, max, &v) != HTTP_UINT_OK)
+		return;
+	check(v <= max);
+	for (i = 0; i + 1 < in.len && in.ptr[i] == '0'; i++)
+		;
+	snprintf(back, sizeof back, "%" PRIu64, v);
+	check(in.len - i == strlen(back) && memcmp(in.ptr + i, back, strlen(back)) == 0);
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+int
+LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	struct span in;
+
+	if (size == 0)
+		return 0;
+	in.ptr = (const char *)data + 1;
+	in.len = size - 1;
+	switch (data[0] % 9) {
+	case 0: fuzz_route(in); break;
+	case 1: fuzz_query(in); break;
+	case 2: fuzz_range(in); break;
+	case 3: fuzz_name(in); break;
+	case 4: fuzz_etag(in); break;
+	case 5: fuzz_bearer(in); break;
+	case 6: fuzz_decode(in); break;
+	case 7: fuzz_escape(in); break;
+	case 8: fuzz_uint(in); break;
+	}
+	return 0;
+}

@@ -1,0 +1,114 @@
+#!/bin/sh
+# run.sh - build each libFuzzer harness with ASan and UBSan and run it for
+# FUZZ_SECONDS (default 30) from its seed corpus; print TAP, one line per
+# harness with the number of executions reached.
+#
+#   tests/fuzz/run.sh [harness ...]      default: every harness below
+#
+# FUZZ_CC (default clang) must support -fsanitize=fuzzer; without it the
+# script prints "1..0 # SKIP".  FUZZ_WORKDIR (default a fresh temporary
+# directory, removed afterwards unless something failed) holds the binaries,
+# the growing corpora and the logs; the seed corpora in the source tree are
+# only read.  A crash leaves its input as FUZZ_WORKDIR/<harness>-crash-*;
+# replay it with "FUZZ_WORKDIR/<harness> FILE".
+
+top=${top_srcdir:-$(cd "$(dirname "$0")/../.." && pwd)}
+secs=${FUZZ_SECONDS:-30}
+cc=${FUZZ_CC:-clang}
+flags="-g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined"
+harnesses=${*:-"fuzz_multipart fuzz_http_parse"}
+
+case $secs in
+''|*[!0-9]*) echo "Bail out! FUZZ_SECONDS must be a whole number"; exit 1 ;;
+esac
+
+if [ -n "${FUZZ_WORKDIR:-}" ]; then
+	work=$FUZZ_WORKDIR
+	keep=1
+	mkdir -p "$work" || { echo "Bail out! cannot create $work"; exit 1; }
+else
+	work=$(mktemp -d "${TMPDIR:-/tmp}/bindery-fuzz.XXXXXX") ||
+		{ echo "Bail out! mktemp failed"; exit 1; }
+	keep=0
+fi
+
+# libFuzzer needs clang with its runtime (Debian: libclang-rt-*-dev).
+printf '#include <stddef.h>\n#include <stdint.h>\nint LLVMFuzzerTestOneInput(const uint8_t *d, size_t n);\nint LLVMFuzzerTestOneInput(const uint8_t *d, size_t n) { (void)d; (void)n; return 0; }\n' \
+	>"$work/probe.c"
+if ! command -v "$cc" >/dev/null 2>&1 ||
+    ! "$cc" $flags -o "$work/probe" "$work/probe.c" >"$work/probe.log" 2>&1; then
+	[ "$keep" = 1 ] || rm -rf "$work"
+	echo "1..0 # SKIP $cc cannot build libFuzzer programs (-fsanitize=fuzzer)"
+	exit 0
+fi
+
+# The library sources each harness is compiled with (instrumented, so they
+# are not taken from libbindery.a).
+sources_for() {
+	case $1 in
+	fuzz_multipart) echo "lib/multipart.c lib/alloc.c lib/buf.c" ;;
+	fuzz_http_parse) echo "lib/http_parse.c lib/alloc.c lib/buf.c" ;;
+	*) return 1 ;;
+	esac
+}
+dict_for() {
+	case $1 in
+	fuzz_multipart) echo "tests/fuzz/multipart.dict" ;;
+	fuzz_http_parse) echo "tests/fuzz/http_parse.dict" ;;
+	esac
+}
+# Extra read-only seed directories (libFuzzer reads them recursively).
+seeds_for() {
+	case $1 in
+	fuzz_multipart) echo "tests/data/multipart" ;;
+	esac
+}
+
+n=0
+failed=0
+for h in $harnesses; do
+	n=$((n + 1))
+	if ! srcs=$(sources_for "$h"); then
+		echo "not ok $n - $h: no such harness"
+		failed=1
+		continue
+	fi
+	set --
+	for s in tests/fuzz/$h.c $srcs; do
+		set -- "$@" "$top/$s"
+	done
+	if ! "$cc" $flags -I"$top/lib" -I"$top/tests" -o "$work/$h" "$@" >"$work/$h.build.log" 2>&1; then
+		echo "not ok $n - $h: build failed"
+		sed 's/^/# /' "$work/$h.build.log" | head -30
+		failed=1
+		continue
+	fi
+	mkdir -p "$work/corpus-$h"
+	cp "$top/tests/fuzz/corpus/$h/"* "$work/corpus-$h/" 2>/dev/null
+	set -- -max_total_time="$secs" -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 \
+		-artifact_prefix="$work/$h-" "$work/corpus-$h"
+	d=$(dict_for "$h")
+	[ -n "$d" ] && set -- -dict="$top/$d" "$@"
+	for s in $(seeds_for "$h"); do
+		set -- "$@" "$top/$s"
+	done
+	"$work/$h" "$@" >"$work/$h.log" 2>&1
+	rc=$?
+	execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$work/$h.log" | tail -1)
+	corpus=$(ls "$work/corpus-$h" | wc -l)
+	if [ "$rc" -eq 0 ] && [ -n "$execs" ]; then
+		echo "ok $n - $h: $execs executions in ${secs}s, corpus $corpus inputs"
+	else
+		echo "not ok $n - $h: exit $rc after ${execs:-?} executions (log $work/$h.log)"
+		grep -E 'ERROR|SUMMARY|runtime error|Test unit written' "$work/$h.log" |
+			head -10 | sed 's/^/# /'
+		failed=1
+	fi
+done
+echo "1..$n"
+if [ "$failed" = 0 ] && [ "$keep" = 0 ]; then
+	rm -rf "$work"
+elif [ "$failed" = 1 ]; then
+	echo "# work directory kept: $work"
+fi
+exit 0
