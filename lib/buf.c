@@ -4,6 +4,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "alloc.h"
 #include "buf.h"
 
 struct span
@@ -59,7 +60,7 @@ buf_reserve(struct buf *b, size_t n)
 	ncap = b->cap ? b->cap : 64;
 	while (ncap < want)
 		ncap = ncap > ((size_t)-1) / 2 ? want : ncap * 2;
-	p = realloc(b->ptr, ncap);
+	p = bx_realloc(b->ptr, ncap);
 	if (p == NULL)
 		return BUF_NOMEM;
 	b->ptr = p;
@@ -152,7 +153,7 @@ buf_take(struct buf *b)
 	char *p = b->ptr;
 
 	if (p == NULL)
-		p = calloc(1, 1);
+		p = bx_calloc(1, 1);
 	b->ptr = NULL;
 	b->len = b->cap = 0;
 	return p;
@@ -189,7 +190,7 @@ copy_cstr(char *dst, size_t dstsize, const char *s)
 char *
 span_dup(struct span s)
 {
-	char *p = malloc(s.len + 1);
+	char *p = bx_malloc(s.len + 1);
 
 	if (p == NULL)
 		return NULL;

@@ -29,7 +29,8 @@ enum key_type {
 	KEY_BOOL,
 	KEY_DOWNLOAD_MODE,
 	KEY_LOG_LEVEL,
-	KEY_CONNECTION_STRING,
+	KEY_CONNECTION_STRING,	/* joined across lines, parsed at the end */
+	KEY_SAS,		/* joined across lines */
 	KEY_TOKEN,
 };
 
@@ -52,7 +53,7 @@ static const struct key_def keys[] = {
 	K("storage", "endpoint", KEY_STRING, storage_endpoint),
 	K("storage", "account", KEY_STRING, storage_account),
 	K("storage", "key", KEY_STRING, storage_key),
-	K("storage", "sas", KEY_STRING, storage_sas),
+	K("storage", "sas", KEY_SAS, storage_sas),
 	K("storage", "container", KEY_STRING, storage_container),
 	K("storage", "prefix", KEY_STRING, storage_prefix),
 	K("limits", "max_upload", KEY_SIZE, max_upload),
@@ -78,7 +79,48 @@ struct load_state {
 	char *err;		/* first error, without the file:line prefix */
 	size_t errlen;
 	int failed;
+	struct buf connection_string;	/* joined across continuation lines */
+	struct buf sas;
+	const int *lineno;		/* the reader's current line */
+	int cs_line;			/* where connection_string started */
 };
+
+/*
+ * inih as Debian builds it reads lines of at most 199 characters and would
+ * silently cut a longer one -- a truncated account key or SAS.  So we feed
+ * it lines ourselves and refuse an overlong one by line number.  Long values
+ * (connection strings, SAS tokens) are split over indented continuation
+ * lines, which inih hands us one by one and we join.
+ */
+struct line_reader {
+	FILE *fp;
+	char *line;
+	size_t cap;
+	int lineno;
+	int overlong;	/* first overlong line, 0 if none */
+};
+
+static char *
+read_line(char *str, int num, void *stream)
+{
+	struct line_reader *lr = stream;
+	ssize_t n = getline(&lr->line, &lr->cap, lr->fp);
+
+	if (n < 0)
+		return NULL;
+	lr->lineno++;
+	while (n > 0 && (lr->line[n - 1] == '\n' || lr->line[n - 1] == '\r'))
+		n--;
+	if (n >= num - 1) {
+		if (!lr->overlong)
+			lr->overlong = lr->lineno;
+		n = 0;	/* hand inih an empty line; the load fails below */
+	}
+	memcpy(str, lr->line, (size_t)n);
+	str[n] = '\n';
+	str[n + 1] = '\0';
+	return str;
+}
 
 int
 config_parse_size(const char *s, uint64_t *out)
@@ -269,7 +311,13 @@ set_key(struct load_state *st, const struct key_def *def, const char *value)
 		else goto bad;
 		return 0;
 	case KEY_CONNECTION_STRING:
-		return config_parse_connection_string(cfg, value, st->err, st->errlen) ? -2 : 0;
+		if (st->cs_line == 0)
+			st->cs_line = *st->lineno;
+		return buf_append_cstr(&st->connection_string, value) == BUF_OK ? 0 : -1;
+	case KEY_SAS:
+		if (*value == '?' && st->sas.len == 0)
+			value++;
+		return buf_append_cstr(&st->sas, value) == BUF_OK ? 0 : -1;
 	case KEY_TOKEN:
 		colon = strchr(value, ':');
 		if (colon == NULL || colon == value || strlen(colon + 1) < 16) {
@@ -406,10 +454,12 @@ config_load(const char *path, struct bindery_config **out, char *errbuf, size_t 
 {
 	struct bindery_config *cfg = NULL;
 	struct load_state st;
+	struct line_reader lr = { NULL, NULL, 0, 0, 0 };
 	char msg[512] = "";
 	struct stat sb;
-	FILE *fp = NULL;
 	int line, rc = -1;
+
+	st = (struct load_state){ NULL, msg, sizeof msg, 0, BUF_INIT(4096), BUF_INIT(4096), &lr.lineno, 0 };
 
 	*out = NULL;
 	if (warnbuf && warnlen)
@@ -424,13 +474,18 @@ config_load(const char *path, struct bindery_config **out, char *errbuf, size_t 
 		goto out;
 	}
 	config_defaults(cfg);
-	fp = fopen(path, "r");
-	if (fp == NULL) {
+	lr.fp = fopen(path, "r");
+	if (lr.fp == NULL) {
 		snprintf(errbuf, errlen, "%s: cannot read: %s", path, strerror(errno));
 		goto out;
 	}
-	st = (struct load_state){ cfg, msg, sizeof msg, 0 };
-	line = ini_parse_file(fp, on_key, &st);
+	st.cfg = cfg;
+	line = ini_parse_stream(read_line, &lr, on_key, &st);
+	if (lr.overlong && (line == 0 || lr.overlong <= line)) {
+		snprintf(errbuf, errlen, "%s:%d: line longer than 198 characters; split a long value"
+			 " over indented continuation lines", path, lr.overlong);
+		goto out;
+	}
 	if (line != 0) {
 		if (st.failed)
 			snprintf(errbuf, errlen, "%s:%d: %s", path, line, msg);
@@ -439,19 +494,33 @@ config_load(const char *path, struct bindery_config **out, char *errbuf, size_t 
 				 path, line);
 		goto out;
 	}
+	if (st.sas.len && replace_string(&cfg->storage_sas, st.sas.ptr, st.sas.len)) {
+		snprintf(errbuf, errlen, "%s: out of memory", path);
+		goto out;
+	}
+	if (st.connection_string.len &&
+	    config_parse_connection_string(cfg, buf_cstr(&st.connection_string), msg, sizeof msg)) {
+		snprintf(errbuf, errlen, "%s:%d: [storage] connection_string: %s", path, st.cs_line, msg);
+		goto out;
+	}
 	if (config_check(cfg, msg, sizeof msg)) {
 		snprintf(errbuf, errlen, "%s: %s", path, msg);
 		goto out;
 	}
 	if (warnbuf && (cfg->storage_key || cfg->db_password || cfg->ntokens) &&
-	    fstat(fileno(fp), &sb) == 0 && (sb.st_mode & S_IROTH))
+	    fstat(fileno(lr.fp), &sb) == 0 && (sb.st_mode & S_IROTH))
 		snprintf(warnbuf, warnlen, "%s is world-readable and holds secrets; chmod o-r it", path);
 	*out = cfg;
 	cfg = NULL;
 	rc = 0;
 out:
-	if (fp)
-		fclose(fp);
+	if (lr.fp)
+		fclose(lr.fp);
+	free(lr.line);
+	buf_free(&st.connection_string);
+	if (st.sas.ptr)
+		explicit_bzero(st.sas.ptr, st.sas.len);
+	buf_free(&st.sas);
 	config_free(cfg);
 	return rc;
 }

@@ -116,6 +116,33 @@ main(void)
 		cfg = NULL;
 	}
 
+	tap_ok(load_text("[database]\nsocket=/s\nuser=u\nname=n\n[storage]\ncontainer=c\n"
+			 "connection_string = DefaultEndpointsProtocol=http;AccountName=devstoreaccount1;\n"
+			 "  AccountKey=Eby8vdM02xNOcqFlqUwJPLlmEtlCDXJ1OUzFT50uSRZ6IFsuFq2UVErCz4I6tq/K1SZFPTOtr/KBHBeksoGMGw==;\n"
+			 "  BlobEndpoint=http://127.0.0.1:10000/devstoreaccount1;\n"
+			 "sas = sv=2025-11-05&ss=b&srt=sco&sp=rwdlacupitfx\n  &se=2030-01-01T00:00:00Z&sig=abc%2Bdef\n",
+			 &cfg, err, sizeof err, NULL, 0) == 0, "values continued over indented lines: %s", err);
+	if (cfg) {
+		tap_ok(strcmp(cfg->storage_key, "Eby8vdM02xNOcqFlqUwJPLlmEtlCDXJ1OUzFT50uSRZ6IFsuFq2UVErCz4I6tq/K1SZFPTOtr/KBHBeksoGMGw==") == 0,
+		       "continued connection string joined");
+		tap_ok(strcmp(cfg->storage_sas, "sv=2025-11-05&ss=b&srt=sco&sp=rwdlacupitfx&se=2030-01-01T00:00:00Z&sig=abc%2Bdef") == 0,
+		       "continued SAS joined");
+		config_free(cfg);
+		cfg = NULL;
+	}
+	{
+		char text[1024];
+		char longv[300];
+
+		memset(longv, 'k', sizeof longv - 1);
+		longv[sizeof longv - 1] = '\0';
+		snprintf(text, sizeof text, BASE "[storage]\nkey = %s\n", longv);
+		tap_ok(load_text(text, &cfg, err, sizeof err, NULL, 0) == -1 &&
+		       strstr(err, ":10: line longer than") != NULL, "an overlong line is refused, not cut: %s", err);
+		config_free(cfg);
+		cfg = NULL;
+	}
+
 	for (i = 0; i < ARRAY_LEN(bad_cases); i++) {
 		int rc = load_text(bad_cases[i].text, &cfg, err, sizeof err, NULL, 0);
 
