@@ -1419,14 +1419,19 @@ out:
 	return rc;
 }
 
+/* Content-MD5 for data[len]; known is the digest when the caller already
+ * computed it on the way in. */
 static int
-md5_header(struct blob_req *r, const void *data, size_t len)
+md5_header(struct blob_req *r, const void *data, size_t len,
+    const unsigned char *known)
 {
 	unsigned char md5[16];
 	struct buf b64 = BUF_INIT(64);
 	int rc = -1;
 
-	if (gnutls_hash_fast(GNUTLS_DIG_MD5, data, len, md5) < 0)
+	if (known != NULL)
+		memcpy(md5, known, sizeof md5);
+	else if (gnutls_hash_fast(GNUTLS_DIG_MD5, data, len, md5) < 0)
 		goto out;
 	if (sign_base64_encode(md5, sizeof md5, &b64) != SIGN_OK ||
 	    req_header(r, "Content-MD5", buf_cstr(&b64)) != 0)
@@ -1440,7 +1445,7 @@ out:
 /* Set up (not start) a Put Block request for data[len]. */
 static int
 put_block_req(struct blob_client *c, struct blob_req *r, const char *name,
-    const char *id_b64, const void *data, size_t len)
+    const char *id_b64, const void *data, size_t len, const unsigned char *md5)
 {
 	req_init(r, "PUT");
 	r->body = data;
@@ -1449,7 +1454,7 @@ put_block_req(struct blob_client *c, struct blob_req *r, const char *name,
 	if (req_path_blob(c, r, name) != 0 ||
 	    req_query_param(r, "comp", "block") != 0 ||
 	    req_query_param(r, "blockid", id_b64) != 0 ||
-	    md5_header(r, data, len) != 0)
+	    md5_header(r, data, len, md5) != 0)
 		return -1;
 	return 0;
 }
@@ -1465,7 +1470,7 @@ blob_put_block(struct blob_client *c, const char *name, const char *block_id_b64
 	if (!name_ok(name) || block_id_b64 == NULL || block_id_b64[0] == '\0' ||
 	    strlen(block_id_b64) > 88 || (len > 0 && data == NULL))
 		return result_set(res, BLOB_BAD_INPUT, "bad blob name or block");
-	if (put_block_req(c, &r, name, block_id_b64, data, len) != 0)
+	if (put_block_req(c, &r, name, block_id_b64, data, len, NULL) != 0)
 		rc = result_nomem(res);
 	else
 		rc = exec_one(c, &r, res);
@@ -1540,6 +1545,7 @@ blob_put_block_list_create(struct blob_client *c, const char *name,
 struct upload_slot {
 	char *data;
 	size_t len;
+	unsigned char md5[16];
 	struct blob_req req;
 	int busy;
 };
@@ -1559,7 +1565,12 @@ static int
 upload_fill(struct upload *u, struct upload_slot *s, struct blob_result *res)
 {
 	size_t want = u->c->block_size;
+	gnutls_hash_hd_t md5;
 
+	/* Both digests are taken chunk by chunk, with curl pumped in between,
+	 * so blocks in flight keep moving while this one is read. */
+	if (gnutls_hash_init(&md5, GNUTLS_DIG_MD5) < 0)
+		return result_set(res, BLOB_FAILED, "hashing failed");
 	s->len = 0;
 	while (!u->eof && s->len < want) {
 		size_t n = want - s->len;
@@ -1568,19 +1579,25 @@ upload_fill(struct upload *u, struct upload_slot *s, struct blob_result *res)
 		if (n > READ_CHUNK)
 			n = READ_CHUNK;
 		got = u->read(u->ctx, s->data + s->len, n);
-		if (got < 0 || (size_t)got > n)
+		if (got < 0 || (size_t)got > n) {
+			gnutls_hash_deinit(md5, NULL);
 			return result_set(res, BLOB_ABORTED, "the body could not be read");
+		}
 		if (got == 0) {
 			u->eof = 1;
 			break;
 		}
-		if (gnutls_hash(u->sha, s->data + s->len, (size_t)got) < 0)
+		if (gnutls_hash(u->sha, s->data + s->len, (size_t)got) < 0 ||
+		    gnutls_hash(md5, s->data + s->len, (size_t)got) < 0) {
+			gnutls_hash_deinit(md5, NULL);
 			return result_set(res, BLOB_FAILED, "hashing failed");
+		}
 		s->len += (size_t)got;
 		u->total += (uint64_t)got;
 		if (u->c->nactive > 0)
 			exec_pump(u->c);
 	}
+	gnutls_hash_deinit(md5, s->md5);
 	return BLOB_OK;
 }
 
@@ -1706,7 +1723,8 @@ upload_common(struct blob_client *c, const char *name,
 		}
 		idlen = id.len;
 		req_free(&s->req);
-		if (put_block_req(c, &s->req, name, buf_cstr(&id), s->data, s->len) != 0 ||
+		if (put_block_req(c, &s->req, name, buf_cstr(&id), s->data, s->len,
+		    s->md5) != 0 ||
 		    exec_start(c, &s->req) != 0) {
 			rc = result_nomem(res);
 			goto out;
@@ -1778,7 +1796,7 @@ single:
 		r->has_body = 1;
 		if (req_path_blob(c, r, name) != 0 ||
 		    req_header(r, "x-ms-blob-type", "BlockBlob") != 0 ||
-		    md5_header(r, r->body, r->body_len) != 0 ||
+		    md5_header(r, r->body, r->body_len, slots[0].md5) != 0 ||
 		    creating_headers(r, opts, create_only, 1, size_str, sha_hex) != 0) {
 			rc = result_nomem(res);
 			goto out;

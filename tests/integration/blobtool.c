@@ -1,7 +1,137 @@
-#include "tap.h"
-int main(void);
-int
-main(void)
+/*
+ * blobtool - a tiny CLI over the blob client for shell tests and the
+ * benchmark.  Settings come from BINDERY_TEST_BLOB_ENDPOINT, _ACCOUNT, _KEY
+ * and BLOBTOOL_CONTAINER; BLOBTOOL_BLOCK_SIZE / BLOBTOOL_IN_FLIGHT tune
+ * uploads.  Never prints the key.
+ *
+ *   blobtool mkcontainer | rmcontainer
+ *   blobtool put NAME FILE [key=value ...]   create-only, "-" is stdin
+ *   blobtool sas NAME PERMS SECONDS [DISPOSITION]
+ *   blobtool stat NAME
+ *   blobtool rm NAME
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "blob.h"
+#include "buf.h"
+
+static long
+file_read(void *ctx, char *buf, size_t len)
 {
-	tap_skip_all("not written yet");
+	FILE *f = ctx;
+	size_t n = fread(buf, 1, len, f);
+
+	return n == 0 && ferror(f) ? -1 : (long)n;
+}
+
+static size_t
+env_size(const char *name, size_t dflt)
+{
+	const char *v = getenv(name);
+	char *end;
+	unsigned long long n;
+
+	if (v == NULL || *v == '\0')
+		return dflt;
+	n = strtoull(v, &end, 10);
+	return *end == '\0' && n > 0 ? (size_t)n : dflt;
+}
+
+static int
+fail(const char *what, const struct blob_result *r)
+{
+	fprintf(stderr, "blobtool: %s: %s (HTTP %ld %s) %s\n", what,
+	    blob_status_name(r->status), r->http_status, r->code, r->message);
+	return 1;
+}
+
+int
+main(int argc, char **argv)
+{
+	struct blob_settings s;
+	struct blob_client *c = NULL;
+	struct blob_result r;
+	int rc = 2;
+
+	memset(&s, 0, sizeof s);
+	s.endpoint = getenv("BINDERY_TEST_BLOB_ENDPOINT");
+	s.account = getenv("BINDERY_TEST_BLOB_ACCOUNT");
+	s.key_b64 = getenv("BINDERY_TEST_BLOB_KEY");
+	s.container = getenv("BLOBTOOL_CONTAINER");
+	s.block_size = env_size("BLOBTOOL_BLOCK_SIZE", 8 * 1024 * 1024);
+	s.blocks_in_flight = (unsigned)env_size("BLOBTOOL_IN_FLIGHT", 4);
+	s.single_put_max = env_size("BLOBTOOL_SINGLE_PUT_MAX", 4 * 1024 * 1024);
+	s.max_retries = 3;
+	if (argc < 2 || s.endpoint == NULL || s.account == NULL || s.key_b64 == NULL ||
+	    s.container == NULL) {
+		fprintf(stderr, "usage: blobtool mkcontainer|rmcontainer|put|sas|stat ... "
+		    "(with BINDERY_TEST_BLOB_* and BLOBTOOL_CONTAINER set)\n");
+		return 2;
+	}
+	if (blob_client_new(&s, &c, &r) != BLOB_OK)
+		return fail("client", &r);
+	if (strcmp(argv[1], "mkcontainer") == 0) {
+		rc = blob_container_create(c, &r) == BLOB_OK ? 0 : fail("mkcontainer", &r);
+	} else if (strcmp(argv[1], "rmcontainer") == 0) {
+		rc = blob_container_delete(c, &r) == BLOB_OK ? 0 : fail("rmcontainer", &r);
+	} else if (strcmp(argv[1], "put") == 0 && argc >= 4) {
+		struct blob_tag tags[BLOB_MAX_TAGS];
+		struct blob_upload_opts o = { NULL, tags, 0, -1 };
+		struct blob_upload_info info;
+		FILE *f = strcmp(argv[3], "-") == 0 ? stdin : fopen(argv[3], "rb");
+		int i;
+
+		for (i = 4; i < argc && o.ntags < BLOB_MAX_TAGS; i++) {
+			char *eq = strchr(argv[i], '=');
+
+			if (eq == NULL)
+				continue;
+			*eq = '\0';
+			tags[o.ntags].key = argv[i];
+			tags[o.ntags].value = eq + 1;
+			o.ntags++;
+		}
+		if (f == NULL) {
+			perror(argv[3]);
+			rc = 1;
+		} else if (blob_upload_create(c, argv[2], &o, file_read, f, &info,
+		    &r) != BLOB_OK)
+			rc = fail("put", &r);
+		else {
+			printf("%llu %s %s\n", (unsigned long long)info.size,
+			    info.sha256_hex, info.etag);
+			rc = 0;
+		}
+		if (f != NULL && f != stdin)
+			fclose(f);
+	} else if (strcmp(argv[1], "sas") == 0 && argc >= 5) {
+		struct buf url = BUF_INIT(16384);
+
+		if (blob_sas_url(c, argv[2], argv[3], strtoll(argv[4], NULL, 10),
+		    argc >= 6 ? argv[5] : NULL, &url, &r) != BLOB_OK)
+			rc = fail("sas", &r);
+		else {
+			printf("%s\n", buf_cstr(&url));
+			rc = 0;
+		}
+		buf_free(&url);
+	} else if (strcmp(argv[1], "stat") == 0 && argc >= 3) {
+		struct blob_props p;
+
+		if (blob_get_properties(c, argv[2], &p, &r) != BLOB_OK)
+			rc = fail("stat", &r);
+		else {
+			printf("size=%llu sha256=%s meta_size=%lld tags=%u type=%s\n",
+			    (unsigned long long)p.size, p.meta_sha256,
+			    (long long)p.meta_size, p.tag_count, p.content_type);
+			rc = 0;
+		}
+	} else if (strcmp(argv[1], "rm") == 0 && argc >= 3) {
+		rc = blob_delete(c, argv[2], NULL, NULL, &r) == BLOB_OK ? 0 : fail("rm", &r);
+	} else
+		fprintf(stderr, "blobtool: bad command\n");
+	blob_client_free(c);
+	return rc;
 }
