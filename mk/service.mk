@@ -6,3 +6,5 @@ app_bindery_SOURCES = app/bindery_cli.c app/cli.h app/cmd_stubs.c
 bin_PROGRAMS += app/bindery.fcgi
 app_bindery_fcgi_SOURCES = app/bindery_fcgi.c app/app.h app/handlers.c app/page.c \
 	app/request.c app/request.h
+E2E_TESTS += tests/e2e/api.sh
+EXTRA_DIST += tests/e2e/api.sh
