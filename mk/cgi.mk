@@ -1,0 +1,1 @@
+# cgi: see the files it lists.

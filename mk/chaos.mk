@@ -1,0 +1,1 @@
+# chaos: see the files it lists.
