@@ -2,3 +2,5 @@
 lib_libbindery_a_SOURCES += lib/db.c lib/db.h lib/migrate.c lib/migrate.h \
 	lib/docs_db.c lib/docs_db.h
 dist_sql_DATA += sql/001_schema.sql
+UNIT_TESTS += tests/unit/sql_literal.sh
+EXTRA_DIST += tests/unit/sql_literal.sh
