@@ -11,7 +11,6 @@
 		return EXIT_SOFTWARE;                                              \
 	}
 
-NOT_YET(cmd_sweep, "sweep")
 NOT_YET(cmd_audit, "audit")
 NOT_YET(cmd_lifecycle_policy, "lifecycle-policy")
 NOT_YET(cmd_check_account, "check-account")

@@ -1,1 +1,6 @@
 # sweep: bindery sweep, audit, lifecycle-policy, check-account.
+lib_libbindery_a_SOURCES += lib/sweep.c lib/sweep.h lib/sweep_db.c lib/sweep_db.h
+app_bindery_SOURCES += app/cmd_sweep.c
+
+check_PROGRAMS += tests/unit/test_sweep_decide
+UNIT_TESTS += tests/unit/test_sweep_decide

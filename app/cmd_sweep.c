@@ -1,0 +1,161 @@
+/*
+ * cmd_sweep.c - `bindery sweep`, the cron job: stale intents, the deletion
+ * outbox, staged blocks.  Silent when all is well (cron mails any output).
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "cli.h"
+#include "log.h"
+#include "sweep.h"
+#include "sweep_db.h"
+
+/* A non-negative decimal that fits an unsigned; -1 otherwise. */
+static int
+parse_count(const char *s, unsigned *out)
+{
+	unsigned long long v;
+	char *end;
+
+	errno = 0;
+	if (s[0] < '0' || s[0] > '9')
+		return -1;
+	v = strtoull(s, &end, 10);
+	if (errno || *end != '\0' || v > 0x7fffffffULL)
+		return -1;
+	*out = (unsigned)v;
+	return 0;
+}
+
+static void
+sweep_usage(FILE *fp)
+{
+	fprintf(fp,
+		"usage: bindery sweep [--older-than SECONDS] [--force] [--dry-run]\n"
+		"                     [--lock NAME] [--batch N] [--parallel N]\n\n"
+		"Resolves upload intents idle longer than the cutoff ([limits] sweep_cutoff),\n"
+		"drains the deletion outbox and purges staged blocks.  A cutoff shorter than\n"
+		"twice [limits] request_deadline is refused unless --force.  --lock NAME takes\n"
+		"a MariaDB named lock (GET_LOCK) for the run; when another run holds it, exit\n"
+		"75 quietly.  Silent on success unless -v.  See bindery(1).\n");
+}
+
+/* Global -c/-v go before the subcommand; -v is also accepted after it. */
+int
+cmd_sweep(struct cli *cli, int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "older-than", required_argument, NULL, 'o' },
+		{ "force", no_argument, NULL, 'f' },
+		{ "dry-run", no_argument, NULL, 'n' },
+		{ "lock", required_argument, NULL, 'l' },
+		{ "batch", required_argument, NULL, 'b' },
+		{ "parallel", required_argument, NULL, 'p' },
+		{ "verbose", no_argument, NULL, 'v' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	struct sweep_opts so;
+	struct sweep_report rep;
+	struct timespec t0, t1;
+	const char *lock = NULL;
+	unsigned older = 0, batch = 0, parallel = 0;
+	int have_older = 0, force = 0, c, rc, got = 0;
+	enum sweep_err se;
+	enum db_err e;
+
+	memset(&so, 0, sizeof so);
+	while ((c = getopt_long(argc, argv, "o:fnl:b:p:vh", opts, NULL)) != -1) {
+		switch (c) {
+		case 'o':
+			if (parse_count(optarg, &older) != 0) {
+				fprintf(stderr, "bindery sweep: --older-than wants seconds, not '%s'\n", optarg);
+				return EXIT_USAGE;
+			}
+			have_older = 1;
+			break;
+		case 'f': force = 1; break;
+		case 'n': so.dry_run = 1; break;
+		case 'l': lock = optarg; break;
+		case 'b':
+		case 'p':
+			if (parse_count(optarg, c == 'b' ? &batch : &parallel) != 0 ||
+			    (c == 'b' ? batch : parallel) == 0 || (c == 'p' && parallel > 64)) {
+				fprintf(stderr, "bindery sweep: bad --%s '%s'\n",
+					c == 'b' ? "batch" : "parallel", optarg);
+				return EXIT_USAGE;
+			}
+			break;
+		case 'v': cli->verbose = 1; break;
+		case 'h': sweep_usage(stdout); return 0;
+		default: sweep_usage(stderr); return EXIT_USAGE;
+		}
+	}
+	if (optind != argc) {
+		sweep_usage(stderr);
+		return EXIT_USAGE;
+	}
+	if (lock && (strlen(lock) == 0 || strlen(lock) > 64)) {
+		fprintf(stderr, "bindery sweep: --lock NAME must be 1 to 64 characters\n");
+		return EXIT_USAGE;
+	}
+	if ((rc = cli_services(cli)) != 0)
+		return rc;
+	so.cutoff = have_older ? older : cli->cfg->sweep_cutoff;
+	/* A live request may still be writing an intent younger than its
+	 * deadline; twice the deadline keeps the sweeper clear of it. */
+	if (so.cutoff < 2 * cli->cfg->request_deadline && !force) {
+		fprintf(stderr,
+			"bindery sweep: a cutoff of %us is shorter than twice the responder's request"
+			" deadline (%us): a live upload could be swept.  Use --force to do it anyway.\n",
+			so.cutoff, cli->cfg->request_deadline);
+		return EXIT_CONFIG;
+	}
+	so.batch = batch ? batch : cli->cfg->sweep_batch;
+	so.parallel = parallel ? parallel : cli->cfg->sweep_parallel;
+	so.plan = stdout;
+	if (lock) {
+		e = sweep_db_lock(cli->svc->db, lock, &got);
+		if (e != DB_OK) {
+			fprintf(stderr, "bindery sweep: database: %s\n", db_err_name(e));
+			return e == DB_UNAVAILABLE ? EXIT_UNAVAILABLE : EXIT_TEMPFAIL;
+		}
+		if (!got) {
+			/* The previous run is still at work; the next tick tries again. */
+			log_info("lock %s is held by another run; not sweeping", lock);
+			if (cli->verbose)
+				printf("sweep: lock %s held by another run; skipped\n", lock);
+			return EXIT_TEMPFAIL;
+		}
+	}
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	se = sweep_run(cli->svc, &so, &rep);
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	if (lock && sweep_db_unlock(cli->svc->db, lock) != DB_OK)
+		log_warn("lock %s not released; it goes with the connection", lock);
+	if (se != SWEEP_OK) {
+		fprintf(stderr, "bindery sweep: %s\n",
+			se == SWEEP_UNAVAILABLE ? "database unavailable" : "could not start");
+		return se == SWEEP_UNAVAILABLE ? EXIT_UNAVAILABLE : EXIT_SOFTWARE;
+	}
+	if (cli->verbose || so.dry_run)
+		printf("sweep%s: %llu dropped, %llu deleted, %llu purged, %llu rolled forward,"
+		       " %llu rolled back, %llu outbox, %llu taken over, %llu problems,"
+		       " %llu deferred in %.3fs\n",
+		       so.dry_run ? " (dry run, nothing changed)" : "",
+		       (unsigned long long)rep.dropped, (unsigned long long)rep.deleted,
+		       (unsigned long long)rep.purged, (unsigned long long)rep.rolled_forward,
+		       (unsigned long long)rep.rolled_back, (unsigned long long)rep.outbox,
+		       (unsigned long long)rep.taken_over, (unsigned long long)rep.problems,
+		       (unsigned long long)rep.deferred,
+		       (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9);
+	if (rep.unavailable)
+		return EXIT_UNAVAILABLE;
+	if (rep.temporary)
+		return EXIT_TEMPFAIL;
+	return rep.problems ? EXIT_PROBLEMS : 0;
+}

@@ -1,0 +1,129 @@
+/*
+ * test_sweep_decide.c - sweep_decide() against DESIGN.md's crash table, row
+ * by row, and then every combination of facts against the safety rules that
+ * must hold whatever the table says (I2: a committed blob is never deleted
+ * directly; a referenced name is never touched).
+ */
+#include <string.h>
+
+#include "sweep.h"
+#include "tap.h"
+
+#define C SWEEP_PURPOSE_CREATE
+#define R SWEEP_PURPOSE_REPLACE
+#define T_NONE SWEEP_TAG_NONE
+#define T_PEND SWEEP_TAG_PENDING
+#define T_COMM SWEEP_TAG_COMMITTED
+#define T_RET SWEEP_TAG_RETIRED
+#define T_OTH SWEEP_TAG_OTHER
+
+static const struct {
+	const char *what;
+	struct sweep_facts f;	/* purpose, exists, tag, uncommitted, metadata, referenced */
+	enum sweep_action want;
+} table[] = {
+	/* crash after 1: rows, nothing in storage */
+	{ "create: no blob -> drop", { C, 0, T_NONE, 0, 0, 0 }, SWEEP_DROP },
+	{ "replace: no blob -> drop", { R, 0, T_NONE, 0, 0, 0 }, SWEEP_DROP },
+	/* mid-2: staged blocks only */
+	{ "create: staged blocks -> purge, drop", { C, 0, T_NONE, 1, 0, 0 }, SWEEP_PURGE_THEN_DROP },
+	{ "replace: staged blocks -> purge, drop", { R, 0, T_NONE, 1, 0, 0 }, SWEEP_PURGE_THEN_DROP },
+	/* crash after 2: blob tagged pending */
+	{ "create: pending blob -> guarded delete, drop", { C, 1, T_PEND, 0, 0, 0 },
+	  SWEEP_DELETE_PENDING_THEN_DROP },
+	{ "create: pending blob with staged blocks -> guarded delete", { C, 1, T_PEND, 1, 0, 0 },
+	  SWEEP_DELETE_PENDING_THEN_DROP },
+	{ "replace: pending blob -> guarded delete, drop", { R, 1, T_PEND, 0, 0, 0 },
+	  SWEEP_DELETE_PENDING_THEN_DROP },
+	{ "create: pending blob, metadata present -> still delete", { C, 1, T_PEND, 0, 1, 0 },
+	  SWEEP_DELETE_PENDING_THEN_DROP },
+	/* crash after 3: blob tagged committed */
+	{ "create: committed, metadata holds -> roll forward", { C, 1, T_COMM, 0, 1, 0 },
+	  SWEEP_ROLL_FORWARD },
+	{ "create: committed, metadata wrong -> leave", { C, 1, T_COMM, 0, 0, 0 }, SWEEP_LEAVE },
+	{ "create: committed + staged blocks (experiment K) -> roll forward", { C, 1, T_COMM, 1, 1, 0 },
+	  SWEEP_ROLL_FORWARD },
+	{ "replace: committed -> roll back through the outbox", { R, 1, T_COMM, 0, 1, 0 },
+	  SWEEP_ROLL_BACK },
+	{ "replace: committed, metadata wrong -> roll back anyway", { R, 1, T_COMM, 0, 0, 0 },
+	  SWEEP_ROLL_BACK },
+	/* odd states */
+	{ "replace: already tagged retired -> roll back", { R, 1, T_RET, 0, 0, 0 }, SWEEP_ROLL_BACK },
+	{ "create: tagged retired -> leave", { C, 1, T_RET, 0, 1, 0 }, SWEEP_LEAVE },
+	{ "create: blob without state tag -> leave", { C, 1, T_NONE, 0, 1, 0 }, SWEEP_LEAVE },
+	{ "replace: blob without state tag -> leave", { R, 1, T_NONE, 0, 0, 0 }, SWEEP_LEAVE },
+	{ "create: unknown tag value -> leave", { C, 1, T_OTH, 0, 1, 0 }, SWEEP_LEAVE },
+	/* a corrupted intent whose name a document uses */
+	{ "referenced committed blob -> leave", { C, 1, T_COMM, 0, 1, 1 }, SWEEP_LEAVE },
+	{ "referenced pending blob -> leave", { R, 1, T_PEND, 0, 0, 1 }, SWEEP_LEAVE },
+	{ "referenced missing blob -> leave (audit reports it)", { C, 0, T_NONE, 0, 0, 1 }, SWEEP_LEAVE },
+};
+
+int main(void);
+
+int
+main(void)
+{
+	static const enum sweep_tag tags[] = { T_NONE, T_PEND, T_COMM, T_RET, T_OTH };
+	struct sweep_facts f;
+	size_t i, t;
+	int p, ex, un, md, ref, bad_committed = 0, bad_ref = 0, bad_drop = 0, bad_spec = 0, n = 0;
+	enum sweep_action a;
+
+	for (i = 0; i < ARRAY_LEN(table); i++) {
+		a = sweep_decide(&table[i].f);
+		if (!tap_ok(a == table[i].want, "%s", table[i].what))
+			tap_diag("got %s, want %s", sweep_action_name(a), sweep_action_name(table[i].want));
+	}
+
+	/* Every combination: 2 x 2 x 5 x 2 x 2 x 2 = 160. */
+	for (p = 0; p < 2; p++)
+	for (ex = 0; ex < 2; ex++)
+	for (t = 0; t < ARRAY_LEN(tags); t++)
+	for (un = 0; un < 2; un++)
+	for (md = 0; md < 2; md++)
+	for (ref = 0; ref < 2; ref++) {
+		memset(&f, 0, sizeof f);
+		f.purpose = p ? R : C;
+		f.blob_exists = ex;
+		f.tag = ex ? tags[t] : T_NONE;
+		f.uncommitted_blocks = un;
+		f.metadata_matches = md;
+		f.referenced = ref;
+		a = sweep_decide(&f);
+		n++;
+		/* Only a blob tagged pending is deleted directly. */
+		if (ex && f.tag != T_PEND && a == SWEEP_DELETE_PENDING_THEN_DROP)
+			bad_committed++;
+		/* Rows are dropped without a storage step only when there is no blob. */
+		if (ex && (a == SWEEP_DROP || a == SWEEP_PURGE_THEN_DROP))
+			bad_drop++;
+		if (ref && a != SWEEP_LEAVE)
+			bad_ref++;
+		/* sweep_intent tries the pending-guarded delete before reading
+		 * anything: that is only right if an unreferenced pending-tagged
+		 * blob always decides so. */
+		if (!ref && ex && f.tag == T_PEND && a != SWEEP_DELETE_PENDING_THEN_DROP)
+			bad_spec++;
+		/* Rolled forward only: create, committed, metadata holding. */
+		if (a == SWEEP_ROLL_FORWARD && !(p == 0 && ex && f.tag == T_COMM && md))
+			bad_committed++;
+		if (a == SWEEP_ROLL_BACK && p == 0)
+			bad_committed++;
+	}
+	tap_ok(n == 160, "all %d combinations decided", n);
+	tap_ok(bad_committed == 0, "no committed/retired/untagged blob is deleted directly, no create is "
+	       "rolled back, only verified creates roll forward (%d violations)", bad_committed);
+	tap_ok(bad_drop == 0, "rows are dropped without a storage step only when no blob exists (%d)",
+	       bad_drop);
+	tap_ok(bad_ref == 0, "a name another document uses is always left alone (%d)", bad_ref);
+	tap_ok(bad_spec == 0, "the speculative guarded delete agrees with the decision (%d)", bad_spec);
+
+	tap_ok(sweep_tag_from_value(NULL) == T_NONE, "no state tag");
+	tap_ok(sweep_tag_from_value("pending") == T_PEND, "pending");
+	tap_ok(sweep_tag_from_value("committed") == T_COMM, "committed");
+	tap_ok(sweep_tag_from_value("retired") == T_RET, "retired");
+	tap_ok(sweep_tag_from_value("Committed") == T_OTH, "tag values are case-sensitive");
+	tap_ok(strcmp(sweep_action_name(SWEEP_ROLL_FORWARD), "roll-forward") == 0, "action names");
+	return tap_done();
+}
