@@ -9,7 +9,7 @@
 #   like "$got" 'regex' "matches"          like GOT ERE DESC (grep -E)
 #   unlike "$got" 'regex' "does not"       unlike GOT ERE DESC
 #   skip "why" [N]                         N skipped tests
-#   diag "text"                            a # comment on stderr
+#   diag "text"                            a # comment explaining a failure
 #   note "text"                            a # comment on stdout
 #   skip_all "reason"                      1..0 # SKIP reason, exit 0
 #   bail_out "reason"                      Bail out!, exit 1
@@ -104,7 +104,9 @@ skip() { # REASON [N]
 	done
 }
 
-diag() { printf '# %s\n' "$*" >&2; }
+# diag goes to stdout like note: automake's TAP driver then keeps it next to
+# the "not ok" line it explains in the test's .log (stderr would be out of order).
+diag() { printf '# %s\n' "$*"; }
 note() { printf '# %s\n' "$*"; }
 
 skip_all() { # REASON
