@@ -8,3 +8,5 @@ app_bindery_fcgi_SOURCES = app/bindery_fcgi.c app/app.h app/handlers.c app/page.
 	app/request.c app/request.h
 E2E_TESTS += tests/e2e/api.sh
 EXTRA_DIST += tests/e2e/api.sh
+E2E_TESTS += tests/e2e/concurrency.sh
+EXTRA_DIST += tests/e2e/concurrency.sh

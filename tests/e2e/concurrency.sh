@@ -1,0 +1,105 @@
+#!/usr/bin/env bash
+# Concurrency through lighttpd: 20 simultaneous creates of one name (one 201,
+# nineteen 409, one registry row), then 8 clients x 50 mixed operations after
+# which every acknowledged document is readable with exactly its bytes.
+[ -n "${BASH_VERSION:-}" ] || exec bash "$0" "$@"
+here=$(cd "$(dirname "$0")" && pwd)
+. "$here/../lib/tap.sh"
+
+[ -n "${BINDERY_TEST_LIGHTTPD_URL:-}" ] && [ -n "${BINDERY_TEST_TOKEN:-}" ] &&
+	[ -n "${BINDERY_TEST_DB_SOCKET:-}" ] || skip_all "no test stack (./dev test starts one)"
+
+url=$BINDERY_TEST_LIGHTTPD_URL
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+auth="Authorization: Bearer $BINDERY_TEST_TOKEN"
+sql() { mariadb --socket="$BINDERY_TEST_DB_SOCKET" -N -B "${BINDERY_TEST_DB_NAME:-bindery}" -e "$1"; }
+jid() { sed -n 's/.*"id":"\([0-9]*\)".*/\1/p'; }
+
+# --- I5: N concurrent creates of one name ---
+name="race-$$-$RANDOM"
+head -c 200000 /dev/urandom >"$work/race.bin"
+for i in $(seq 1 20); do
+	curl -s -o /dev/null -w '%{http_code}\n' -H "$auth" --data-binary "@$work/race.bin" \
+		"$url/documents?name=$name" >"$work/race.$i" &
+done
+wait
+codes=$(cat "$work"/race.* | sort | uniq -c | awk '{printf "%s:%s ", $2, $1}')
+is "$(cat "$work"/race.* | grep -c '^201$')" 1 "20 racing creates: exactly one 201 ($codes)"
+is "$(cat "$work"/race.* | grep -c '^409$')" 19 "... and nineteen 409"
+is "$(sql "SELECT COUNT(*) FROM blobs b JOIN documents d ON d.id = b.document_id WHERE d.name = '$name'")" 1 \
+	"... one registry row for the name"
+is "$(sql "SELECT COUNT(*) FROM documents WHERE name = '$name' AND status = 'ready'")" 1 "... one ready document"
+
+# --- 8 clients x 50 mixed operations ---
+client() { # N: operations on this client's own documents; log acknowledged facts
+	local n=$1 i op id code f alive=() log="$work/client.$1"
+	RANDOM=$((1000 + n))
+	for i in $(seq 1 50); do
+		op=$((RANDOM % 10))
+		f="$work/c$n.$i"
+		head -c $((RANDOM % 70000 + 1)) /dev/urandom >"$f"
+		if [ ${#alive[@]} -eq 0 ] || [ $op -lt 4 ]; then
+			code=$(curl -s -o "$f.out" -w '%{http_code}' -H "$auth" --data-binary "@$f" \
+				"$url/documents?name=mix-$$-$n-$i")
+			if [ "$code" = 201 ]; then
+				id=$(jid <"$f.out")
+				alive+=("$id")
+				echo "put $id $(sha256sum <"$f" | cut -c1-64)" >>"$log"
+			else
+				echo "err create $code" >>"$log"
+			fi
+		elif [ $op -lt 6 ]; then
+			id=${alive[$((RANDOM % ${#alive[@]}))]}
+			code=$(curl -s -o /dev/null -w '%{http_code}' -X PUT -H "$auth" --data-binary "@$f" \
+				"$url/documents/$id/content")
+			if [ "$code" = 200 ]; then echo "put $id $(sha256sum <"$f" | cut -c1-64)" >>"$log"
+			else echo "err replace $code" >>"$log"; fi
+		elif [ $op -lt 7 ]; then
+			local k=$((RANDOM % ${#alive[@]}))
+			id=${alive[$k]}
+			code=$(curl -s -o /dev/null -w '%{http_code}' -X DELETE -H "$auth" "$url/documents/$id")
+			if [ "$code" = 204 ]; then
+				echo "del $id" >>"$log"
+				alive=("${alive[@]:0:$k}" "${alive[@]:$((k + 1))}")
+			else
+				echo "err delete $code" >>"$log"
+			fi
+		else
+			id=${alive[$((RANDOM % ${#alive[@]}))]}
+			code=$(curl -s -o "$f.dl" -w '%{http_code}' "$url/documents/$id/content")
+			echo "get $id $code $(sha256sum <"$f.dl" | cut -c1-64)" >>"$log"
+		fi
+		rm -f "$f" "$f.out" "$f.dl"
+	done
+}
+for n in $(seq 1 8); do client "$n" & done
+wait
+
+cat "$work"/client.* >"$work/all"
+is "$(grep -c '^err' "$work/all")" 0 "no operation failed ($(grep '^err' "$work/all" | sort | uniq -c | tr '\n' ' '))"
+ops=$(wc -l <"$work/all")
+is "$ops" 400 "400 operations ran"
+# Each download during the run saw exactly the bytes last acknowledged for it.
+is "$(awk '$1 == "put" { want[$2] = $3 } $1 == "get" && ($3 != 200 || $4 != want[$2]) { bad++ }
+	END { print bad + 0 }' "$work"/client.1 "$work"/client.2 "$work"/client.3 "$work"/client.4 \
+	"$work"/client.5 "$work"/client.6 "$work"/client.7 "$work"/client.8)" 0 "downloads during the run saw the acknowledged bytes"
+# What each client last acknowledged is what a reader must see.
+awk '$1 == "put" { want[$2] = $3 } $1 == "del" { want[$2] = "gone" }
+     END { for (id in want) print id, want[id] }' "$work/all" >"$work/final"
+checked=0 wrong=0
+while read -r id want; do
+	got=$(curl -s -o "$work/v" -w '%{http_code}' "$url/documents/$id/content")
+	if [ "$want" = gone ]; then
+		[ "$got" = 404 ] || { wrong=$((wrong + 1)); diag "document $id: deleted but $got"; }
+	else
+		[ "$got" = 200 ] && [ "$(sha256sum <"$work/v" | cut -c1-64)" = "$want" ] ||
+			{ wrong=$((wrong + 1)); diag "document $id: $got, bytes differ"; }
+	fi
+	checked=$((checked + 1))
+done <"$work/final"
+ok '[ "$checked" -gt 20 ]' "checked $checked acknowledged documents"
+is "$wrong" 0 "every acknowledged document reads back exactly (or is gone after its delete)"
+is "$(sql "SELECT COUNT(*) FROM documents d JOIN blobs b ON b.name = d.blob_name WHERE d.name LIKE 'mix-$$-%' AND (d.status <> 'ready' OR b.state <> 'committed')")" 0 \
+	"no ready document points at a blob that is not committed"
+done_testing
