@@ -4,3 +4,7 @@ app_bindery_SOURCES += app/cmd_sweep.c
 
 check_PROGRAMS += tests/unit/test_sweep_decide
 UNIT_TESTS += tests/unit/test_sweep_decide
+
+check_PROGRAMS += tests/integration/test_sweep
+INTEGRATION_TESTS += tests/integration/test_sweep
+EXTRA_DIST += tests/integration/sweep_plant.h

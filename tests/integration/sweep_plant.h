@@ -1,0 +1,198 @@
+/*
+ * sweep_plant.h - plants the crash table's states for the sweep and audit
+ * tests and the benchmark: rows straight into MariaDB, blobs through the
+ * storage client, tagged as each step of the protocol would leave them.
+ * Header-only (static functions) so each test program includes it once.
+ */
+#ifndef BINDERY_SWEEP_PLANT_H
+#define BINDERY_SWEEP_PLANT_H
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "blob.h"
+#include "config.h"
+#include "db.h"
+#include "services.h"
+
+struct mem_reader {
+	const char *p;
+	size_t len, off;
+};
+
+static BINDERY_UNUSED long
+mem_read(void *ctx, char *buf, size_t len)
+{
+	struct mem_reader *m = ctx;
+	size_t n = m->len - m->off < len ? m->len - m->off : len;
+
+	memcpy(buf, m->p + m->off, n);
+	m->off += n;
+	return (long)n;
+}
+
+/* Upload bytes create-only with a state tag (NULL: no tags at all). */
+static BINDERY_UNUSED int
+plant_blob(struct blob_client *b, const char *name, const char *bytes, const char *state,
+	   struct blob_upload_info *info)
+{
+	struct blob_tag tag = { "state", state };
+	struct blob_upload_opts o = { "text/plain", state ? &tag : NULL, state ? 1 : 0,
+				      (int64_t)strlen(bytes) };
+	struct mem_reader m = { bytes, strlen(bytes), 0 };
+	struct blob_upload_info scratch;
+	struct blob_result r;
+
+	return blob_upload_create(b, name, &o, mem_read, &m, info ? info : &scratch, &r);
+}
+
+static BINDERY_UNUSED int
+plant_tag(struct blob_client *b, const char *name, const char *state)
+{
+	struct blob_tag tag = { "state", state };
+	struct blob_result r;
+
+	return blob_set_tags(b, name, &tag, 1, NULL, &r);
+}
+
+/* Three staged blocks and no commit: an upload cut mid-step-2 (experiment K). */
+static BINDERY_UNUSED int
+plant_staged(struct blob_client *b, const char *name)
+{
+	static const char *const ids[] = { "YmxrMDAwMDAx", "YmxrMDAwMDAy", "YmxrMDAwMDAz" };
+	struct blob_result r;
+	size_t i;
+
+	for (i = 0; i < 3; i++)
+		if (blob_put_block(b, name, ids[i], "staged", 6, &r) != 0)
+			return -1;
+	return 0;
+}
+
+static const char plant_sql_doc[] =
+	"INSERT INTO documents (name, status, blob_name, content_type, owner, size, sha256)"
+	" VALUES (?, ?, ?, 'text/plain', 'sweeptest', ?, ?)";
+static const char plant_sql_blob[] =
+	"INSERT INTO blobs (name, document_id, purpose, state, touched_at, size, sha256, retire_after)"
+	" VALUES (?, ?, ?, ?, NOW(6) - INTERVAL ? SECOND, ?, ?,"
+	" IF(? = 'retired', NOW(6) - INTERVAL 1 SECOND, NULL))";
+
+/* A document row; size/sha NULL unless ready. *id is its id. */
+static BINDERY_UNUSED enum db_err
+plant_doc(struct db *db, const char *doc_name, const char *status, const char *blob_name,
+	  uint64_t size, const char *sha, uint64_t *id)
+{
+	int ready = strcmp(status, "ready") == 0;
+	struct db_param p[] = { DBP_STR(doc_name), DBP_STR(status), DBP_STR(blob_name),
+				ready ? DBP_U64(size) : DBP_NULL, ready ? DBP_STR(sha) : DBP_NULL };
+	enum db_err e = db_exec(db, plant_sql_doc, p, ARRAY_LEN(p), NULL);
+
+	*id = db_last_insert_id(db);
+	return e;
+}
+
+/* A registry row idle for age seconds (retired rows are due already). */
+static BINDERY_UNUSED enum db_err
+plant_row(struct db *db, const char *blob_name, uint64_t doc_id, const char *purpose,
+	  const char *state, unsigned age, const char *sha)
+{
+	struct db_param p[] = { DBP_STR(blob_name), DBP_U64(doc_id), DBP_STR(purpose), DBP_STR(state),
+				DBP_U64(age), DBP_NULL,
+				DBP_STR_OR_NULL(sha), DBP_STR(state) };
+
+	return db_exec(db, plant_sql_blob, p, ARRAY_LEN(p), NULL);
+}
+
+static const char plant_sql_count_rows[] =
+	"SELECT (SELECT COUNT(*) FROM blobs WHERE LEFT(name, CHAR_LENGTH(?)) = ?)"
+	" + (SELECT COUNT(*) FROM documents WHERE LEFT(blob_name, CHAR_LENGTH(?)) = ?)";
+
+/* Registry + document rows whose blob name starts with prefix. */
+static BINDERY_UNUSED uint64_t
+count_rows(struct db *db, const char *prefix)
+{
+	uint64_t n = 0;
+	struct db_col c[] = { DBC_U64(&n) };
+	struct db_param p[] = { DBP_STR(prefix), DBP_STR(prefix), DBP_STR(prefix), DBP_STR(prefix) };
+
+	if (db_query(db, plant_sql_count_rows, p, 4, c, 1, NULL, NULL) != DB_OK)
+		return (uint64_t)-1;
+	return n;
+}
+
+static BINDERY_UNUSED int
+count_one(void *ctx, const struct blob_list_item *it)
+{
+	(void)it;
+	(*(uint64_t *)ctx)++;
+	return 0;
+}
+
+static BINDERY_UNUSED uint64_t
+count_blobs(struct blob_client *b, const char *prefix)
+{
+	uint64_t n = 0;
+	struct blob_result r;
+
+	if (blob_list(b, prefix, 0, count_one, &n, &r) != 0)
+		return (uint64_t)-1;
+	return n;
+}
+
+static BINDERY_UNUSED int
+blob_exists(struct blob_client *b, const char *name)
+{
+	struct blob_props p;
+	struct blob_result r;
+
+	if (blob_get_properties(b, name, &p, &r) == 0)
+		return 1;
+	return r.status == BLOB_NOT_FOUND ? 0 : -1;
+}
+
+/* The state tag's value, "" without one, "?" on error. */
+static BINDERY_UNUSED const char *
+blob_state(struct blob_client *b, const char *name, char *out, size_t outlen)
+{
+	struct blob_tag_set t;
+	struct blob_result r;
+	size_t i;
+
+	snprintf(out, outlen, "?");
+	if (blob_get_tags(b, name, &t, &r) != 0)
+		return out;
+	snprintf(out, outlen, "%s", "");
+	for (i = 0; i < t.n; i++)
+		if (strcmp(t.key[i], "state") == 0)
+			snprintf(out, outlen, "%s", t.value[i]);
+	return out;
+}
+
+/* Open config + services from $BINDERY_CONFIG, or skip the whole test. */
+static BINDERY_UNUSED struct services *
+plant_open(struct bindery_config **cfgp)
+{
+	char err[512], warn[512];
+	struct services *s = NULL;
+	const char *path = getenv("BINDERY_CONFIG");
+
+	if (path == NULL || getenv("BINDERY_TEST_BIN") == NULL)
+		return NULL;
+	if (config_load(path, cfgp, err, sizeof err, warn, sizeof warn) != 0) {
+		fprintf(stderr, "%s\n", err);
+		return NULL;
+	}
+	if (services_open(*cfgp, &s, err, sizeof err) != 0) {
+		fprintf(stderr, "%s\n", err);
+		return NULL;
+	}
+	if (db_ensure(s->db) != DB_OK) {
+		services_free(s);
+		return NULL;
+	}
+	return s;
+}
+
+#endif
