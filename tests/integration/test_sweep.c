@@ -166,7 +166,7 @@ static void
 test_crash_table(void)
 {
 	char a[256], b[256], c[256], d[256], e[256], f0[256], f1[256], g[256], h[256], i[256], j[256];
-	char st[64], out[8192], sha_wrong[65];
+	char st[64], out[8192], sha_wrong[65], key[300];
 	struct blob_upload_info dinfo, tmp;
 	struct doc doc;
 	uint64_t did, fid, hid, n = 1;
@@ -186,12 +186,14 @@ test_crash_table(void)
 
 	/* crash after 1, with an unfinished idempotency key pointing at it */
 	did = intent(a, "create", 0, NULL);
+	snprintf(key, sizeof key, "key-%s", a);
 	{
-		char key[128];
 		struct db_param p[] = { DBP_STR(key), DBP_U64(did), DBP_STR(a) };
+		uint64_t nk = 0;
+		struct db_col cc[] = { DBC_U64(&nk) };
 
-		snprintf(key, sizeof key, "key-%s", a);
-		if (db_exec(S->db, sql_idem, p, 3, NULL) != DB_OK)
+		if (db_exec(S->db, sql_idem, p, 3, NULL) != DB_OK ||
+		    db_query(S->db, sql_idem_count, p, 1, cc, 1, NULL, NULL) != DB_OK || nk != 1)
 			tap_bail("plant key: %s", db_last_error(S->db));
 	}
 	/* mid-2: three staged blocks, nothing committed */
@@ -263,11 +265,9 @@ test_crash_table(void)
 	tap_ok(!*row_state(a, st, sizeof st) && !*doc_status(a, st, sizeof st),
 	       "after 1: rows dropped");
 	{
-		char key[128];
 		struct db_col cc[] = { DBC_U64(&n) };
 		struct db_param p[] = { DBP_STR(key) };
 
-		snprintf(key, sizeof key, "key-%s", a);
 		if (db_query(S->db, sql_idem_count, p, 1, cc, 1, NULL, NULL) != DB_OK)
 			n = 99;
 		TAP_EQ_INT(n, 0, "after 1: the unfinished idempotency key went with the intent");
