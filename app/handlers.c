@@ -450,8 +450,11 @@ handle_create(struct app *app, struct request *r)
 		fault = &form.fault;
 	} else if (span_starts_with_cstr(ctype, "multipart/") ||
 		   span_starts_with_cstr(ctype, "application/x-www-form-urlencoded")) {
+		/* curl --data-binary says x-www-form-urlencoded unless told otherwise:
+		 * storing a file under a form encoding's type would be a lie. */
 		resp_error(r, 415, "unsupported_media_type",
-			   "send multipart/form-data with a file field, or the raw bytes with ?name=");
+			   "send multipart/form-data with a file field, or the raw bytes with ?name= and"
+			   " their real Content-Type");
 		goto out;
 	} else {
 		enum http_query_result q = http_query_get(r->query, "name", &qname);

@@ -13,6 +13,7 @@ url=$BINDERY_TEST_LIGHTTPD_URL
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 auth="Authorization: Bearer $BINDERY_TEST_TOKEN"
+bytes="Content-Type: application/octet-stream"
 sql() { mariadb --socket="$BINDERY_TEST_DB_SOCKET" -N -B "${BINDERY_TEST_DB_NAME:-bindery}" -e "$1"; }
 jid() { sed -n 's/.*"id":"\([0-9]*\)".*/\1/p'; }
 
@@ -20,7 +21,7 @@ jid() { sed -n 's/.*"id":"\([0-9]*\)".*/\1/p'; }
 name="race-$$-$RANDOM"
 head -c 200000 /dev/urandom >"$work/race.bin"
 for i in $(seq 1 20); do
-	curl -s -o /dev/null -w '%{http_code}\n' -H "$auth" --data-binary "@$work/race.bin" \
+	curl -s -o /dev/null -w '%{http_code}\n' -H "$auth" -H "$bytes" --data-binary "@$work/race.bin" \
 		"$url/documents?name=$name" >"$work/race.$i" &
 done
 wait
@@ -40,7 +41,7 @@ client() { # N: operations on this client's own documents; log acknowledged fact
 		f="$work/c$n.$i"
 		head -c $((RANDOM % 70000 + 1)) /dev/urandom >"$f"
 		if [ ${#alive[@]} -eq 0 ] || [ $op -lt 4 ]; then
-			code=$(curl -s -o "$f.out" -w '%{http_code}' -H "$auth" --data-binary "@$f" \
+			code=$(curl -s -o "$f.out" -w '%{http_code}' -H "$auth" -H "$bytes" --data-binary "@$f" \
 				"$url/documents?name=mix-$$-$n-$i")
 			if [ "$code" = 201 ]; then
 				id=$(jid <"$f.out")
@@ -51,7 +52,7 @@ client() { # N: operations on this client's own documents; log acknowledged fact
 			fi
 		elif [ $op -lt 6 ]; then
 			id=${alive[$((RANDOM % ${#alive[@]}))]}
-			code=$(curl -s -o /dev/null -w '%{http_code}' -X PUT -H "$auth" --data-binary "@$f" \
+			code=$(curl -s -o /dev/null -w '%{http_code}' -X PUT -H "$auth" -H "$bytes" --data-binary "@$f" \
 				"$url/documents/$id/content")
 			if [ "$code" = 200 ]; then echo "put $id $(sha256sum <"$f" | cut -c1-64)" >>"$log"
 			else echo "err replace $code" >>"$log"; fi
