@@ -11,6 +11,5 @@
 		return EXIT_SOFTWARE;                                              \
 	}
 
-NOT_YET(cmd_audit, "audit")
 NOT_YET(cmd_lifecycle_policy, "lifecycle-policy")
 NOT_YET(cmd_check_account, "check-account")

@@ -320,7 +320,7 @@ static const char sql_audit_registry[] =
 static const char sql_audit_unregistered[] =
 	"SELECT d.blob_name, 0, '', '', 0, -1, d.id, d.status, COALESCE(d.size, 0),"
 	" COALESCE(d.sha256, '') FROM documents d LEFT JOIN blobs b ON b.name = d.blob_name"
-	" WHERE b.name IS NULL";
+	" WHERE b.name IS NULL AND LEFT(d.blob_name, CHAR_LENGTH(?)) = ?";
 
 enum db_err
 audit_db_walk(struct db *db, const char *prefix, int (*on_row)(void *, const struct audit_row *),
@@ -347,5 +347,5 @@ audit_db_walk(struct db *db, const char *prefix, int (*on_row)(void *, const str
 	e = db_query(db, sql_audit_registry, p, ARRAY_LEN(p), c, 10, audit_row_cb, &ac);
 	if (e != DB_OK)
 		return e;
-	return db_query(db, sql_audit_unregistered, NULL, 0, c, 10, audit_row_cb, &ac);
+	return db_query(db, sql_audit_unregistered, p, ARRAY_LEN(p), c, 10, audit_row_cb, &ac);
 }

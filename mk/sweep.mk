@@ -1,6 +1,7 @@
 # sweep: bindery sweep, audit, lifecycle-policy, check-account.
-lib_libbindery_a_SOURCES += lib/sweep.c lib/sweep.h lib/sweep_db.c lib/sweep_db.h
-app_bindery_SOURCES += app/cmd_sweep.c
+lib_libbindery_a_SOURCES += lib/sweep.c lib/sweep.h lib/sweep_db.c lib/sweep_db.h \
+	lib/audit.c lib/audit.h
+app_bindery_SOURCES += app/cmd_sweep.c app/cmd_audit.c
 
 check_PROGRAMS += tests/unit/test_sweep_decide
 UNIT_TESTS += tests/unit/test_sweep_decide
@@ -8,3 +9,5 @@ UNIT_TESTS += tests/unit/test_sweep_decide
 check_PROGRAMS += tests/integration/test_sweep
 INTEGRATION_TESTS += tests/integration/test_sweep
 EXTRA_DIST += tests/integration/sweep_plant.h
+check_PROGRAMS += tests/integration/test_audit
+INTEGRATION_TESTS += tests/integration/test_audit

@@ -1,0 +1,178 @@
+/*
+ * cmd_audit.c - `bindery audit`: diff the container against the database.
+ * Exit 0 clean, 1 problems, 2 a dangling document (readers would break).
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "audit.h"
+#include "cli.h"
+
+static void
+audit_usage(FILE *fp)
+{
+	fprintf(fp,
+		"usage: bindery audit [--json] [--prefix P] [--repair [--min-age SECONDS]]\n\n"
+		"Lists the container (with tags) and walks the database, and reports orphan\n"
+		"blobs, dangling documents, tag mismatches, stale intents and staged blocks.\n"
+		"--repair deletes orphans older than --min-age (default [limits] sweep_cutoff),\n"
+		"guarded by ETag and tag, and tags a ready document's blob committed.\n"
+		"--prefix P audits only blob names starting with the configured prefix + P.\n"
+		"Exit 0 clean, 1 problems, 2 a dangling document.  See bindery(1).\n");
+}
+
+static int
+parse_seconds(const char *s, unsigned *out)
+{
+	unsigned long long v;
+	char *end;
+
+	errno = 0;
+	if (s[0] < '0' || s[0] > '9')
+		return -1;
+	v = strtoull(s, &end, 10);
+	if (errno || *end != '\0' || v > 0x7fffffffULL)
+		return -1;
+	*out = (unsigned)v;
+	return 0;
+}
+
+static void
+print_text(const struct audit_report *rep, int repair, double secs)
+{
+	size_t i;
+	json_t *f;
+
+	json_array_foreach(rep->findings, i, f) {
+		const char *repair_note = json_string_value(json_object_get(f, "repair"));
+
+		printf("%-22s %s: %s%s%s%s\n", json_string_value(json_object_get(f, "kind")),
+		       json_string_value(json_object_get(f, "name")),
+		       json_string_value(json_object_get(f, "detail")),
+		       repair_note ? " [" : "", repair_note ? repair_note : "", repair_note ? "]" : "");
+	}
+	printf("audit: %llu blobs, %llu rows; %llu orphans, %llu dangling, %llu tag mismatches,"
+	       " %llu committed unreferenced, %llu unregistered, %llu stale intents,"
+	       " %llu with staged blocks",
+	       (unsigned long long)rep->listed, (unsigned long long)rep->rows,
+	       (unsigned long long)rep->orphans, (unsigned long long)rep->dangling,
+	       (unsigned long long)rep->tag_mismatches, (unsigned long long)rep->committed_unreferenced,
+	       (unsigned long long)rep->unregistered, (unsigned long long)rep->stale_pending,
+	       (unsigned long long)rep->uncommitted);
+	if (repair)
+		printf("; repaired: %llu orphans deleted, %llu re-tagged, %llu refused",
+		       (unsigned long long)rep->orphans_deleted, (unsigned long long)rep->retagged,
+		       (unsigned long long)rep->repair_failed);
+	printf(" in %.3fs\n", secs);
+}
+
+static int
+print_json(const struct audit_report *rep, int repair, double secs)
+{
+	json_t *j = json_pack("{s:b, s:{s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I}, s:O, s:f}",
+			      "clean", audit_problems_left(rep) == 0, "counts",
+			      "blobs_listed", (json_int_t)rep->listed, "rows", (json_int_t)rep->rows,
+			      "orphans", (json_int_t)rep->orphans, "dangling", (json_int_t)rep->dangling,
+			      "tag_mismatches", (json_int_t)rep->tag_mismatches,
+			      "committed_unreferenced", (json_int_t)rep->committed_unreferenced,
+			      "unregistered", (json_int_t)rep->unregistered,
+			      "stale_pending", (json_int_t)rep->stale_pending,
+			      "uncommitted_blocks", (json_int_t)rep->uncommitted,
+			      "findings", rep->findings, "seconds", secs);
+	int rc = -1;
+
+	if (j == NULL)
+		return -1;
+	if (repair)
+		json_object_set_new(j, "repaired",
+				    json_pack("{s:I, s:I, s:I}", "orphans_deleted",
+					      (json_int_t)rep->orphans_deleted, "retagged",
+					      (json_int_t)rep->retagged, "refused",
+					      (json_int_t)rep->repair_failed));
+	if (json_dumpf(j, stdout, JSON_INDENT(2)) == 0) {
+		putchar('\n');
+		rc = 0;
+	}
+	json_decref(j);
+	return rc;
+}
+
+int
+cmd_audit(struct cli *cli, int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "json", no_argument, NULL, 'j' },
+		{ "repair", no_argument, NULL, 'r' },
+		{ "min-age", required_argument, NULL, 'm' },
+		{ "prefix", required_argument, NULL, 'p' },
+		{ "verbose", no_argument, NULL, 'v' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	struct audit_opts ao;
+	struct audit_report rep;
+	struct timespec t0, t1;
+	const char *narrow = "";
+	char prefix[512];
+	unsigned min_age = 0;
+	int json = 0, have_min_age = 0, c, rc;
+	enum audit_err ae;
+	double secs;
+
+	memset(&ao, 0, sizeof ao);
+	while ((c = getopt_long(argc, argv, "jrm:p:vh", opts, NULL)) != -1) {
+		switch (c) {
+		case 'j': json = 1; break;
+		case 'r': ao.repair = 1; break;
+		case 'm':
+			if (parse_seconds(optarg, &min_age) != 0) {
+				fprintf(stderr, "bindery audit: --min-age wants seconds, not '%s'\n", optarg);
+				return EXIT_USAGE;
+			}
+			have_min_age = 1;
+			break;
+		case 'p': narrow = optarg; break;
+		case 'v': cli->verbose = 1; break;
+		case 'h': audit_usage(stdout); return 0;
+		default: audit_usage(stderr); return EXIT_USAGE;
+		}
+	}
+	if (optind != argc) {
+		audit_usage(stderr);
+		return EXIT_USAGE;
+	}
+	if ((rc = cli_services(cli)) != 0)
+		return rc;
+	/* --prefix narrows the audit inside the configured prefix, never outside it. */
+	if ((size_t)snprintf(prefix, sizeof prefix, "%s%s", cli->cfg->storage_prefix, narrow) >=
+	    sizeof prefix) {
+		fprintf(stderr, "bindery audit: --prefix too long\n");
+		return EXIT_USAGE;
+	}
+	ao.prefix = prefix;
+	ao.stale_cutoff = cli->cfg->sweep_cutoff;
+	ao.min_age = have_min_age ? min_age : cli->cfg->sweep_cutoff;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	ae = audit_run(cli->svc, &ao, &rep);
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	secs = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
+	if (ae != AUDIT_OK) {
+		fprintf(stderr, "bindery audit: %s\n",
+			ae == AUDIT_DB_UNAVAILABLE ? "database unavailable"
+			: ae == AUDIT_STORAGE_UNAVAILABLE ? "cannot list the container" : "failed");
+		audit_report_clear(&rep);
+		return ae == AUDIT_FAILED ? EXIT_SOFTWARE : EXIT_UNAVAILABLE;
+	}
+	if (json)
+		rc = print_json(&rep, ao.repair, secs) == 0 ? 0 : EXIT_SOFTWARE;
+	else if (cli->verbose || json_array_size(rep.findings) > 0)
+		print_text(&rep, ao.repair, secs);
+	if (rc == 0)
+		rc = rep.dangling ? EXIT_DANGLING : audit_problems_left(&rep) ? EXIT_PROBLEMS : 0;
+	audit_report_clear(&rep);
+	return rc;
+}
