@@ -10,3 +10,5 @@ E2E_TESTS += tests/e2e/api.sh
 EXTRA_DIST += tests/e2e/api.sh
 E2E_TESTS += tests/e2e/concurrency.sh
 EXTRA_DIST += tests/e2e/concurrency.sh
+check_PROGRAMS += tests/integration/test_experiments
+INTEGRATION_TESTS += tests/integration/test_experiments
