@@ -4,3 +4,5 @@ lib_libbindery_a_SOURCES += lib/db.c lib/db.h lib/migrate.c lib/migrate.h \
 dist_sql_DATA += sql/001_schema.sql
 UNIT_TESTS += tests/unit/sql_literal.sh
 EXTRA_DIST += tests/unit/sql_literal.sh
+INTEGRATION_TESTS += tests/integration/migrate.sh
+EXTRA_DIST += tests/integration/migrate.sh

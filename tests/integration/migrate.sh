@@ -1,0 +1,65 @@
+#!/usr/bin/env bash
+# bindery migrate is idempotent and refuses a newer schema; configuration
+# mistakes exit 78 naming file, line and key; the sweeper's and readers'
+# queries are index range scans.
+[ -n "${BASH_VERSION:-}" ] || exec bash "$0" "$@"
+here=$(cd "$(dirname "$0")" && pwd)
+. "$here/../lib/tap.sh"
+
+[ -n "${BINDERY_CONFIG:-}" ] && [ -n "${BINDERY_TEST_BIN:-}" ] && [ -n "${BINDERY_TEST_DB_SOCKET:-}" ] ||
+	skip_all "no test stack (./dev test starts one)"
+bindery=$BINDERY_TEST_BIN/bindery
+export BINDERY_LOG_STDERR=1
+sql() { mariadb --socket="$BINDERY_TEST_DB_SOCKET" -N -B "${BINDERY_TEST_DB_NAME:-bindery}" -e "$1"; }
+work=$(mktemp -d)
+trap 'rm -rf "$work"; sql "DELETE FROM schema_migrations WHERE version = 999" 2>/dev/null' EXIT
+
+out=$("$bindery" -c "$BINDERY_CONFIG" -v migrate 2>&1); rc=$?
+is "$rc" 0 "migrate on a migrated database exits 0"
+like "$out" 'applied 0 migration' "... and applies nothing"
+known=$(ls "$top_srcdir"/sql/[0-9][0-9][0-9]_*.sql | wc -l)
+is "$(sql 'SELECT COUNT(*) FROM schema_migrations')" "$known" "every shipped migration is recorded once"
+out=$("$bindery" -c "$BINDERY_CONFIG" migrate --dry-run 2>&1); rc=$?
+is "$rc" 0 "migrate --dry-run exits 0"
+
+sql "INSERT INTO schema_migrations (version, name) VALUES (999, '999_future.sql')"
+out=$("$bindery" -c "$BINDERY_CONFIG" migrate 2>&1); rc=$?
+isnt "$rc" 0 "a database newer than this bindery is refused"
+like "$out" 'version 999 .*upgrade bindery' "... with a message that says so"
+sql "DELETE FROM schema_migrations WHERE version = 999"
+
+# Configuration errors: one message naming file, line and key; exit 78.
+printf '[database]\nsocket = /x\nuser = u\nname = n\n[limits]\nmax_upload = huge\n' >"$work/bad.conf"
+out=$("$bindery" -c "$work/bad.conf" migrate 2>&1); rc=$?
+is "$rc" 78 "a bad value exits 78 (EX_CONFIG)"
+like "$out" "$work/bad.conf:6: \\[limits\\] max_upload: invalid value" "... naming file, line and key"
+printf '[database]\nsokcet = /x\n' >"$work/typo.conf"
+out=$("$bindery" -c "$work/typo.conf" migrate 2>&1); rc=$?
+is "$rc" 78 "an unknown key exits 78"
+like "$out" 'typo.conf:2: \[database\] sokcet: unknown key' "... naming it"
+out=$("$bindery" -c "$work/missing.conf" migrate 2>&1); rc=$?
+is "$rc" 78 "an unreadable file exits 78"
+out=$(BINDERY_CONFIG="$work/bad.conf" "$BINDERY_TEST_BIN/bindery.fcgi" </dev/null 2>&1); rc=$?
+is "$rc" 78 "the responder refuses the same file with 78"
+like "$out" 'max_upload: invalid value' "... and the same message"
+cp "$BINDERY_CONFIG" "$work/readable.conf"; chmod 644 "$work/readable.conf"
+out=$("$bindery" -c "$work/readable.conf" migrate 2>&1)
+like "$out" 'world-readable' "a world-readable config holding secrets draws a warning"
+
+out=$("$bindery" --help 2>&1); rc=$?
+is "$rc" 0 "--help exits 0"
+like "$out" 'sweep' "... and lists the commands"
+out=$("$bindery" frobnicate 2>&1); rc=$?
+is "$rc" 64 "an unknown command exits 64 (EX_USAGE)"
+
+# The queries that must stay cheap as tables grow use an index range.
+explain() { sql "EXPLAIN $1" | awk -F'\t' '{print $4 "/" $6}'; }
+is "$(explain "SELECT name FROM blobs WHERE state = 'pending' AND touched_at < NOW(6) - INTERVAL 900 SECOND ORDER BY touched_at LIMIT 500")" \
+	"range/blobs_state_touched" "stale intents: a range scan on (state, touched_at)"
+is "$(explain "SELECT name FROM blobs WHERE state = 'retired' AND retire_after <= NOW(6) LIMIT 500")" \
+	"range/blobs_state_retire" "the outbox: a range scan on (state, retire_after)"
+is "$(explain "SELECT name FROM blobs WHERE state IN ('sweeping', 'deleting') AND lease_until < NOW(6) LIMIT 500")" \
+	"range/blobs_state_lease" "expired claims: a range scan on (state, lease_until)"
+is "$(explain "SELECT id FROM documents WHERE status = 'ready' AND id > 0 ORDER BY id LIMIT 50")" \
+	"range/documents_status_id" "a list page: a range scan on (status, id)"
+done_testing
