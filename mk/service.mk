@@ -2,7 +2,7 @@
 lib_libbindery_a_SOURCES += lib/failpoint.c lib/failpoint.h lib/services.c lib/services.h \
 	lib/protocol.c lib/protocol.h
 bin_PROGRAMS += app/bindery
-app_bindery_SOURCES = app/bindery_cli.c app/cli.h app/cmd_stubs.c
+app_bindery_SOURCES = app/bindery_cli.c app/cli.h
 bin_PROGRAMS += app/bindery.fcgi
 app_bindery_fcgi_SOURCES = app/bindery_fcgi.c app/app.h app/handlers.c app/page.c \
 	app/request.c app/request.h

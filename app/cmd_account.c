@@ -1,0 +1,225 @@
+/*
+ * cmd_account.c - `bindery lifecycle-policy` (the backstop policy JSON) and
+ * `bindery check-account` (soft delete, versioning, tag permissions).
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <gnutls/crypto.h>
+
+#include "cli.h"
+#include "lifecycle.h"
+#include "protocol.h"
+
+int
+cmd_lifecycle_policy(struct cli *cli, int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "days", required_argument, NULL, 'd' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	unsigned long long days = 1;
+	json_t *policy;
+	char *end;
+	int c, rc;
+
+	while ((c = getopt_long(argc, argv, "d:h", opts, NULL)) != -1) {
+		switch (c) {
+		case 'd':
+			errno = 0;
+			days = strtoull(optarg, &end, 10);
+			if (errno || *end != '\0' || optarg[0] < '0' || optarg[0] > '9' || days < 1 ||
+			    days > 36500) {
+				fprintf(stderr, "bindery lifecycle-policy: --days wants a whole number"
+						" of days, at least 1, not '%s'\n", optarg);
+				return EXIT_USAGE;
+			}
+			break;
+		case 'h':
+			printf("usage: bindery lifecycle-policy [--days N]\n\n"
+			       "Prints the lifecycle-management policy (JSON) that makes the storage\n"
+			       "service delete base block blobs under the configured container and prefix\n"
+			       "still tagged state=pending N days (default 1) after creation: the backstop\n"
+			       "for when no sweeper runs.  Apply it with e.g.\n"
+			       "  az storage account management-policy create --account-name ACCOUNT \\\n"
+			       "     --resource-group GROUP --policy @policy.json\n");
+			return 0;
+		default:
+			return EXIT_USAGE;
+		}
+	}
+	if (optind != argc)
+		return EXIT_USAGE;
+	if ((rc = cli_config(cli)) != 0)
+		return rc;
+	if (days * 86400ULL < cli->cfg->sweep_cutoff)
+		fprintf(stderr, "bindery lifecycle-policy: note: %llu day(s) is less than [limits]"
+				" sweep_cutoff; the service may delete abandoned uploads before the sweeper"
+				" gets to them (harmless: the sweeper then drops their rows)\n", days);
+	policy = lifecycle_policy_new(cli->cfg->storage_container, cli->cfg->storage_prefix,
+				      (unsigned)days);
+	if (policy == NULL)
+		return EXIT_SOFTWARE;
+	rc = json_dumpf(policy, stdout, JSON_INDENT(2) | JSON_PRESERVE_ORDER) == 0 ? 0 : EXIT_SOFTWARE;
+	putchar('\n');
+	json_decref(policy);
+	return rc;
+}
+
+/* A fresh name under the configured prefix for check-account's probes. */
+static int
+probe_name(const struct bindery_config *cfg, const char *what, char *out, size_t outlen)
+{
+	unsigned char rnd[8];
+	char hex[17];
+	size_t i;
+
+	if (gnutls_rnd(GNUTLS_RND_NONCE, rnd, sizeof rnd) != 0)
+		return -1;
+	for (i = 0; i < sizeof rnd; i++)
+		snprintf(hex + 2 * i, 3, "%02x", rnd[i]);
+	return (size_t)snprintf(out, outlen, "%sbindery-check-account-%s-%s", cfg->storage_prefix, what,
+				hex) < outlen ? 0 : -1;
+}
+
+static long
+probe_read(void *ctx, char *buf, size_t len)
+{
+	int *done = ctx;
+
+	if (*done || len < 5)
+		return 0;
+	memcpy(buf, "probe", 5);
+	*done = 1;
+	return 5;
+}
+
+static void
+say_result(const char *what, const struct blob_result *r)
+{
+	printf("  %s: %s (HTTP %ld%s%s)\n", what, blob_status_name(r->status), r->http_status,
+	       r->code[0] ? " " : "", r->code);
+}
+
+/*
+ * Tags: write one on a probe blob of our own (create-only, tagged pending,
+ * so the lifecycle backstop and audit know what it is), read it back,
+ * change it under a tag condition, and delete it guarded by that tag.
+ * Never touches a blob a document uses.
+ */
+static int
+check_tags(struct services *s, int *problems)
+{
+	static const struct blob_tag pending[] = { { "state", "pending" } };
+	static const struct blob_tag retired[] = { { "state", "retired" } };
+	struct blob_upload_opts o = { "text/plain", pending, 1, 5 };
+	struct blob_upload_info info;
+	struct blob_tag_set tags;
+	struct blob_result r;
+	char name[DOC_BLOB_NAME_MAX];
+	int done = 0, wrote = 0;
+
+	if (probe_name(s->cfg, "tags", name, sizeof name) != 0)
+		return EXIT_SOFTWARE;
+	if (blob_upload_create(s->blob, name, &o, probe_read, &done, &info, &r) != 0) {
+		printf("tags: cannot create a probe blob\n");
+		say_result("Put Blob with x-ms-tags", &r);
+		(*problems)++;
+		return r.status == BLOB_TRANSIENT ? EXIT_UNAVAILABLE : 0;
+	}
+	if (blob_get_tags(s->blob, name, &tags, &r) == 0 && tags.n == 1 &&
+	    strcmp(tags.value[0], "pending") == 0)
+		printf("tags: read   ok (Get Blob Tags)\n");
+	else {
+		printf("tags: read   FAILED\n");
+		say_result("Get Blob Tags", &r);
+		(*problems)++;
+	}
+	if (blob_set_tags(s->blob, name, retired, 1, TAG_GUARD_PENDING, &r) == 0) {
+		printf("tags: write  ok (Set Blob Tags with x-ms-if-tags)\n");
+		wrote = 1;
+	} else {
+		printf("tags: write  FAILED: the credential needs the t permission\n");
+		say_result("Set Blob Tags", &r);
+		(*problems)++;
+	}
+	if (blob_delete(s->blob, name, wrote ? TAG_GUARD_RETIRED : TAG_GUARD_PENDING, NULL, &r) == 0)
+		printf("tags: guard  ok (Delete Blob with x-ms-if-tags)\n");
+	else {
+		printf("tags: guard  FAILED; probe blob %s left behind\n", name);
+		say_result("Delete Blob", &r);
+		(*problems)++;
+	}
+	return 0;
+}
+
+int
+cmd_check_account(struct cli *cli, int argc, char **argv)
+{
+	struct blob_service_props sp;
+	struct blob_result r;
+	char name[DOC_BLOB_NAME_MAX];
+	int c, rc, problems = 0;
+
+	while ((c = getopt(argc, argv, "h")) != -1) {
+		if (c == 'h') {
+			printf("usage: bindery check-account\n\n"
+			       "Reports blob soft delete and its retention, blob versioning where the\n"
+			       "data plane can tell, whether the credential can read and write blob\n"
+			       "index tags, and whether Undelete Blob is supported.  Exit 0 when all is\n"
+			       "as bindery wants it, 1 with warnings.\n");
+			return 0;
+		}
+		return EXIT_USAGE;
+	}
+	if (optind != argc)
+		return EXIT_USAGE;
+	if ((rc = cli_services(cli)) != 0)
+		return rc;
+	printf("account: %s, container %s, prefix '%s'\n", cli->cfg->storage_account,
+	       cli->cfg->storage_container, cli->cfg->storage_prefix);
+	if (blob_service_properties_get(cli->svc->blob, &sp, &r) != 0) {
+		printf("soft delete: unknown: cannot read the service properties\n");
+		say_result("Get Blob Service Properties", &r);
+		if (r.status == BLOB_AUTH_FAILED)
+			printf("  (a SAS needs an account SAS with ss=b, srt=s and r to read these)\n");
+		if (r.status == BLOB_TRANSIENT && r.http_status == 0)
+			return EXIT_UNAVAILABLE;
+		problems++;
+	} else if (sp.delete_retention_enabled) {
+		printf("soft delete: on, %d day(s) retention\n", sp.delete_retention_days);
+	} else {
+		printf("soft delete: OFF -- warning: a deleted blob cannot be recovered.  Turn on blob\n"
+		       "  soft delete (e.g. 7 days) so a mistaken delete can be undone.\n");
+		problems++;
+	}
+	if (sp.versioning_known)
+		printf("versioning: %s%s\n", sp.versioning_enabled ? "on" : "off",
+		       sp.versioning_enabled ? " (previous versions are kept and billed after a delete)" : "");
+	else
+		printf("versioning: not knowable from the data plane; check with\n"
+		       "  az storage account blob-service-properties show --query isVersioningEnabled\n"
+		       "  (with versioning on, a delete keeps a billed previous version)\n");
+	if ((rc = check_tags(cli->svc, &problems)) != 0)
+		return rc;
+	/* A name that never existed: Azure answers 404, an endpoint without
+	 * Undelete Blob (Azurite) answers 501. */
+	if (probe_name(cli->cfg, "undelete", name, sizeof name) != 0)
+		return EXIT_SOFTWARE;
+	if (blob_undelete(cli->svc->blob, name, &r) != 0 && r.status == BLOB_NOT_SUPPORTED) {
+		printf("undelete: NOT SUPPORTED by this endpoint (HTTP %ld).  This is what Azurite does:\n"
+		       "  it stores the soft-delete setting, but deletes are permanent and Undelete\n"
+		       "  Blob answers 501.  Real Azure supports it.\n", r.http_status);
+		problems++;
+	} else if (r.status == BLOB_OK || r.status == BLOB_NOT_FOUND) {
+		printf("undelete: supported (Undelete Blob answered HTTP %ld)\n", r.http_status);
+	} else {
+		say_result("undelete: Undelete Blob", &r);
+		problems++;
+	}
+	return problems ? EXIT_PROBLEMS : 0;
+}
