@@ -153,7 +153,7 @@ migrate_run(struct db *db, const char *dir, int dry_run, struct migrate_report *
 
 	if ((de_err = db_exec(db, sql_create_table, NULL, 0, NULL)) != DB_OK ||
 	    (de_err = db_query(db, sql_current, NULL, 0, &col, 1, NULL, NULL)) != DB_OK) {
-		snprintf(err, errlen, "database: %s", db_err_name(de_err));
+		snprintf(err, errlen, "database %s: %s", db_err_name(de_err), db_last_error(db));
 		e = MIGRATE_DB;
 		goto out;
 	}
@@ -184,7 +184,7 @@ migrate_run(struct db *db, const char *dir, int dry_run, struct migrate_report *
 		rec[0] = DBP_U64(list[i].version);
 		rec[1] = DBP_STR(list[i].file);
 		if ((de_err = db_exec(db, sql_record, rec, 2, NULL)) != DB_OK) {
-			snprintf(err, errlen, "recording %s: %s", list[i].file, db_err_name(de_err));
+			snprintf(err, errlen, "recording %s: %s", list[i].file, db_last_error(db));
 			e = MIGRATE_DB;
 			goto out;
 		}
