@@ -12,3 +12,4 @@ E2E_TESTS += tests/e2e/concurrency.sh
 EXTRA_DIST += tests/e2e/concurrency.sh
 check_PROGRAMS += tests/integration/test_experiments
 INTEGRATION_TESTS += tests/integration/test_experiments
+dist_man_MANS += man/bindery.fcgi.8
