@@ -20,6 +20,8 @@
 #include "log.h"
 
 #define MAX_AUTH_HEADER 4096
+/* CGI: bodies up to max_upload plus this are read to the end (see main). */
+#define CGI_DRAIN_SLACK (1024 * 1024)
 
 static void
 new_request_id(char id[17])
@@ -177,6 +179,18 @@ main(int argc, char **argv)
 		memset(&r, 0, sizeof r);
 		serve(&app, &r);
 		fflush(stdout);
+		/*
+		 * Read what is left of the body before exiting.  Under Apache
+		 * mod_cgid stdin is a unix socket, and closing one with unread
+		 * bytes makes Apache's next read of our answer fail with
+		 * ECONNRESET: it aborts the connection after the answer
+		 * (the client waits out KeepAliveTimeout) or drops it (no
+		 * answer at all).  Refusals (401, 409, 413...) leave bodies
+		 * unread.  Apache reads the whole body to the end anyway.
+		 */
+		if (r.content_length > 0 && !r.body_error &&
+		    (uint64_t)r.content_length <= app.cfg->max_upload + CGI_DRAIN_SLACK)
+			req_drain(&r, (uint64_t)r.content_length);
 		log_request(&r);
 	} else {
 		FCGX_InitRequest(&fr, 0, 0);
