@@ -61,7 +61,7 @@ static int
 from_file(const char *name)
 {
 	const char *path = getenv("BINDERY_FAILPOINTS_FILE");
-	char line[256], pname[128], action[64], once[16];
+	char line[256], pname[128], action[64], once[16], hit_action[64];
 	char rest[4096];
 	size_t restlen = 0;
 	int hit = 0, fired_once = 0;
@@ -74,6 +74,8 @@ from_file(const char *name)
 		int n = sscanf(line, "%127s %63s %15s", pname, action, once);
 
 		if (n >= 2 && strcmp(pname, name) == 0 && !hit) {
+			/* Keep it: the next lines' sscanf overwrite action. */
+			memcpy(hit_action, action, sizeof hit_action);
 			hit = 1;
 			if (n == 3 && strcmp(once, "once") == 0) {
 				fired_once = 1;
@@ -101,7 +103,7 @@ from_file(const char *name)
 				unlink(tmp);
 		}
 	}
-	return act(name, action);
+	return act(name, hit_action);
 }
 
 int
