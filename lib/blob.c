@@ -1807,7 +1807,10 @@ single:
 			    strlen(r->rh.etag));
 	}
 done:
-	if (rc == BLOB_OK) {
+	/* A refused create read and hashed the whole body too: the caller
+	 * needs size and hash to tell its own earlier try from someone
+	 * else's blob (BLOB_EXISTS_MAYBE_OURS, an idempotent resume). */
+	if (rc == BLOB_OK || rc == BLOB_EXISTS || rc == BLOB_EXISTS_MAYBE_OURS) {
 		info->size = u.total;
 		memcpy(info->sha256, sha, sizeof sha);
 		memcpy(info->sha256_hex, sha_hex, sizeof sha_hex);

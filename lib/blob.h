@@ -123,7 +123,8 @@ struct blob_upload_info {
  * x-ms-meta-size and x-ms-meta-sha256 computed on the way.  Memory is
  * bounded by block_size * blocks_in_flight.  A refused create is BLOB_EXISTS
  * (BLOB_EXISTS_MAYBE_OURS if an earlier try of the create had an unknown
- * outcome: verify by hash).
+ * outcome: verify by hash); info's size and SHA-256 are set for it too
+ * (the etag only on success).
  */
 BINDERY_NODISCARD int blob_upload_create(struct blob_client *, const char *name,
     const struct blob_upload_opts *, blob_read_fn, void *ctx,
