@@ -14,3 +14,7 @@ check_PROGRAMS += tests/integration/test_audit
 INTEGRATION_TESTS += tests/integration/test_audit
 check_PROGRAMS += tests/unit/test_lifecycle_policy
 UNIT_TESTS += tests/unit/test_lifecycle_policy
+noinst_PROGRAMS += tests/bench/bench_sweep
+EXTRA_DIST += tests/bench/bench_sweep.sh
+INTEGRATION_TESTS += tests/integration/sweep.sh
+EXTRA_DIST += tests/integration/sweep.sh
