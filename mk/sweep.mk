@@ -18,3 +18,4 @@ noinst_PROGRAMS += tests/bench/bench_sweep
 EXTRA_DIST += tests/bench/bench_sweep.sh
 INTEGRATION_TESTS += tests/integration/sweep.sh
 EXTRA_DIST += tests/integration/sweep.sh
+dist_man_MANS += man/bindery.1
