@@ -142,7 +142,9 @@ cmd_sweep(struct cli *cli, int argc, char **argv)
 			se == SWEEP_UNAVAILABLE ? "database unavailable" : "could not start");
 		return se == SWEEP_UNAVAILABLE ? EXIT_UNAVAILABLE : EXIT_SOFTWARE;
 	}
-	if (cli->verbose || so.dry_run)
+	/* Cron mails whatever is printed: say something only when asked to,
+	 * or when something needs a human or a later run. */
+	if (cli->verbose || so.dry_run || rep.problems || rep.unavailable || rep.temporary)
 		printf("sweep%s: %llu dropped, %llu deleted, %llu purged, %llu rolled forward,"
 		       " %llu rolled back, %llu outbox, %llu taken over, %llu problems,"
 		       " %llu deferred in %.3fs\n",
