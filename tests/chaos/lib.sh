@@ -1,0 +1,112 @@
+# tests/chaos/lib.sh — shared helpers for the crash matrix, fault and chaos
+# tests.  Sourced after tests/lib/tap.sh.  Everything here looks at the
+# services DIRECTLY: MariaDB through the mariadb client, Azurite through curl
+# with our own Shared Key signature (openssl), never through bindery's code,
+# so a bug in bindery's blob client or signer cannot hide a lost blob.
+
+# chaos_need_stack: skip_all unless the test stack's variables are there.
+chaos_need_stack() {
+	local v
+	for v in BINDERY_CONFIG BINDERY_TEST_BLOB_ENDPOINT BINDERY_TEST_BLOB_ACCOUNT \
+		BINDERY_TEST_BLOB_KEY BINDERY_TEST_DB_SOCKET BINDERY_TEST_DB_NAME \
+		BINDERY_TEST_LIGHTTPD_URL BINDERY_TEST_TOKEN BINDERY_TEST_VAR; do
+		[ -n "${!v:-}" ] || skip_all "no test stack ($v is not set; ./dev test starts one)"
+	done
+	command -v openssl >/dev/null || skip_all "openssl is needed to sign Azurite requests"
+	command -v mariadb >/dev/null || skip_all "the mariadb client is needed"
+	CHAOS_BIN=${BINDERY_TEST_BIN:-${top_builddir:+$top_builddir/app}}
+	[ -x "$CHAOS_BIN/bindery" ] || skip_all "bindery CLI not found (BINDERY_TEST_BIN)"
+	CHAOS_CONTAINER=$(sed -n 's/^container *= *//p' "$BINDERY_CONFIG" | tail -n 1)
+	CHAOS_CONTAINER=${CHAOS_CONTAINER:-documents}
+	CHAOS_AUTH=(-H "Authorization: Bearer $BINDERY_TEST_TOKEN")
+}
+
+# sql QUERY: run QUERY on the test database; tab-separated rows, no header.
+sql() {
+	MYSQL_PWD=${BINDERY_TEST_DB_PASSWORD:-} mariadb --no-defaults \
+		--socket="$BINDERY_TEST_DB_SOCKET" -u"${BINDERY_TEST_DB_USER:-root}" \
+		-N -B "$BINDERY_TEST_DB_NAME" -e "$1"
+}
+
+# sql_quote TEXT: TEXT as a single-quoted SQL literal (names we generate are
+# tame, but quote anyway).
+sql_quote() {
+	local s=${1//\\/\\\\}
+	printf "'%s'" "${s//\'/\'\'}"
+}
+
+# _az_sign VERB RESOURCE-PATH CANON-QUERY DATE [CONTENT-LENGTH] [EXTRA-CANON-HEADERS]
+# Shared Key string-to-sign (Blob service, version 2015-02-21 and later).
+_az_sign() {
+	local verb=$1 path=$2 cq=$3 date=$4 clen=${5:-} xh=${6:-} sts keyhex
+	sts=$(printf '%s\n\n\n%s\n\n\n\n\n\n\n\n\n%sx-ms-date:%s\nx-ms-version:2021-12-02\n/%s%s%s' \
+		"$verb" "$clen" "$xh" "$date" "$BINDERY_TEST_BLOB_ACCOUNT" "$path" "$cq")
+	keyhex=$(printf '%s' "$BINDERY_TEST_BLOB_KEY" | openssl base64 -d -A | xxd -p -c 256)
+	printf '%s' "$sts" | openssl dgst -sha256 -mac HMAC -macopt "hexkey:$keyhex" -binary |
+		openssl base64 -A
+}
+
+# az_curl VERB BLOB-OR-EMPTY QUERY CANON-QUERY [CURL-ARGS...]: one signed
+# request to the container (BLOB empty) or to a blob.  QUERY is the URL
+# query without '?'; CANON-QUERY its canonicalized form ("\nname:value"...).
+az_curl() {
+	local verb=$1 blob=$2 q=$3 cq=$4 date path url sig
+	shift 4
+	date=$(LC_ALL=C TZ=GMT date '+%a, %d %b %Y %H:%M:%S GMT')
+	path=${BINDERY_TEST_BLOB_ENDPOINT#*://*/}	# path-style: account/...
+	case $BINDERY_TEST_BLOB_ENDPOINT in
+	http://127.0.0.1:*/* | http://localhost:*/*) path="/$path/$CHAOS_CONTAINER" ;;
+	*) path="/$CHAOS_CONTAINER" ;;
+	esac
+	[ -n "$blob" ] && path="$path/$blob"
+	url="$BINDERY_TEST_BLOB_ENDPOINT/$CHAOS_CONTAINER${blob:+/$blob}${q:+?$q}"
+	sig=$(_az_sign "$verb" "$path" "$(printf '%b' "$cq")" "$date")
+	curl -s -m 30 -X "$verb" -H "x-ms-date: $date" -H 'x-ms-version: 2021-12-02' \
+		-H "Authorization: SharedKey $BINDERY_TEST_BLOB_ACCOUNT:$sig" "$@" "$url"
+}
+
+# az_list: one line per blob in the container (committed and staged-only):
+#   NAME SIZE STATE-TAG SHA256-METADATA
+# STATE-TAG is "-" without a state tag; a staged-only name shows "uncommitted".
+# Follows NextMarker.  Fails (status 1) when the listing did not succeed.
+az_list() {
+	local marker='' xml q cq out=0
+	while :; do
+		q="restype=container&comp=list&include=metadata,tags,uncommittedblobs&maxresults=5000"
+		cq='\ncomp:list\ninclude:metadata,tags,uncommittedblobs\nmaxresults:5000'
+		if [ -n "$marker" ]; then
+			q="$q&marker=$marker"
+			cq="$cq\nmarker:$marker"
+		fi
+		cq="$cq\nrestype:container"
+		xml=$(az_curl GET '' "$q" "$cq" -f) || return 1
+		case $xml in *'<EnumerationResults'*) ;; *) return 1 ;; esac
+		printf '%s\n' "$xml" | awk 'BEGIN { RS = "<Blob>" } NR > 1 {
+			sub(/<\/Blob>.*/, "")
+			name = f("Name"); size = f("Content-Length"); sha = f("sha256"); st = "-"
+			if (match($0, /<Tag><Key>state<\/Key><Value>[^<]*</)) {
+				st = substr($0, RSTART, RLENGTH - 1); sub(/.*<Value>/, "", st)
+			}
+			if ($0 !~ /<BlobType>/) st = "uncommitted"
+			printf "%s %s %s %s\n", name, size == "" ? 0 : size, st, sha == "" ? "-" : sha
+		}
+		function f(tag,   v) {
+			if (!match($0, "<" tag ">[^<]*</" tag ">")) return ""
+			v = substr($0, RSTART, RLENGTH); sub("^<" tag ">", "", v); sub("</" tag ">$", "", v)
+			return v
+		}'
+		marker=$(printf '%s' "$xml" | sed -n 's/.*<NextMarker>\([^<]*\)<\/NextMarker>.*/\1/p')
+		[ -n "$marker" ] || break
+	done
+	return $out
+}
+
+# az_sha256 BLOB: SHA-256 of the committed blob's bytes as the service
+# returns them ("missing" when it does not answer 200).
+az_sha256() {
+	local tmp code
+	tmp=$(mktemp)
+	code=$(az_curl GET "$1" '' '' -o "$tmp" -w '%{http_code}')
+	if [ "$code" = 200 ]; then sha256sum "$tmp" | cut -d' ' -f1; else echo missing; fi
+	rm -f "$tmp"
+}

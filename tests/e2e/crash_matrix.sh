@@ -1,0 +1,457 @@
+#!/usr/bin/env bash
+# Crash matrix (issue 6): every failpoint x operation, through lighttpd.
+#
+# For each cell: arm one failpoint in the responder (a real _exit(137) of the
+# FastCGI worker, or an injected error), send the request, disarm, run
+#   bindery sweep --older-than 0 --force
+# and check the invariants by looking at MariaDB and Azurite directly
+# (tests/chaos/lib.sh signs its own Azurite requests):
+#   - no ready document whose blob is missing or differs (I1)
+#   - no committed blob lost, no registry row left pending/sweeping/deleting,
+#     the outbox drained (I2, I3)
+#   - no blob of this cell without a registry row (orphan) (I3)
+#   - every acknowledged (2xx) document readable through the responder with
+#     its exact bytes; the cell's expected outcome (roll forward after the
+#     tag flip, roll back of a replace) (I1, I4)
+# One TAP ok per cell, and the matrix as a table of "# " lines.
+#
+# Time travel, where the protocol waits on the clock, is done in the
+# database and said so: an outbox row's grace period (retire_after) and an
+# abandoned intent's heartbeat (touched_at, for the idempotent resume) are
+# moved into the past; sweep leases are made short with a config copy.
+[ -n "${BASH_VERSION:-}" ] || exec bash "$0" "$@"
+here=$(cd "$(dirname "$0")" && pwd)
+top=${top_srcdir:-$(cd "$here/../.." && pwd)}
+. "$top/tests/lib/tap.sh"
+. "$top/tests/chaos/lib.sh"
+
+chaos_need_stack
+# The file the responder reads its failpoints from ($BINDERY_FAILPOINTS_FILE
+# in lighttpd's bin-environment; see the probe below).
+FP=$BINDERY_TEST_VAR/failpoints
+URL=$BINDERY_TEST_LIGHTTPD_URL
+RUN=cm$$x$RANDOM
+work=$(mktemp -d)
+private_lighttpd=
+
+cleanup() {
+	: >"$FP" 2>/dev/null
+	if [ -n "$private_lighttpd" ]; then
+		stack_lighttpd_stop
+	fi
+	rm -rf "$work"
+}
+trap cleanup EXIT
+
+# A config for the CLI only: short sweep leases, so a crashed sweeper's
+# claim ends in a second instead of five minutes.
+sed -e '/^\[sweep\]/,/^\[/{/^lease *=/d}' "$BINDERY_CONFIG" >"$work/cli.conf"
+if grep -q '^\[sweep\]' "$work/cli.conf"; then
+	sed -i -e 's/^\[sweep\]/&\nlease = 1/' "$work/cli.conf"
+else
+	printf '\n[sweep]\nlease = 1\n' >>"$work/cli.conf"
+fi
+chmod 0600 "$work/cli.conf"
+
+sweep() { # [ENV=VALUE...]: one sweep; output in $work/sweep.log; sets SWEEP_RC
+	env BINDERY_LOG_STDERR=1 BINDERY_FAILPOINTS_FILE=/dev/null "$@" \
+		"$CHAOS_BIN/bindery" -c "$work/cli.conf" sweep --older-than 0 --force \
+		>>"$work/sweep.log" 2>&1
+	SWEEP_RC=$?
+}
+
+wait_up() { # the web server answers /healthz 200 again (worker restarted)
+	local i
+	for ((i = 0; i < 100; i++)); do
+		[ "$(curl -s -o /dev/null -m 5 -w '%{http_code}' "$URL/healthz")" = 200 ] && return 0
+		sleep 0.1
+	done
+	return 1
+}
+
+arm() { printf '%s\n' "$@" >"$FP.tmp" && mv -f "$FP.tmp" "$FP"; }
+disarm() { : >"$FP"; }
+fired() { ! grep -q "^$1 " "$FP" 2>/dev/null; }	# a "once" line is gone once it fired
+
+# ---- make sure the responder sees $FP ---------------------------------------
+
+probe() {
+	arm "create.after_intent error once"
+	curl -s -o /dev/null -m 30 "${CHAOS_AUTH[@]}" -H 'Content-Type: text/plain' \
+		--data-binary probe "$URL/documents?name=$RUN-probe-$RANDOM"
+	fired create.after_intent
+}
+mkdir -p "$(dirname "$FP")"
+if ! probe; then
+	# The stack's lighttpd was not started with BINDERY_FAILPOINTS_FILE in
+	# the responder's environment: run our own lighttpd (same responder,
+	# same config) with it.
+	note "the stack's lighttpd does not pass BINDERY_FAILPOINTS_FILE=$FP to bindery.fcgi;"
+	note "starting a private lighttpd for the crash matrix"
+	. "$top/tests/lib/stack.sh"
+	stack_init "$BINDERY_TEST_VAR/crash-lighttpd"
+	STACK_AVOID_PORTS=$(sed -n 's/^[A-Z_]*=//p' "$BINDERY_TEST_VAR/ports.env" 2>/dev/null | tr '\n' ' ')
+	stack_port HTTP_PORT 18180 || bail_out "no free port"
+	mkdir -p "$STACK_VAR/www"
+	stack_render "$top/conf/lighttpd.conf" "$STACK_VAR/lighttpd.conf" PORT="$HTTP_PORT" \
+		VAR="$STACK_VAR" BINDIR="$CHAOS_BIN" CONFIG="$BINDERY_CONFIG" || bail_out "render lighttpd.conf"
+	export BINDERY_FAILPOINTS_FILE=$FP
+	stack_lighttpd_start "$STACK_VAR/lighttpd.conf" || bail_out "private lighttpd did not start"
+	unset BINDERY_FAILPOINTS_FILE
+	private_lighttpd=1
+	URL=http://127.0.0.1:$HTTP_PORT
+	wait_up || bail_out "private lighttpd: /healthz is not 200"
+	probe || bail_out "the responder does not read $FP"
+fi
+disarm
+sweep
+note "failpoints armed through $FP; responder at $URL"
+
+# ---- payloads ---------------------------------------------------------------
+
+head -c 5000 /dev/urandom >"$work/small.bin"
+head -c 6000000 /dev/urandom >"$work/large.bin"	# several 4 MiB blocks: staged upload
+head -c 7000 /dev/urandom >"$work/new.bin"
+sha() { sha256sum "$1" | cut -d' ' -f1; }
+jfield() { printf '%s' "$1" | sed -n "s/.*\"$2\":\"\{0,1\}\([^\",}]*\).*/\1/p" | head -n 1; }
+
+# send OP NAME FILE [ID] [IDEM-KEY]: one request; sets CODE and BODY.
+send() {
+	local op=$1 name=$2 file=$3 id=${4:-} key=${5:-} args=()
+	[ -n "$key" ] && args=(-H "Idempotency-Key: $key")
+	case $op in
+	raw) args+=(-X POST -H 'Content-Type: application/x-crash' --data-binary "@$file"
+		"$URL/documents?name=$name") ;;
+	form) args+=(-F "name=$name" -F "file=@$file;type=application/x-crash" "$URL/documents") ;;
+	put) args+=(-X PUT -H 'Content-Type: application/x-crash' --data-binary "@$file"
+		"$URL/documents/$id/content") ;;
+	delete) args+=(-X DELETE "$URL/documents/$id") ;;
+	esac
+	CODE=$(curl -s -m 120 -o "$work/body" -w '%{http_code}' "${CHAOS_AUTH[@]}" "${args[@]}")
+	BODY=$(cat "$work/body" 2>/dev/null)
+}
+
+# ---- one cell ---------------------------------------------------------------
+
+ROWS=()
+cell_no=0
+
+# The cell's scope: documents named $P*, the ids it created, every blob name
+# those rows ever mentioned and every blob that appeared in the container.
+scope_ids() {
+	local ids
+	ids=$(sql "SELECT id FROM documents WHERE name LIKE '$P%'" | tr '\n' ' ')
+	printf '%s\n' $ids $CELL_IDS | sort -u | tr '\n' ',' | sed -e 's/,$//' -e 's/^$/0/'
+}
+
+note_blobs() { # remember every blob name the scope's rows mention now
+	local ids
+	ids=$(scope_ids)
+	sql "SELECT name FROM blobs WHERE document_id IN ($ids)
+	     UNION SELECT blob_name FROM documents WHERE id IN ($ids)" >>"$work/scope-blobs"
+}
+
+# begin OP POINT ACTION: start a cell.
+begin() {
+	cell_no=$((cell_no + 1))
+	C_OP=$1 C_POINT=$2 C_ACTION=$3
+	P="$RUN-$cell_no-"
+	CELL_IDS='' ACKED=() C_BAD=() EXPECT='' C_CODES='' C_NOTE=''
+	: >"$work/scope-blobs"
+	: >"$work/sweep.log"
+	az_list | cut -d' ' -f1 | sort >"$work/before" || bail_out "cannot list Azurite"
+}
+
+ack() { # NAME FILE: the client was told NAME holds FILE's bytes
+	ACKED+=("$1=$2")
+}
+
+# create_doc NAME FILE: an unarmed create (set-up); sets DOC_ID.
+create_doc() {
+	send raw "$1" "$2"
+	[ "$CODE" = 201 ] || { C_NOTE="set-up create $CODE"; DOC_ID=0; return 1; }
+	DOC_ID=$(jfield "$BODY" id)
+	CELL_IDS="$CELL_IDS $DOC_ID"
+	ack "$1" "$2"
+	note_blobs
+}
+
+# make_due: the grace period of this cell's outbox rows has passed.
+make_due() {
+	sql "UPDATE blobs SET retire_after = NOW(6) - INTERVAL 1 SECOND
+	     WHERE document_id IN ($(scope_ids)) AND state = 'retired'"
+}
+
+# finish: sweep, check everything for the cell, one TAP line and a table row.
+finish() {
+	local ids bad=("${C_BAD[@]}") n name file want got st id f sha_db row listed
+	note_blobs
+	disarm
+	wait_up || bad+=("web server did not come back")
+	make_due
+	sweep
+	[ "$SWEEP_RC" = 0 ] || bad+=("sweep exit $SWEEP_RC")
+	# A sweep that left something for a later run gets a second chance
+	# (a claim whose lease just ended); two are never needed otherwise.
+	ids=$(scope_ids)
+	n=$(sql "SELECT COUNT(*) FROM blobs WHERE document_id IN ($ids) AND state <> 'committed'")
+	if [ "$n" != 0 ]; then
+		sleep 1.1
+		make_due
+		sweep
+		C_NOTE="${C_NOTE:+$C_NOTE; }2 sweeps"
+	fi
+	note_blobs
+	ids=$(scope_ids)
+	az_list >"$work/after" || bad+=("cannot list Azurite")
+	cut -d' ' -f1 "$work/after" | sort >"$work/after-names"
+	# stuck intents and undrained outbox rows
+	n=$(sql "SELECT COUNT(*) FROM blobs WHERE document_id IN ($ids) AND state <> 'committed'")
+	[ "$n" = 0 ] || bad+=("$n registry rows not committed: $(sql "SELECT CONCAT(name,':',state) FROM blobs WHERE document_id IN ($ids) AND state <> 'committed'" | tr '\n' ' ')")
+	n=$(sql "SELECT COUNT(*) FROM documents WHERE id IN ($ids) AND status <> 'ready'")
+	[ "$n" = 0 ] || bad+=("$n documents still pending")
+	# every committed registry row is the blob of a ready document, and
+	# every ready document's blob is there, tagged committed, same bytes
+	n=$(sql "SELECT COUNT(*) FROM blobs b LEFT JOIN documents d ON d.blob_name = b.name AND d.status = 'ready'
+		 WHERE b.document_id IN ($ids) AND b.state = 'committed' AND d.id IS NULL")
+	[ "$n" = 0 ] || bad+=("$n committed rows without a document")
+	while IFS=$'\t' read -r id f sha_db; do
+		[ -n "$id" ] || continue
+		listed=$(awk -v n="$f" '$1 == n { print $3 " " $4 }' "$work/after")
+		[ "$listed" = "committed $sha_db" ] || bad+=("document $id: blob $f is '${listed:-missing}' (dangling)")
+		[ "$(az_sha256 "$f")" = "$sha_db" ] || bad+=("document $id: blob bytes differ from sha256")
+	done < <(sql "SELECT id, blob_name, sha256 FROM documents WHERE id IN ($ids)")
+	# orphans: a blob of this cell (new in the container, or named by its
+	# rows at any time) that no ready document references
+	sort -u "$work/scope-blobs" >"$work/scope-sorted"
+	{ comm -13 "$work/before" "$work/after-names"; comm -12 "$work/scope-sorted" "$work/after-names"; } |
+		sort -u >"$work/cell-blobs"
+	while read -r name; do
+		[ -n "$name" ] || continue
+		n=$(sql "SELECT COUNT(*) FROM documents WHERE blob_name = '$name' AND status = 'ready'")
+		[ "$n" = 1 ] || bad+=("orphan blob $name ($(awk -v n="$name" '$1 == n { print $3 }' "$work/after"), registry: $(sql "SELECT state FROM blobs WHERE name = '$name'"))")
+	done <"$work/cell-blobs"
+	# acknowledged documents: readable through the responder, exact bytes
+	for row in "${ACKED[@]}"; do
+		name=${row%%=*} file=${row#*=}
+		if [ "$file" = GONE ]; then
+			n=$(sql "SELECT COUNT(*) FROM documents WHERE name = $(sql_quote "$name")")
+			[ "$n" = 0 ] || bad+=("acknowledged delete of $name: the document is back")
+			continue
+		fi
+		id=$(sql "SELECT id FROM documents WHERE name = $(sql_quote "$name") AND status = 'ready'")
+		got=$(curl -s -m 60 "$URL/documents/${id:-0}/content" | sha256sum | cut -d' ' -f1)
+		[ "$got" = "$(sha "$file")" ] || bad+=("acknowledged $name: not readable with its bytes")
+	done
+	# the cell's expected outcome: gone, or NAME=FILE
+	case $EXPECT in
+	'') ;;
+	gone:*)
+		name=${EXPECT#gone:}
+		n=$(sql "SELECT COUNT(*) FROM documents WHERE name = $(sql_quote "$name")")
+		[ "$n" = 0 ] || bad+=("expected $name gone, it has $n rows")
+		want=gone ;;
+	*)
+		name=${EXPECT%%=*} file=${EXPECT#*=}
+		id=$(sql "SELECT id FROM documents WHERE name = $(sql_quote "$name") AND status = 'ready'")
+		got=$(curl -s -m 60 "$URL/documents/${id:-0}/content" | sha256sum | cut -d' ' -f1)
+		[ "$got" = "$(sha "$file")" ] || bad+=("expected $name with $(basename "$file")'s bytes")
+		want="ready ($(basename "$file" .bin))" ;;
+	esac
+	n=$(sql "SELECT COUNT(*) FROM documents WHERE name LIKE '$P%' GROUP BY name HAVING COUNT(*) > 1" | wc -l)
+	[ "$n" = 0 ] || bad+=("a name with two documents")
+	st=ok
+	[ ${#bad[@]} -eq 0 ] || st=FAIL
+	ROWS+=("$(printf '%-18s %-26s %-6s %-15s %-14s %-4s %s' "$C_OP" "$C_POINT" "$C_ACTION" \
+		"${C_CODES# }" "${want:-ok}" "$st" "$C_NOTE")")
+	ok "$([ $st = ok ]; echo $?)" "$C_OP x $C_POINT ($C_ACTION): answered ${C_CODES# }; after sweep ${want:-consistent}"
+	if [ $st != ok ]; then
+		for f in "${bad[@]}"; do diag "  $f"; done
+		diag "  sweep log:"; sed -e 's/^/#   /' "$work/sweep.log" >&2
+	fi
+}
+
+code() { C_CODES="$C_CODES $CODE"; }
+check_fired() { fired "$1" || C_NOTE="${C_NOTE:+$C_NOTE; }$1 did not fire"; }
+need_fired() { fired "$1" || cell_fail "$1 did not fire"; }
+cell_fail() { C_BAD+=("${*:-$C_NOTE}"); }
+
+# ---- creates ------------------------------------------------------------------
+
+# create_cell OP FILE POINT ACTION EXPECT(gone|ready)
+create_cell() {
+	local op=$1 file=$2 point=$3 action=$4 expect=$5 label
+	label=$op; [ "$file" = "$work/large.bin" ] && label="$op(staged)"
+	begin "create $label" "$point" "$action"
+	arm "$point $action once"
+	send "$op" "${P}doc" "$file"
+	code
+	need_fired "$point"
+	case $CODE in 2*) ack "${P}doc" "$file" ;; esac
+	if [ "$expect" = gone ]; then EXPECT="gone:${P}doc"; else EXPECT="${P}doc=$file"; fi
+	finish
+}
+
+for point in create.after_intent create.after_upload; do
+	create_cell raw "$work/small.bin" $point exit gone
+	create_cell raw "$work/large.bin" $point exit gone
+	create_cell form "$work/small.bin" $point exit gone
+done
+for point in create.after_tag create.after_ready; do	# after the tag flip: roll forward
+	create_cell raw "$work/small.bin" $point exit ready
+	create_cell raw "$work/large.bin" $point exit ready
+	create_cell form "$work/small.bin" $point exit ready
+done
+
+# A failure before the flip makes the responder compensate; crash there.
+begin "create raw" "compensate.before_delete" exit
+arm "create.after_upload error once" "compensate.before_delete exit once"
+send raw "${P}doc" "$work/small.bin"; code
+need_fired compensate.before_delete
+EXPECT="gone:${P}doc"
+finish
+
+# The error action: the client gets a 5xx, only sweepable state is left.
+for spec in create.after_intent:gone create.after_upload:gone create.after_tag:ready create.after_ready:ready; do
+	point=${spec%%:*}
+	begin "create raw" "$point" error
+	arm "$point error once"
+	send raw "${P}doc" "$work/small.bin"; code
+	need_fired "$point"
+	case $CODE in 5*) ;; 2*) ack "${P}doc" "$work/small.bin"; C_NOTE="not a 5xx" ;; *) C_NOTE="not a 5xx" ;; esac
+	case $CODE in 503) ;; *) cell_fail "answered $CODE, not 503" ;; esac
+	if [ "${spec#*:}" = gone ]; then EXPECT="gone:${P}doc"; else EXPECT="${P}doc=$work/small.bin"; fi
+	finish
+done
+
+# ---- create with an Idempotency-Key, then the retries -------------------------------
+
+# The crashed request's intent is stale only after request_deadline; the
+# retry at once must say "in progress" (409) or replay, never start a second
+# document.  Then its heartbeat is moved past the deadline and the retry
+# resumes the intent (or replays the answer): one document, the same bytes.
+age_intents() {
+	sql "UPDATE blobs SET touched_at = touched_at - INTERVAL 1 DAY
+	     WHERE document_id IN ($(scope_ids)) AND state = 'pending'"
+}
+
+for point in create.after_intent create.after_upload create.after_tag create.after_ready; do
+	begin "create idem+retry" "$point" exit
+	key="$P-key"
+	arm "$point exit once"
+	send raw "${P}doc" "$work/small.bin" '' "$key"; code
+	need_fired "$point"
+	note_blobs
+	wait_up
+	send raw "${P}doc" "$work/small.bin" '' "$key"; code
+	first=$(jfield "$BODY" id)
+	case $CODE in
+	201) ack "${P}doc" "$work/small.bin" ;;
+	409) [ "$(jfield "$BODY" error)" = idempotency_in_progress ] || C_NOTE="409 $(jfield "$BODY" error)" ;;
+	*) C_NOTE="retry answered $CODE"; cell_fail ;;
+	esac
+	age_intents
+	send raw "${P}doc" "$work/small.bin" '' "$key"; code
+	case $CODE in
+	201) ack "${P}doc" "$work/small.bin"
+	     if [ -n "$first" ] && [ "$first" != "$(jfield "$BODY" id)" ]; then
+		C_NOTE="two ids: $first $(jfield "$BODY" id)"; cell_fail; fi ;;
+	*) C_NOTE="${C_NOTE:+$C_NOTE; }aged retry answered $CODE"; cell_fail ;;
+	esac
+	# And the same key with other bytes: refused, changes nothing (I4).
+	send raw "${P}doc" "$work/new.bin" '' "$key"; code
+	case $CODE in 422 | 409) ;; *) C_NOTE="${C_NOTE:+$C_NOTE; }other bytes answered $CODE"; cell_fail ;; esac
+	EXPECT="${P}doc=$work/small.bin"
+	finish
+done
+
+# The resume itself crashes after renewing the intent's claim.
+begin "create idem+retry" resume.after_claim exit
+key="$P-key"
+arm "create.after_upload exit once"
+send raw "${P}doc" "$work/small.bin" '' "$key"; code
+need_fired create.after_upload
+note_blobs; wait_up; age_intents
+arm "resume.after_claim exit once"
+send raw "${P}doc" "$work/small.bin" '' "$key"; code
+need_fired resume.after_claim
+EXPECT="gone:${P}doc"
+finish
+
+# ...and after the sweep took the old intent, the key starts a fresh one.
+begin "create idem+retry" "create.after_upload+sweep" exit
+key="$P-key"
+arm "create.after_upload exit once"
+send raw "${P}doc" "$work/small.bin" '' "$key"; code
+need_fired create.after_upload
+note_blobs; disarm; wait_up; sweep
+send raw "${P}doc" "$work/small.bin" '' "$key"; code
+case $CODE in 201) ack "${P}doc" "$work/small.bin" ;; *) cell_fail "fresh retry answered $CODE" ;; esac
+EXPECT="${P}doc=$work/small.bin"
+finish
+
+# ---- replace -------------------------------------------------------------------
+
+# replace_cell POINT ACTION EXPECT(old|new) [EXTRA-ARM-LINE]
+replace_cell() {
+	local point=$1 action=$2 expect=$3 extra=${4:-}
+	begin "replace" "$point" "$action"
+	create_doc "${P}doc" "$work/small.bin" || { finish; return; }
+	ACKED=()	# the replace decides which bytes the name holds
+	if [ -n "$extra" ]; then arm "$extra" "$point $action once"; else arm "$point $action once"; fi
+	send put "${P}doc" "$work/new.bin" "$DOC_ID"; code
+	need_fired "$point"
+	case $CODE in
+	2*) ack "${P}doc" "$work/new.bin" ;;
+	5*) ;;
+	*) C_NOTE="answered $CODE"; cell_fail ;;
+	esac
+	[ "$action" = error ] && [ "$CODE" != 503 ] && cell_fail "answered $CODE, not 503"
+	if [ "$expect" = old ]; then EXPECT="${P}doc=$work/small.bin"; else EXPECT="${P}doc=$work/new.bin"; fi
+	finish
+}
+replace_cell replace.after_intent exit old
+replace_cell replace.after_upload exit old
+replace_cell replace.after_tag exit old		# tag flipped, not committed: roll back
+replace_cell replace.after_commit exit new
+replace_cell compensate.before_delete exit old "replace.after_upload error once"
+replace_cell replace.after_upload error old
+replace_cell replace.after_tag error old
+
+# ---- delete and the outbox ---------------------------------------------------------
+
+for action in exit error; do
+	begin "delete" delete.after_commit "$action"
+	create_doc "${P}doc" "$work/small.bin"
+	ACKED=()
+	arm "delete.after_commit $action once"
+	send delete "${P}doc" "$work/small.bin" "$DOC_ID"; code
+	need_fired delete.after_commit
+	EXPECT="gone:${P}doc"
+	finish
+done
+
+# The sweeper's drain of the outbox crashes (a replaced blob, then a deleted one).
+for point in drain.after_claim drain.after_tag drain.after_delete; do
+	begin "sweep drain" "$point" exit
+	create_doc "${P}doc" "$work/small.bin"
+	send put "${P}doc" "$work/new.bin" "$DOC_ID"; code
+	ACKED=()
+	send delete "${P}doc" "$work/small.bin" "$DOC_ID"; code
+	[ "$CODE" = 204 ] && ack "${P}doc" GONE
+	make_due
+	sweep BINDERY_FAILPOINTS="$point=exit"
+	[ "$SWEEP_RC" = 137 ] || C_NOTE="the sweep with $point armed exited $SWEEP_RC"
+	[ "$SWEEP_RC" = 137 ] || cell_fail
+	sleep 1.1	# the crashed sweeper's lease (1 s in the CLI config) ends
+	EXPECT="gone:${P}doc"
+	finish
+done
+
+# ---- the matrix ------------------------------------------------------------------------
+
+note ""
+note "crash matrix ($cell_no cells; answered = HTTP codes the client saw, in order)"
+note "$(printf '%-18s %-26s %-6s %-15s %-14s %-4s %s' operation failpoint action answered 'after sweep' cell note)"
+for row in "${ROWS[@]}"; do note "$row"; done
+done_testing
