@@ -13,3 +13,4 @@ EXTRA_DIST += tests/e2e/concurrency.sh
 check_PROGRAMS += tests/integration/test_experiments
 INTEGRATION_TESTS += tests/integration/test_experiments
 dist_man_MANS += man/bindery.fcgi.8
+EXTRA_DIST += tests/bench/bench_fcgi_rss.sh
