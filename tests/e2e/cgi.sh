@@ -97,6 +97,9 @@ subset() {
 	is "$HTTP_CODE" 200 "$srv: /healthz is 200"
 	like "$HTTP_BODY" '"database":"ok".*"storage":"ok"' "$srv: ... database and storage ok"
 	like "$(header x-request-id)" '^[0-9a-f]{16}$' "$srv: ... answered by bindery (X-Request-Id)"
+	req GET "$url/"
+	is "$HTTP_CODE" 200 "$srv: the page at / is 200"
+	like "$HTTP_CTYPE" '^text/html' "$srv: ... HTML"
 
 	# --- create, raw body (several blocks, streamed from stdin) ---
 	req POST "$url/documents?name=$tag-big.bin" "${auth[@]}" -H 'Content-Type: application/x-test' \
@@ -245,6 +248,7 @@ if [ -n "$failpoints" ]; then
 	is "$(count_named "$url" "$tag-resume")" 1 "resume: one document under the name"
 	curl -s -o "$work/got.bin" "$url/documents/$id1/content"
 	is "$(sha "$work/got.bin")" "$(sha "$work/1k.bin")" "resume: ... holding the bytes"
+	req DELETE "$url/documents/$id1" "${auth[@]}"
 
 	# The long version: the process dies after the tag flip, before the
 	# document is ready.  Until request_deadline has passed the intent
@@ -265,6 +269,7 @@ if [ -n "$failpoints" ]; then
 		sid=$(jfield "$HTTP_BODY" id)
 		req POST "$url/documents?name=$tag-stale" "${auth[@]}" -H "Idempotency-Key: $key" -H 'Content-Type: application/octet-stream' --data-binary "@$work/1k.bin"
 		is "$(jfield "$HTTP_BODY" id)" "$sid" "long: ... and the next retry has the same id"
+		req DELETE "$url/documents/$sid" "${auth[@]}"
 	else
 		skip "the stale-intent resume waits request_deadline (./dev test --long)" 5
 	fi
