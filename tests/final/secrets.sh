@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# Runs last: every log the test run produced (the web servers' error logs,
+# which hold bindery's stderr, their access logs, and each test's own log)
+# is searched for the account key, the database password, the write tokens
+# and SAS signatures.  None may appear.
+[ -n "${BASH_VERSION:-}" ] || exec bash "$0" "$@"
+here=$(cd "$(dirname "$0")" && pwd)
+. "$here/../lib/tap.sh"
+
+[ -n "${BINDERY_TEST_VAR:-}" ] && [ -n "${BINDERY_TEST_BLOB_KEY:-}" ] ||
+	skip_all "no test stack (./dev test starts one)"
+build=${top_builddir:-.}
+
+# Azurite's own log is the storage service's, not ours; everything else counts.
+mapfile -t logs < <(find "$BINDERY_TEST_VAR/log" "$build/tests" -type f \( -name '*.log' -o -name '*.out' \) \
+	! -name 'azurite.log' ! -name 'secrets.log' 2>/dev/null)
+ok '[ "${#logs[@]}" -gt 10 ]' "searching ${#logs[@]} log files"
+ok '[ -n "$(cat "$BINDERY_TEST_VAR"/log/lighttpd* "$BINDERY_TEST_VAR"/log/apache* 2>/dev/null | grep -m1 "req=")" ]' \
+	"the responder's request log is among them"
+
+search() { # NEEDLE DESC
+	local hits
+	hits=$(grep -lF -- "$1" "${logs[@]}" 2>/dev/null | head -n 5 | tr '\n' ' ')
+	is "$hits" "" "$2"
+}
+search "$BINDERY_TEST_BLOB_KEY" "the account key appears in no log"
+search "${BINDERY_TEST_BLOB_KEY:0:20}" "... not even its first 20 characters"
+[ -z "${BINDERY_TEST_DB_PASSWORD:-}" ] || search "$BINDERY_TEST_DB_PASSWORD" "the database password appears in no log"
+search "$BINDERY_TEST_TOKEN" "the write token appears in no log"
+[ -z "${BINDERY_TEST_TOKEN_OTHER:-}" ] || search "$BINDERY_TEST_TOKEN_OTHER" "the second token appears in no log"
+# A SAS signature is the sig= parameter (base64, percent-encoded).
+hits=$(grep -lE 'sig=[A-Za-z0-9%+/=]{20,}' "${logs[@]}" 2>/dev/null | head -n 5 | tr '\n' ' ')
+is "$hits" "" "no SAS signature appears in any log"
+done_testing
