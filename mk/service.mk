@@ -16,3 +16,5 @@ dist_man_MANS += man/bindery.fcgi.8
 EXTRA_DIST += tests/bench/bench_fcgi_rss.sh
 E2E_TESTS += tests/e2e/security.sh tests/e2e/valgrind_cgi.sh
 EXTRA_DIST += tests/e2e/security.sh tests/e2e/valgrind_cgi.sh tests/final/secrets.sh
+E2E_TESTS += tests/e2e/redirect.sh
+EXTRA_DIST += tests/e2e/redirect.sh
