@@ -101,22 +101,24 @@ static const char sql_drop_pending_blob[] =
 	"DELETE FROM blobs WHERE name = ? AND state = 'pending'";
 static const char sql_drop_pending_doc[] =
 	"DELETE FROM documents WHERE id = ? AND blob_name = ? AND status = 'pending'";
-static const char sql_drop_idem_for_doc[] =
-	"DELETE FROM idempotency_keys WHERE document_id = ? AND status_code IS NULL";
+/* Only the key that started this intent: a replace's intent shares the
+ * document id with the create whose key may still await its answer. */
+static const char sql_drop_idem_for_blob[] =
+	"DELETE FROM idempotency_keys WHERE blob_name = ? AND status_code IS NULL";
 
 static enum db_err
 abandon_tx(struct db *db, uint64_t doc_id, const char *blob_name)
 {
 	struct db_param b[] = { DBP_STR(blob_name) };
 	struct db_param d[] = { DBP_U64(doc_id), DBP_STR(blob_name) };
-	struct db_param k[] = { DBP_U64(doc_id) };
+	struct db_param k[] = { DBP_STR(blob_name) };
 	enum db_err e;
 
 	if ((e = db_exec_one(db, sql_drop_pending_blob, b, 1)) != DB_OK)
 		return e;
 	if ((e = db_exec(db, sql_drop_pending_doc, d, 2, NULL)) != DB_OK)
 		return e;
-	return db_exec(db, sql_drop_idem_for_doc, k, 1, NULL);
+	return db_exec(db, sql_drop_idem_for_blob, k, 1, NULL);
 }
 
 enum db_err
