@@ -92,14 +92,14 @@ stack_random_hex() { od -An -tx1 -N"${1:-16}" /dev/urandom | tr -d ' \n'; }
 
 # stack_secrets: generate DB_PASSWORD, DEMO_TOKEN, OTHER_TOKEN once (secrets.env, 0600).
 stack_secrets() {
-	if [ -z "${DB_PASSWORD:-}" ] || [ -z "${DEMO_TOKEN:-}" ] || [ -z "${OTHER_TOKEN:-}" ]; then
-		DB_PASSWORD=${DB_PASSWORD:-$(stack_random_hex 16)}
-		DEMO_TOKEN=${DEMO_TOKEN:-$(stack_random_hex 20)}
-		OTHER_TOKEN=${OTHER_TOKEN:-$(stack_random_hex 20)}
-		(umask 077 && printf 'DB_PASSWORD=%s\nDEMO_TOKEN=%s\nOTHER_TOKEN=%s\n' \
-			"$DB_PASSWORD" "$DEMO_TOKEN" "$OTHER_TOKEN" >"$STACK_VAR/secrets.env")
-	fi
-	chmod 600 "$STACK_VAR/secrets.env"
+	DB_PASSWORD=${DB_PASSWORD:-$(stack_random_hex 16)}
+	DEMO_TOKEN=${DEMO_TOKEN:-$(stack_random_hex 20)}
+	OTHER_TOKEN=${OTHER_TOKEN:-$(stack_random_hex 20)}
+	# Written every time: the values may have been loaded from a state
+	# directory that was since wiped (./dev test starts from a clean one).
+	(umask 077 && printf 'DB_PASSWORD=%s\nDEMO_TOKEN=%s\nOTHER_TOKEN=%s\n' \
+		"$DB_PASSWORD" "$DEMO_TOKEN" "$OTHER_TOKEN" >"$STACK_VAR/secrets.env.new" &&
+		mv "$STACK_VAR/secrets.env.new" "$STACK_VAR/secrets.env")
 }
 
 # stack_render SRC DST KEY=VALUE...: copy SRC to DST replacing each @KEY@;
