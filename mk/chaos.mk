@@ -1,6 +1,12 @@
 # chaos: proof-of-survival tests (issue 6) -- the crash matrix (every
 # failpoint x operation through lighttpd, then a sweep, then the invariants
-# checked in MariaDB and Azurite directly), the fault proxy and the chaos run.
-# They skip unless ./dev test has started the stack.
-E2E_TESTS += tests/e2e/crash_matrix.sh
-EXTRA_DIST += tests/e2e/crash_matrix.sh tests/chaos/lib.sh
+# checked in MariaDB and Azurite directly), the fault proxy and its own test,
+# the fault tests through it, and the chaos run.  The end-to-end ones skip
+# unless ./dev test has started the stack.
+check_PROGRAMS += tests/faultproxy
+tests_faultproxy_SOURCES = tests/faultproxy.c
+tests_faultproxy_LDADD =
+UNIT_TESTS += tests/chaos/faultproxy.sh
+E2E_TESTS += tests/e2e/crash_matrix.sh tests/e2e/faults.sh
+EXTRA_DIST += tests/e2e/crash_matrix.sh tests/e2e/faults.sh tests/chaos/lib.sh \
+	tests/chaos/faultproxy.sh

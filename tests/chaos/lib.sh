@@ -110,3 +110,48 @@ az_sha256() {
 	if [ "$code" = 200 ]; then sha256sum "$tmp" | cut -d' ' -f1; else echo missing; fi
 	rm -f "$tmp"
 }
+
+# chaos_verify PREFIX BEFORE-LIST [IDS]: the invariants for the documents
+# named PREFIX* (plus the ids IDS, comma-separated, for deleted ones) and for
+# every blob that is in the container now but not in BEFORE-LIST (names, one
+# a line, sorted).  Prints one line per violation; nothing when all is well.
+#   - no document still pending, no registry row not committed (stuck intent
+#     or undrained outbox)
+#   - every document's blob listed, tagged committed, its bytes' SHA-256 the
+#     row's (dangling / lost)
+#   - every new blob referenced by a ready document (orphan)
+chaos_verify() {
+	local prefix=$1 before=$2 ids=${3:-} now id f sha listed name n
+	ids=$( { sql "SELECT id FROM documents WHERE name LIKE '$prefix%'"; printf '%s\n' ${ids//,/ }; } |
+		sort -u | sed '/^$/d' | tr '\n' ',' | sed -e 's/,$//')
+	ids=${ids:-0}
+	now=$(mktemp)
+	az_list >"$now.full" || { echo "cannot list Azurite"; rm -f "$now" "$now.full"; return; }
+	cut -d' ' -f1 "$now.full" | sort >"$now"
+	sql "SELECT CONCAT('stuck: document ', id, ' ', name, ' is ', status) FROM documents
+	     WHERE id IN ($ids) AND status <> 'ready'"
+	sql "SELECT CONCAT('stuck: registry row ', name, ' is ', state) FROM blobs
+	     WHERE document_id IN ($ids) AND state <> 'committed'"
+	sql "SELECT CONCAT('registry row ', b.name, ' committed without its document') FROM blobs b
+	     LEFT JOIN documents d ON d.blob_name = b.name AND d.status = 'ready'
+	     WHERE b.document_id IN ($ids) AND b.state = 'committed' AND d.id IS NULL"
+	while IFS=$'\t' read -r id f sha; do
+		[ -n "$id" ] || continue
+		listed=$(awk -v n="$f" '$1 == n { print $3 " " $4 }' "$now.full")
+		[ "$listed" = "committed $sha" ] || echo "dangling: document $id: blob $f is '${listed:-missing}'"
+		[ "$(az_sha256 "$f")" = "$sha" ] || echo "document $id: the blob's bytes do not match sha256"
+	done < <(sql "SELECT id, blob_name, sha256 FROM documents WHERE id IN ($ids) AND status = 'ready'")
+	while read -r name; do
+		[ -n "$name" ] || continue
+		n=$(sql "SELECT COUNT(*) FROM documents WHERE blob_name = '$name' AND status = 'ready'")
+		[ "$n" = 1 ] || echo "orphan: blob $name ($(awk -v n="$name" '$1 == n { print $3 }' "$now.full"); registry: $(sql "SELECT state FROM blobs WHERE name = '$name'"))"
+	done < <(comm -13 "$before" "$now")
+	sql "SELECT CONCAT('two documents named ', name) FROM documents WHERE name LIKE '$prefix%'
+	     GROUP BY name HAVING COUNT(*) > 1"
+	rm -f "$now" "$now.full"
+}
+
+# chaos_snapshot FILE: the container's blob names now (for chaos_verify).
+chaos_snapshot() {
+	az_list | cut -d' ' -f1 | sort >"$1"
+}

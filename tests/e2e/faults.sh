@@ -1,0 +1,231 @@
+#!/usr/bin/env bash
+# Faults between the responder and its services (issue 6).
+#
+# bindery.fcgi runs as a CGI program with a second bindery.conf whose
+# [storage] endpoint is tests/faultproxy in front of Azurite.  Through the
+# proxy: brief 503s (retried into a success, one document), an answer lost
+# after the service acted (the create-only retry must recognise its own
+# blob), a connection cut mid-body, a long stall.  Then Azurite killed during
+# an upload and restarted, and MariaDB restarted between requests (through
+# the stack's lighttpd, whose FastCGI workers keep their connections).  After
+# every case: bindery sweep --older-than 0 --force, then the invariants in
+# MariaDB and Azurite directly (tests/chaos/lib.sh chaos_verify).
+[ -n "${BASH_VERSION:-}" ] || exec bash "$0" "$@"
+here=$(cd "$(dirname "$0")" && pwd)
+top=${top_srcdir:-$(cd "$here/../.." && pwd)}
+. "$top/tests/lib/tap.sh"
+. "$top/tests/chaos/lib.sh"
+
+chaos_need_stack
+proxy=${top_builddir:-$top}/tests/faultproxy
+[ -x "$proxy" ] || skip_all "tests/faultproxy is not built"
+[ -x "$CHAOS_BIN/bindery.fcgi" ] || skip_all "bindery.fcgi not found"
+
+work=$(mktemp -d)
+proxy_pid=
+cleanup() {
+	[ -n "$proxy_pid" ] && kill "$proxy_pid" 2>/dev/null && wait "$proxy_pid" 2>/dev/null
+	rm -rf "$work"
+}
+trap cleanup EXIT
+RUN=fl$$x$RANDOM
+blob_port=${BINDERY_TEST_BLOB_ENDPOINT#http://127.0.0.1:}
+blob_port=${blob_port%%/*}
+
+: >"$work/control"
+"$proxy" -t "127.0.0.1:$blob_port" -p "$work/proxy.port" -c "$work/control" -s "$work/stats" \
+	2>"$work/proxy.log" &
+proxy_pid=$!
+for ((i = 0; i < 50; i++)); do [ -s "$work/proxy.port" ] && break; sleep 0.1; done
+[ -s "$work/proxy.port" ] || bail_out "faultproxy did not start"
+pport=$(cat "$work/proxy.port")
+
+# The responder's config: storage through the proxy, a short deadline (a
+# stalled call is given up at the next storage call past it).
+sed -e "s|^endpoint = .*|endpoint = http://127.0.0.1:$pport/${BINDERY_TEST_BLOB_ACCOUNT}|" \
+	-e 's|^request_deadline = .*|request_deadline = 10|' "$BINDERY_CONFIG" >"$work/proxy.conf"
+grep -q "^endpoint = http://127.0.0.1:$pport/" "$work/proxy.conf" ||
+	bail_out "the stack's bindery.conf has no [storage] endpoint line to point at the proxy"
+# The CLI's: the stack's services directly, short sweep leases.
+{ cat "$BINDERY_CONFIG"; grep -q '^\[sweep\]' "$BINDERY_CONFIG" || printf '\n[sweep]\nlease = 1\n'; } >"$work/cli.conf"
+chmod 0600 "$work/proxy.conf" "$work/cli.conf"
+
+mode() { printf '%s\n' "$1" >"$work/control"; sleep 0.25; }	# re-read within 100 ms
+stat_of() { sed -n "s/.*$1=\([0-9]*\).*/\1/p" "$work/stats"; }
+sha() { sha256sum "$1" | cut -d' ' -f1; }
+jfield() { printf '%s' "$1" | sed -n "s/.*\"$2\":\"\{0,1\}\([^\",}]*\).*/\1/p" | head -n 1; }
+
+# cgi METHOD URI FILE: one request to bindery.fcgi in CGI mode; CODE, BODY.
+cgi() {
+	local method=$1 uri=$2 file=$3 out
+	out=$(env -i PATH="$PATH" BINDERY_CONFIG="$work/proxy.conf" BINDERY_FAILPOINTS_FILE=/dev/null \
+		GATEWAY_INTERFACE=CGI/1.1 SERVER_PROTOCOL=HTTP/1.1 REQUEST_METHOD="$method" \
+		REQUEST_URI="$uri" QUERY_STRING="${uri#*\?}" SCRIPT_NAME='' \
+		CONTENT_LENGTH="$(stat -c %s "$file")" CONTENT_TYPE=application/x-fault \
+		HTTP_AUTHORIZATION="Bearer $BINDERY_TEST_TOKEN" \
+		timeout 180 "$CHAOS_BIN/bindery.fcgi" <"$file" 2>>"$work/responder.log" | tr -d '\r')
+	CODE=$(printf '%s\n' "$out" | sed -n '1,/^$/s/^Status: \([0-9]*\).*/\1/p' | head -n 1)
+	[ -n "$out" ] && [ -z "$CODE" ] && CODE=200
+	CODE=${CODE:-000}
+	BODY=$(printf '%s\n' "$out" | sed -e '1,/^$/d')
+}
+
+sweep() {
+	BINDERY_LOG_STDERR=1 BINDERY_FAILPOINTS_FILE=/dev/null "$CHAOS_BIN/bindery" -c "$work/cli.conf" \
+		sweep --older-than 0 --force >>"$work/sweep.log" 2>&1
+}
+
+# verify DESC NAME [FILE]: after a sweep, the invariants hold for this case;
+# with FILE, NAME is a ready document with FILE's bytes (read through the
+# stack's lighttpd), without, NAME does not exist.
+n_case=0
+begin() { case_t0=$SECONDS; n_case=$((n_case + 1)); P="$RUN-$n_case-"; chaos_snapshot "$work/before"; : >"$work/sweep.log"; }
+verify() {
+	local desc=$1 name=$2 file=${3:-} problems got id
+	mode pass
+	sweep
+	problems=$(chaos_verify "$P" "$work/before")
+	if [ -n "$file" ]; then
+		id=$(sql "SELECT id FROM documents WHERE name = $(sql_quote "$name") AND status = 'ready'")
+		got=$(curl -s -m 60 "$BINDERY_TEST_LIGHTTPD_URL/documents/${id:-0}/content" | sha256sum | cut -d' ' -f1)
+		[ "$got" = "$(sha "$file")" ] || problems="$problems${problems:+$'\n'}$name is not readable with its bytes"
+	else
+		[ "$(sql "SELECT COUNT(*) FROM documents WHERE name = $(sql_quote "$name")")" = 0 ] ||
+			problems="$problems${problems:+$'\n'}$name exists"
+	fi
+	is "$problems" "" "$desc: after the sweep, consistent (case took $((SECONDS - case_t0)) s)"
+	[ -z "$problems" ] || sed -e 's/^/#   sweep: /' "$work/sweep.log"
+}
+
+head -c 20000 /dev/urandom >"$work/small.bin"
+head -c 9000000 /dev/urandom >"$work/large.bin"	# three 4 MiB blocks
+
+# --- pass ---
+begin
+cgi POST "/documents?name=${P}a" "$work/small.bin"
+is "$CODE" 201 "through the proxy, a create is 201"
+verify "pass" "${P}a" "$work/small.bin"
+
+# --- brief 503s from storage: retried into a success, one document ---
+for spec in "small:2" "large:3"; do
+	size=${spec%%:*} k=${spec#*:}
+	begin
+	failed0=$(stat_of failed)
+	mode "fail 503 $k"
+	cgi POST "/documents?name=${P}a" "$work/$size.bin"
+	is "$CODE" 201 "$k x 503 ServerBusy on a $size upload: retried into 201"
+	is "$(($(stat_of failed) - failed0))" "$k" "... the proxy answered $k requests with 503"
+	is "$(sql "SELECT COUNT(*) FROM documents WHERE name = '${P}a'")" 1 "... exactly one document"
+	verify "503 x $k ($size)" "${P}a" "$work/$size.bin"
+done
+
+# --- storage keeps failing: 503 to the client, only sweepable state ---
+begin
+mode "fail 503 1000"
+cgi POST "/documents?name=${P}a" "$work/small.bin"
+like "$CODE" '^5' "storage answering 503 to every try: the client gets a 5xx ($CODE)"
+is "$(jfield "$BODY" error)" unavailable "... error unavailable"
+verify "503 forever" "${P}a"
+
+# --- the answer to a create-only Put Blob is lost after Azurite stored it ---
+begin
+mode "lose 1"
+cgi POST "/documents?name=${P}a" "$work/small.bin"
+is "$CODE" 201 "the Put Blob's answer lost: the retry recognises its own blob (201)"
+is "$(stat_of lost)" 1 "... one answer was lost"
+verify "lost answer" "${P}a" "$work/small.bin"
+
+# --- cut mid-body ---
+begin
+mode "cut 1000000 1"
+cgi POST "/documents?name=${P}a" "$work/large.bin"
+is "$CODE" 201 "one connection cut mid-block: the block is retried (201)"
+verify "cut once" "${P}a" "$work/large.bin"
+begin
+mode "cut 1000000 1000"
+cgi POST "/documents?name=${P}a" "$work/large.bin"
+like "$CODE" '^5' "every try cut mid-block: the client gets a 5xx ($CODE)"
+verify "cut always" "${P}a"
+
+# --- a stall: brief (the transfer resumes), and long (BINDERY_TEST_LONG=1 or
+# FAULTS_LONG_STALL=1: the blob client's 30 s low-speed limit ends each try,
+# and the compensating delete is retried against the stalled service too,
+# so the client waits minutes for its 503) ---
+begin
+mode stall
+cgi POST "/documents?name=${P}a" "$work/small.bin" >/dev/null &
+sleep 5
+mode pass
+wait $!
+n=$(sql "SELECT COUNT(*) FROM documents WHERE name = '${P}a' AND status = 'ready'")
+ok 0 "storage stalled 5 s during a create, then resumed (document ready afterwards: $n)"
+if [ "$n" = 1 ]; then verify "brief stall" "${P}a" "$work/small.bin"; else verify "brief stall" "${P}a"; fi
+if [ -n "${BINDERY_TEST_LONG:-}${FAULTS_LONG_STALL:-}" ]; then
+	begin
+	mode stall
+	t0=$(date +%s)
+	cgi POST "/documents?name=${P}a" "$work/small.bin"
+	t1=$(date +%s)
+	like "$CODE" '^5' "storage stalled for good: the client gets a 5xx ($CODE)"
+	note "the stalled create answered after $((t1 - t0)) s (request_deadline = 10 s)"
+	verify "long stall" "${P}a"
+else
+	skip "the long stall takes minutes (BINDERY_TEST_LONG=1 or FAULTS_LONG_STALL=1)" 2
+fi
+
+# --- Azurite killed during an upload, then restarted on the same port ---
+. "$top/tests/lib/stack.sh"
+stack_init "$BINDERY_TEST_VAR"
+if ! stack_alive azurite; then
+	skip "Azurite of this stack is not ours to restart" 3
+else
+	begin
+	mode "latency 20"	# slow the upload down (~3 s) so the kill lands in it
+	( cgi POST "/documents?name=${P}a" "$work/large.bin"; echo "$CODE" >"$work/killed.code" ) &
+	cgi_pid=$!
+	sleep 1
+	stack_azurite_stop
+	sleep 0.5
+	BLOB_PORT_WAS=$BLOB_PORT
+	stack_azurite_start || bail_out "Azurite did not come back"
+	[ "$BLOB_PORT" = "$BLOB_PORT_WAS" ] || bail_out "Azurite came back on another port ($BLOB_PORT)"
+	wait "$cgi_pid"
+	# The answer went to the background job's variables; ask the database.
+	n=$(sql "SELECT COUNT(*) FROM documents WHERE name = '${P}a' AND status = 'ready'")
+	code=$(cat "$work/killed.code" 2>/dev/null)
+	case $code:$n in 201:1 | 5??:0 | 5??:1) ok 0 "Azurite killed during a staged upload and restarted: answered $code, document ready: $n" ;;
+	*) ok 1 "Azurite killed during a staged upload and restarted: answered $code, document ready: $n" ;;
+	esac
+	mode pass
+	sweep
+	problems=$(chaos_verify "$P" "$work/before")
+	is "$problems" "" "Azurite restart: after the sweep, consistent"
+	begin
+	cgi POST "/documents?name=${P}b" "$work/small.bin"
+	is "$CODE" 201 "after the restart, a create is 201"
+fi
+
+# --- MariaDB restarted between requests (lighttpd's FastCGI workers) ---
+if ! stack_alive mariadb; then
+	skip "MariaDB of this stack is not ours to restart" 3
+else
+	begin
+	curl -s -o /dev/null -m 30 "${CHAOS_AUTH[@]}" -H 'Content-Type: application/x-fault' \
+		--data-binary "@$work/small.bin" "$BINDERY_TEST_LIGHTTPD_URL/documents?name=${P}warm"
+	stack_mariadb_stop
+	code=$(curl -s -o /dev/null -m 30 -w '%{http_code}' "${CHAOS_AUTH[@]}" -H 'Content-Type: application/x-fault' \
+		--data-binary "@$work/small.bin" "$BINDERY_TEST_LIGHTTPD_URL/documents?name=${P}down")
+	is "$code" 503 "MariaDB down: a create is 503"
+	stack_mariadb_start || bail_out "MariaDB did not come back"
+	codes=''
+	for try in 1 2 3; do
+		code=$(curl -s -o /dev/null -m 30 -w '%{http_code}' "${CHAOS_AUTH[@]}" -H 'Content-Type: application/x-fault' \
+			--data-binary "@$work/small.bin" "$BINDERY_TEST_LIGHTTPD_URL/documents?name=${P}a")
+		codes="$codes $code"
+		[ "$code" = 201 ] && break
+	done
+	is "${codes# }" 201 "MariaDB restarted: the next create through lighttpd is 201 (the workers reconnect)"
+	verify "MariaDB restart" "${P}a" "$work/small.bin"
+fi
+
+done_testing
