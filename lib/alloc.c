@@ -8,12 +8,17 @@ static long alloc_calls;	/* bx_* allocation attempts so far */
 static long alloc_fail_at;	/* value of alloc_calls that fails; 0: none */
 static long alloc_failed;
 
-/* Count one allocation attempt; nonzero when this one must fail. */
+/*
+ * Count one allocation attempt; nonzero when this one must fail.  The
+ * counter is atomic because buf.c allocates from several threads (one blob
+ * client per thread); failure injection itself is for single-threaded tests.
+ */
 static int
 alloc_should_fail(void)
 {
-	alloc_calls++;
-	if (alloc_fail_at != 0 && alloc_calls == alloc_fail_at) {
+	long n = __atomic_add_fetch(&alloc_calls, 1, __ATOMIC_RELAXED);
+
+	if (__atomic_load_n(&alloc_fail_at, __ATOMIC_RELAXED) != 0 && n == alloc_fail_at) {
 		alloc_fail_at = 0;
 		alloc_failed++;
 		errno = ENOMEM;
@@ -55,7 +60,7 @@ alloc_fail_after(long n)
 long
 alloc_count(void)
 {
-	return alloc_calls;
+	return __atomic_load_n(&alloc_calls, __ATOMIC_RELAXED);
 }
 
 long
