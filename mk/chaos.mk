@@ -7,6 +7,6 @@ check_PROGRAMS += tests/faultproxy
 tests_faultproxy_SOURCES = tests/faultproxy.c
 tests_faultproxy_LDADD =
 UNIT_TESTS += tests/chaos/faultproxy.sh
-E2E_TESTS += tests/e2e/crash_matrix.sh tests/e2e/faults.sh
+E2E_TESTS += tests/e2e/crash_matrix.sh tests/e2e/faults.sh tests/chaos/chaos.sh
 EXTRA_DIST += tests/e2e/crash_matrix.sh tests/e2e/faults.sh tests/chaos/lib.sh \
-	tests/chaos/faultproxy.sh
+	tests/chaos/faultproxy.sh tests/chaos/chaos.sh

@@ -155,3 +155,45 @@ chaos_verify() {
 chaos_snapshot() {
 	az_list | cut -d' ' -f1 | sort >"$1"
 }
+
+# chaos_failpoint_responder FP-FILE: make sure a lighttpd whose bindery.fcgi
+# reads FP-FILE answers; sets CHAOS_URL (the stack's lighttpd when it passes
+# BINDERY_FAILPOINTS_FILE=FP-FILE to the responder, else a private lighttpd
+# started here, CHAOS_PRIVATE_LIGHTTPD=1; stop it with chaos_stop_private)
+# and CHAOS_LIGHTTPD_PID (the server whose children are the workers).
+chaos_failpoint_responder() {
+	local fp=$1 i
+	CHAOS_URL=$BINDERY_TEST_LIGHTTPD_URL CHAOS_PRIVATE_LIGHTTPD=
+	_chaos_probe() {
+		printf 'create.after_intent error once\n' >"$fp"
+		curl -s -o /dev/null -m 30 "${CHAOS_AUTH[@]}" -H 'Content-Type: text/plain' \
+			--data-binary probe "$CHAOS_URL/documents?name=chaos-probe-$$-$RANDOM"
+		! grep -q '^create.after_intent ' "$fp"
+	}
+	. "$top/tests/lib/stack.sh"
+	if _chaos_probe; then
+		stack_init "$BINDERY_TEST_VAR"
+	else
+		stack_init "$BINDERY_TEST_VAR/chaos-lighttpd"
+		STACK_AVOID_PORTS=$(sed -n 's/^[A-Z_]*=//p' "$BINDERY_TEST_VAR/ports.env" 2>/dev/null | tr '\n' ' ')
+		stack_port HTTP_PORT 18190 || return 1
+		mkdir -p "$STACK_VAR/www"
+		stack_render "$top/conf/lighttpd.conf" "$STACK_VAR/lighttpd.conf" PORT="$HTTP_PORT" \
+			VAR="$STACK_VAR" BINDIR="$CHAOS_BIN" CONFIG="$BINDERY_CONFIG" || return 1
+		BINDERY_FAILPOINTS_FILE=$fp stack_lighttpd_start "$STACK_VAR/lighttpd.conf" || return 1
+		CHAOS_PRIVATE_LIGHTTPD=1
+		CHAOS_URL=http://127.0.0.1:$HTTP_PORT
+		for ((i = 0; i < 50; i++)); do
+			[ "$(curl -s -o /dev/null -m 5 -w '%{http_code}' "$CHAOS_URL/healthz")" = 200 ] && break
+			sleep 0.1
+		done
+		_chaos_probe || return 1
+	fi
+	: >"$fp"
+	CHAOS_LIGHTTPD_PID=$(stack_pid lighttpd)
+}
+
+chaos_stop_private() {
+	[ -n "${CHAOS_PRIVATE_LIGHTTPD:-}" ] && stack_lighttpd_stop
+	CHAOS_PRIVATE_LIGHTTPD=
+}
