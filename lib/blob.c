@@ -696,6 +696,10 @@ attempt_prepare(struct blob_client *c, struct blob_req *r, CURL *e)
 	curl_easy_setopt(e, CURLOPT_CONNECTTIMEOUT_MS, c->connect_timeout_ms);
 	curl_easy_setopt(e, CURLOPT_LOW_SPEED_LIMIT, 1L);
 	curl_easy_setopt(e, CURLOPT_LOW_SPEED_TIME, c->low_speed_time_s);
+	/* A stalled service must not hold a request past its deadline: each
+	 * attempt gets at most the time that is left (0: no limit). */
+	curl_easy_setopt(e, CURLOPT_TIMEOUT_MS, c->deadline_ms > 0 ?
+	    (long)(c->deadline_ms - blob_now_ms() > 1 ? c->deadline_ms - blob_now_ms() : 1) : 0L);
 	curl_easy_setopt(e, CURLOPT_TCP_KEEPALIVE, 1L);
 	/* TLS verification stays at libcurl's default (on) for https. */
 	curl_easy_setopt(e, CURLOPT_SSL_VERIFYPEER, 1L);

@@ -79,6 +79,11 @@ from_blob(const struct blob_result *r)
 	}
 }
 
+/* Compensation runs after a failure, often a slow or absent service: it
+ * gets a short budget of its own and leaves whatever it cannot finish to
+ * the sweeper (the tag guard keeps a late delete safe either way). */
+#define COMPENSATION_BUDGET_MS 5000
+
 static void
 start_deadline(struct services *s)
 {
@@ -96,7 +101,7 @@ log_blob(const char *step, const char *blob_name, const struct blob_result *r)
  * Failure before the tag flip: the blob (if any) still says pending, so a
  * delete guarded by that tag can only remove our own unfinished bytes.  Blob
  * first, then the rows; anything that fails here is left to the sweeper.
- * The deadline no longer applies: the guard makes a late delete safe.
+ * The request's deadline no longer applies, only the compensation budget.
  */
 static void
 compensate_pending(struct services *s, uint64_t doc_id, const char *blob_name)
@@ -104,7 +109,7 @@ compensate_pending(struct services *s, uint64_t doc_id, const char *blob_name)
 	struct blob_result r;
 	enum db_err e;
 
-	blob_client_set_deadline(s->blob, 0);
+	blob_client_set_deadline(s->blob, blob_now_ms() + COMPENSATION_BUDGET_MS);
 	if (FAILPOINT("compensate.before_delete"))
 		return;
 	if (blob_delete(s->blob, blob_name, TAG_GUARD_PENDING, NULL, &r) != 0 &&
@@ -403,7 +408,7 @@ roll_back_replace(struct services *s, const char *blob_name)
 {
 	enum db_err e = blobs_retire_unreferenced(s->db, blob_name);
 
-	blob_client_set_deadline(s->blob, 0);
+	blob_client_set_deadline(s->blob, blob_now_ms() + COMPENSATION_BUDGET_MS);
 	if (e != DB_OK || proto_drain_retired(s, blob_name, "responder") != PROTO_OK)
 		log_warn("rollback of %s left for the sweeper (%s)", blob_name, db_err_name(e));
 }
