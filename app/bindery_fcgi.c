@@ -12,28 +12,16 @@
 #include <time.h>
 
 #include <fcgiapp.h>
-#include <gnutls/crypto.h>
-
 #include "app.h"
 #include "blob.h"
 #include "http_parse.h"
 #include "log.h"
+#include "rand.h"
 
 #define MAX_AUTH_HEADER 4096
 /* CGI: bodies up to max_upload plus this are read to the end (see main). */
 #define CGI_DRAIN_SLACK (1024 * 1024)
 
-static void
-new_request_id(char id[17])
-{
-	unsigned char rnd[8];
-	size_t i;
-
-	if (gnutls_rnd(GNUTLS_RND_NONCE, rnd, sizeof rnd) != 0)
-		memset(rnd, 0, sizeof rnd);
-	for (i = 0; i < sizeof rnd; i++)
-		snprintf(id + 2 * i, 3, "%02x", rnd[i]);
-}
 
 /* Who is asking: the web server's own authentication wins, else a bearer token. */
 static const char *
@@ -84,7 +72,8 @@ serve(struct app *app, struct request *r)
 	struct span cl;
 	uint64_t n;
 
-	new_request_id(r->id);
+	if (rand_hex(r->id, sizeof r->id, 8) != 0)
+		memcpy(r->id, "0000000000000000", sizeof r->id);	/* ids are for logs only */
 	r->start_ms = blob_now_ms();
 	r->method = req_param(r, "REQUEST_METHOD");
 	request_path(r);

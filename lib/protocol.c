@@ -4,12 +4,12 @@
 #include <string.h>
 
 #include <gnutls/crypto.h>
-#include <gnutls/gnutls.h>
 
 #include "failpoint.h"
 #include "http_parse.h"
 #include "log.h"
 #include "protocol.h"
+#include "rand.h"
 
 static const char *const result_names[] = {
 	"ok", "name_taken", "not_found", "forbidden", "stale", "body_error",
@@ -44,14 +44,10 @@ proto_doc_json(const struct doc *d)
 int
 proto_new_blob_name(const struct bindery_config *cfg, char *out, size_t outlen)
 {
-	unsigned char rnd[16];
 	char hex[33];
-	size_t i;
 
-	if (gnutls_rnd(GNUTLS_RND_NONCE, rnd, sizeof rnd) != 0)
+	if (rand_hex(hex, sizeof hex, 16) != 0)
 		return -1;
-	for (i = 0; i < sizeof rnd; i++)
-		snprintf(hex + 2 * i, 3, "%02x", rnd[i]);
 	return (size_t)snprintf(out, outlen, "%s%s", cfg->storage_prefix, hex) < outlen ? 0 : -1;
 }
 
