@@ -230,10 +230,17 @@ while read -r name id ex shas; do
 	fi
 	did=${row%%$'\t'*}
 	[ "$ex" = no ] && [ "$id" = "$did" ] && { echo "violation: deleted $name is back" >>"$work/violations"; continue; }
-	got=$(curl -s -m 60 "$URL/documents/$did/content" | sha_of)
+	# A 503 says "try again" (lighttpd answers it while it respawns a
+	# worker the controller killed): retry for a while; anything else counts.
+	for _ in 1 2 3 4 5 6 7 8 9 10; do
+		vcode=$(curl -s -m 60 -o "$work/verify" -w '%{http_code}' "$URL/documents/$did/content")
+		[ "$vcode" = 503 ] || [ "$vcode" = 000 ] || break
+		sleep 1
+	done
+	got=$(sha_of <"$work/verify")
 	case " $shas " in
 	*" $got "*) [ "$ex" = yes ] && verified=$((verified + 1)) ;;
-	*) echo "violation: $name (id $did, ledger $ex) does not hold any content it was given" >>"$work/violations" ;;
+	*) echo "violation: $name (id $did, ledger $ex) does not hold any content it was given (HTTP $vcode)" >>"$work/violations" ;;
 	esac
 done < <(cat "$work"/ledger.*)
 
