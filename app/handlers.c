@@ -668,6 +668,11 @@ handle_content_get(struct app *app, struct request *r)
 			break;
 		}
 	}
+	if (r->head_only) {
+		/* The headers come from the database; no need to fetch the bytes. */
+		(void)download_headers(&dl, NULL, d.size);
+		goto out;
+	}
 	blob_client_set_deadline(app->svc->blob, 0);
 	if (blob_get(app->svc->blob, d.blob_name, dl.start, dl.status == 206 ? dl.len : 0,
 		     download_headers, download_data, &dl, &res) != 0) {

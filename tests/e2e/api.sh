@@ -53,6 +53,10 @@ for s in "lighttpd=$BINDERY_TEST_LIGHTTPD_URL" "apache=$BINDERY_TEST_APACHE_URL"
 	like "$(tr -d '\r' <"$work/h")" 'Content-Length: 3000000' "$srv: download has Content-Length"
 	like "$(tr -d '\r' <"$work/h" | tr 'A-Z' 'a-z')" 'content-type: application/x-test' "$srv: download has the Content-Type"
 
+	code=$(curl -s -I -o "$work/h" -w '%{http_code}' "$url/documents/$id/content")
+	is "$code" 200 "$srv: HEAD of the content is 200"
+	like "$(tr -d '\r' <"$work/h")" 'Content-Length: 3000000' "$srv: ... with the length and no body"
+
 	req GET "$url/documents/$id/content" -H 'Range: bytes=10-19'
 	is "$HTTP_CODE" 206 "$srv: a range is 206"
 	is "$(header content-range)" "bytes 10-19/3000000" "$srv: Content-Range"
