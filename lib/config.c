@@ -8,6 +8,7 @@
 
 #include <ini.h>
 
+#include "alloc.h"
 #include "buf.h"
 #include "config.h"
 
@@ -449,8 +450,8 @@ config_check(struct bindery_config *cfg, char *err, size_t errlen)
 }
 
 int
-config_load(const char *path, struct bindery_config **out, char *errbuf, size_t errlen,
-	    char *warnbuf, size_t warnlen)
+config_load_stream(FILE *fp, const char *name, struct bindery_config **out, char *errbuf,
+		   size_t errlen, char *warnbuf, size_t warnlen)
 {
 	struct bindery_config *cfg = NULL;
 	struct load_state st;
@@ -464,64 +465,78 @@ config_load(const char *path, struct bindery_config **out, char *errbuf, size_t 
 	*out = NULL;
 	if (warnbuf && warnlen)
 		warnbuf[0] = '\0';
-	if (path == NULL)
-		path = getenv("BINDERY_CONFIG");
-	if (path == NULL || *path == '\0')
-		path = SYSCONFDIR "/bindery/bindery.conf";
-	cfg = calloc(1, sizeof *cfg);
-	if (cfg == NULL || (cfg->path = span_dup(span_from_cstr(path))) == NULL) {
-		snprintf(errbuf, errlen, "%s: out of memory", path);
+	cfg = bx_calloc(1, sizeof *cfg);
+	if (cfg == NULL || (cfg->path = span_dup(span_from_cstr(name))) == NULL) {
+		snprintf(errbuf, errlen, "%s: out of memory", name);
 		goto out;
 	}
 	config_defaults(cfg);
-	lr.fp = fopen(path, "r");
-	if (lr.fp == NULL) {
-		snprintf(errbuf, errlen, "%s: cannot read: %s", path, strerror(errno));
-		goto out;
-	}
+	lr.fp = fp;
 	st.cfg = cfg;
 	line = ini_parse_stream(read_line, &lr, on_key, &st);
 	if (lr.overlong && (line == 0 || lr.overlong <= line)) {
 		snprintf(errbuf, errlen, "%s:%d: line longer than 198 characters; split a long value"
-			 " over indented continuation lines", path, lr.overlong);
+			 " over indented continuation lines", name, lr.overlong);
 		goto out;
 	}
 	if (line != 0) {
 		if (st.failed)
-			snprintf(errbuf, errlen, "%s:%d: %s", path, line, msg);
+			snprintf(errbuf, errlen, "%s:%d: %s", name, line, msg);
 		else
 			snprintf(errbuf, errlen, "%s:%d: syntax error (expected [section] or key = value)",
-				 path, line);
+				 name, line);
 		goto out;
 	}
 	if (st.sas.len && replace_string(&cfg->storage_sas, st.sas.ptr, st.sas.len)) {
-		snprintf(errbuf, errlen, "%s: out of memory", path);
+		snprintf(errbuf, errlen, "%s: out of memory", name);
 		goto out;
 	}
 	if (st.connection_string.len &&
 	    config_parse_connection_string(cfg, buf_cstr(&st.connection_string), msg, sizeof msg)) {
-		snprintf(errbuf, errlen, "%s:%d: [storage] connection_string: %s", path, st.cs_line, msg);
+		snprintf(errbuf, errlen, "%s:%d: [storage] connection_string: %s", name, st.cs_line, msg);
 		goto out;
 	}
 	if (config_check(cfg, msg, sizeof msg)) {
-		snprintf(errbuf, errlen, "%s: %s", path, msg);
+		snprintf(errbuf, errlen, "%s: %s", name, msg);
 		goto out;
 	}
 	if (warnbuf && (cfg->storage_key || cfg->db_password || cfg->ntokens) &&
-	    fstat(fileno(lr.fp), &sb) == 0 && (sb.st_mode & S_IROTH))
-		snprintf(warnbuf, warnlen, "%s is world-readable and holds secrets; chmod o-r it", path);
+	    fstat(fileno(fp), &sb) == 0 && (sb.st_mode & S_IROTH))
+		snprintf(warnbuf, warnlen, "%s is world-readable and holds secrets; chmod o-r it", name);
 	*out = cfg;
 	cfg = NULL;
 	rc = 0;
 out:
-	if (lr.fp)
-		fclose(lr.fp);
 	free(lr.line);
 	buf_free(&st.connection_string);
 	if (st.sas.ptr)
 		explicit_bzero(st.sas.ptr, st.sas.len);
 	buf_free(&st.sas);
 	config_free(cfg);
+	return rc;
+}
+
+int
+config_load(const char *path, struct bindery_config **out, char *errbuf, size_t errlen,
+	    char *warnbuf, size_t warnlen)
+{
+	FILE *fp;
+	int rc;
+
+	*out = NULL;
+	if (warnbuf && warnlen)
+		warnbuf[0] = '\0';
+	if (path == NULL)
+		path = getenv("BINDERY_CONFIG");
+	if (path == NULL || *path == '\0')
+		path = SYSCONFDIR "/bindery/bindery.conf";
+	fp = fopen(path, "r");
+	if (fp == NULL) {
+		snprintf(errbuf, errlen, "%s: cannot read: %s", path, strerror(errno));
+		return -1;
+	}
+	rc = config_load_stream(fp, path, out, errbuf, errlen, warnbuf, warnlen);
+	fclose(fp);
 	return rc;
 }
 

@@ -14,6 +14,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "compat.h"
 
@@ -83,6 +84,14 @@ struct bindery_config {
  */
 BINDERY_NODISCARD int config_load(const char *path, struct bindery_config **out,
 				  char *errbuf, size_t errlen, char *warnbuf, size_t warnlen);
+/*
+ * The same from an open stream (a file, or fmemopen(3) for tests and the
+ * fuzz harness); name stands for the file in messages and cfg->path.  fp is
+ * read to its end, not closed.  The world-readable warning needs fp to be a
+ * real file.
+ */
+BINDERY_NODISCARD int config_load_stream(FILE *fp, const char *name, struct bindery_config **out,
+					 char *errbuf, size_t errlen, char *warnbuf, size_t warnlen);
 void config_free(struct bindery_config *cfg);
 
 /* Parse a size with an optional K/M/G/T suffix (powers of 1024). 0 on success. */

@@ -16,7 +16,7 @@ top=${top_srcdir:-$(cd "$(dirname "$0")/../.." && pwd)}
 secs=${FUZZ_SECONDS:-30}
 cc=${FUZZ_CC:-clang}
 flags="-g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined"
-harnesses=${*:-"fuzz_multipart fuzz_http_parse"}
+harnesses=${*:-"fuzz_multipart fuzz_http_parse fuzz_config"}
 
 case $secs in
 ''|*[!0-9]*) echo "Bail out! FUZZ_SECONDS must be a whole number"; exit 1 ;;
@@ -48,13 +48,26 @@ sources_for() {
 	case $1 in
 	fuzz_multipart) echo "lib/multipart.c lib/alloc.c lib/buf.c" ;;
 	fuzz_http_parse) echo "lib/http_parse.c lib/alloc.c lib/buf.c" ;;
+	fuzz_config) echo "lib/config.c lib/alloc.c lib/buf.c" ;;
+	fuzz_blob_xml) echo "lib/blob.c lib/blob_xml.c lib/sign.c lib/alloc.c lib/buf.c" ;;
 	*) return 1 ;;
+	esac
+}
+# The libraries each harness links (not instrumented; pkg-config when it
+# knows them).
+libs_for() {
+	case $1 in
+	fuzz_config) pkg-config --libs inih 2>/dev/null || echo "-linih" ;;
+	fuzz_blob_xml) pkg-config --libs expat libcurl gnutls 2>/dev/null ||
+		echo "-lexpat -lcurl -lgnutls" ;;
 	esac
 }
 dict_for() {
 	case $1 in
 	fuzz_multipart) echo "tests/fuzz/multipart.dict" ;;
 	fuzz_http_parse) echo "tests/fuzz/http_parse.dict" ;;
+	fuzz_config) echo "tests/fuzz/config.dict" ;;
+	fuzz_blob_xml) echo "tests/fuzz/blob_xml.dict" ;;
 	esac
 }
 # Extra read-only seed directories (libFuzzer reads them recursively).
@@ -77,7 +90,8 @@ for h in $harnesses; do
 	for s in tests/fuzz/$h.c $srcs; do
 		set -- "$@" "$top/$s"
 	done
-	if ! "$cc" $flags -I"$top/lib" -I"$top/tests" -o "$work/$h" "$@" >"$work/$h.build.log" 2>&1; then
+	if ! "$cc" $flags -I"$top/lib" -I"$top/tests" -o "$work/$h" "$@" $(libs_for "$h") -lpthread \
+	    >"$work/$h.build.log" 2>&1; then
 		echo "not ok $n - $h: build failed"
 		sed 's/^/# /' "$work/$h.build.log" | head -30
 		failed=1
