@@ -269,6 +269,7 @@ set_key(struct load_state *st, const struct key_def *def, const char *value)
 	void *field = (char *)cfg + def->offset;
 	char *colon;
 	uint64_t size;
+	enum buf_err e = BUF_OK;
 
 	switch (def->type) {
 	case KEY_STRING:
@@ -314,11 +315,13 @@ set_key(struct load_state *st, const struct key_def *def, const char *value)
 	case KEY_CONNECTION_STRING:
 		if (st->cs_line == 0)
 			st->cs_line = *st->lineno;
-		return buf_append_cstr(&st->connection_string, value) == BUF_OK ? 0 : -1;
+		e = buf_append_cstr(&st->connection_string, value);
+		goto joined;
 	case KEY_SAS:
 		if (*value == '?' && st->sas.len == 0)
 			value++;
-		return buf_append_cstr(&st->sas, value) == BUF_OK ? 0 : -1;
+		e = buf_append_cstr(&st->sas, value);
+		goto joined;
 	case KEY_TOKEN:
 		colon = strchr(value, ':');
 		if (colon == NULL || colon == value || strlen(colon + 1) < 16) {
@@ -339,6 +342,12 @@ set_key(struct load_state *st, const struct key_def *def, const char *value)
 		cfg->ntokens++;
 		return 0;
 	}
+joined:
+	/* Over the 4096-byte cap is a bad value; out of memory must not read
+	 * as one, or the operator hunts a typo that is not there. */
+	if (e == BUF_NOMEM)
+		goto nomem;
+	return e == BUF_OK ? 0 : -1;
 bad:
 	return -1;
 nomem:

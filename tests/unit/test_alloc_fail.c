@@ -4,10 +4,12 @@
  * completes without reaching the armed failure.  Every failing run must end
  * in a clean error and free what it took; the ASan build checks the freeing.
  */
+#include <stdio.h>
 #include <string.h>
 
 #include "alloc.h"
 #include "buf.h"
+#include "config.h"
 #include "http_parse.h"
 #include "multipart.h"
 #include "tap.h"
@@ -117,6 +119,73 @@ out:
 	return rc;
 }
 
+/* A config that takes every allocating path: strings, a connection string
+ * and a SAS over continuation lines, tokens. */
+static const char config_text[] =
+	"[database]\nsocket = /run/mysqld/mysqld.sock\nuser = bindery\n"
+	"password = SECRETMARKER-pw\nname = bindery\n"
+	"[storage]\nconnection_string = DefaultEndpointsProtocol=https;AccountName=acct;\n"
+	"  AccountKey=SECRETMARKERa2V5a2V5a2V5;EndpointSuffix=core.windows.net\n"
+	"sas = ?sv=2021-08-06&sp=rwd\n  &sig=SECRETMARKERsig\n"
+	"container = documents\n"
+	"[auth]\ntoken = alice:0123456789abcdef0123\ntoken = bob:fedcba9876543210fedc\n";
+
+/* config_load_stream from memory.  0: loaded as expected; 1: failed with
+ * "out of memory" and no secret in the message; -1: anything else. */
+static int
+run_config(void)
+{
+	struct bindery_config *cfg = NULL;
+	char err[512] = "", warn[256];
+	FILE *fp = fmemopen((void *)config_text, sizeof config_text - 1, "r");
+	int rc;
+
+	if (fp == NULL)
+		tap_bail("fmemopen failed");
+	rc = config_load_stream(fp, "mem.conf", &cfg, err, sizeof err, warn, sizeof warn);
+	fclose(fp);
+	if (rc == 0) {
+		rc = cfg != NULL && cfg->ntokens == 2 && cfg->storage_sas != NULL &&
+		    strcmp(cfg->storage_endpoint, "https://acct.blob.core.windows.net") == 0 ?
+		    0 : -1;
+		config_free(cfg);
+		return rc;
+	}
+	if (cfg == NULL && strstr(err, "out of memory") != NULL &&
+	    strstr(err, "SECRETMARKER") == NULL)
+		return 1;
+	tap_diag("config load failed with: %s", err);
+	return -1;
+}
+
+/* Fail allocation 1, 2, ... of run() until a run completes; each failing run
+ * must give 1.  Returns the number of failure points, or -1. */
+static long
+fail_each(int (*run)(void), const char *what)
+{
+	long n, before, points = 0;
+	int rc, clean = 1;
+
+	for (n = 1; n < 10000; n++) {
+		before = alloc_failures();
+		alloc_fail_after(n);
+		rc = run();
+		alloc_fail_after(-1);
+		if (alloc_failures() == before) {
+			tap_ok(rc == 0, "%s: run with allocation %ld armed completes", what, n);
+			break;
+		}
+		points++;
+		if (rc != 1) {
+			clean = 0;
+			tap_diag("%s: allocation %ld failing gave %d", what, n, rc);
+		}
+	}
+	tap_ok(clean && points >= 1, "%s: each of %ld failing allocations gives a clean error",
+	    what, points);
+	return clean ? points : -1;
+}
+
 int
 main(void)
 {
@@ -181,6 +250,9 @@ main(void)
 		}
 	}
 	tap_ok(clean, "http_parse: each of %ld failing allocations gives a clean NOMEM", points);
+
+	tap_ok(run_config() == 0, "baseline config load from memory");
+	(void)fail_each(run_config, "config");
 
 	/* The hook itself. */
 	alloc_fail_after(2);
