@@ -36,12 +36,13 @@ sweep_usage(FILE *fp)
 {
 	fprintf(fp,
 		"usage: bindery sweep [--older-than SECONDS] [--force] [--dry-run]\n"
-		"                     [--lock NAME] [--batch N] [--parallel N]\n\n"
+		"                     [--lock NAME] [--batch N] [--parallel N] [--prefix P]\n\n"
 		"Resolves upload intents idle longer than the cutoff ([limits] sweep_cutoff),\n"
 		"drains the deletion outbox and purges staged blocks.  A cutoff shorter than\n"
 		"twice [limits] request_deadline is refused unless --force.  --lock NAME takes\n"
 		"a MariaDB named lock (GET_LOCK) for the run; when another run holds it, exit\n"
-		"75 quietly.  Silent on success unless -v.  See bindery(1).\n");
+		"75 quietly.  --prefix P sweeps only blob names starting with the configured\n"
+		"prefix + P.  Silent on success unless -v.  See bindery(1).\n");
 }
 
 /* Global -c/-v go before the subcommand; -v is also accepted after it. */
@@ -55,6 +56,7 @@ cmd_sweep(struct cli *cli, int argc, char **argv)
 		{ "lock", required_argument, NULL, 'l' },
 		{ "batch", required_argument, NULL, 'b' },
 		{ "parallel", required_argument, NULL, 'p' },
+		{ "prefix", required_argument, NULL, 'P' },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
@@ -62,14 +64,15 @@ cmd_sweep(struct cli *cli, int argc, char **argv)
 	struct sweep_opts so;
 	struct sweep_report rep;
 	struct timespec t0, t1;
-	const char *lock = NULL;
+	const char *lock = NULL, *narrow = "";
+	char prefix[512];
 	unsigned older = 0, batch = 0, parallel = 0;
 	int have_older = 0, force = 0, c, rc, got = 0;
 	enum sweep_err se;
 	enum db_err e;
 
 	memset(&so, 0, sizeof so);
-	while ((c = getopt_long(argc, argv, "o:fnl:b:p:vh", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "o:fnl:b:p:P:vh", opts, NULL)) != -1) {
 		switch (c) {
 		case 'o':
 			if (parse_count(optarg, &older) != 0) {
@@ -90,6 +93,7 @@ cmd_sweep(struct cli *cli, int argc, char **argv)
 				return EXIT_USAGE;
 			}
 			break;
+		case 'P': narrow = optarg; break;
 		case 'v': cli->verbose = 1; break;
 		case 'h': sweep_usage(stdout); return 0;
 		default: sweep_usage(stderr); return EXIT_USAGE;
@@ -115,6 +119,14 @@ cmd_sweep(struct cli *cli, int argc, char **argv)
 			so.cutoff, cli->cfg->request_deadline);
 		return EXIT_CONFIG;
 	}
+	/* Without --prefix every registry row is swept, even one written under
+	 * an earlier configured prefix; --prefix narrows inside the current one. */
+	if ((size_t)snprintf(prefix, sizeof prefix, "%s%s", narrow[0] ? cli->cfg->storage_prefix : "",
+			     narrow) >= sizeof prefix) {
+		fprintf(stderr, "bindery sweep: --prefix too long\n");
+		return EXIT_USAGE;
+	}
+	so.prefix = prefix;
 	so.batch = batch ? batch : cli->cfg->sweep_batch;
 	so.parallel = parallel ? parallel : cli->cfg->sweep_parallel;
 	so.plan = stdout;

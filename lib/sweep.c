@@ -376,6 +376,7 @@ struct work {
 	pthread_mutex_t mu;
 	char claimer[96];		/* this round's */
 	const char *run_id;
+	const char *prefix;		/* "" for all names */
 	int oom;
 };
 
@@ -489,23 +490,25 @@ make_run_id(char *out, size_t outlen)
 
 /* A claim statement, retried a few times when InnoDB picked it as a deadlock victim. */
 static enum db_err
-with_retry(enum db_err (*fn)(struct db *, const char *, unsigned, unsigned, unsigned, uint64_t *),
-	   struct db *db, const char *claimer, unsigned a, unsigned b, unsigned c, uint64_t *n)
+with_retry(enum db_err (*fn)(struct db *, const char *, const char *, unsigned, unsigned, unsigned,
+			     uint64_t *),
+	   struct db *db, const char *claimer, const char *prefix, unsigned a, unsigned b, unsigned c,
+	   uint64_t *n)
 {
 	enum db_err e = DB_RETRY;
 	int tries;
 
 	for (tries = 0; tries < 5 && e == DB_RETRY; tries++)
-		e = fn(db, claimer, a, b, c, n);
+		e = fn(db, claimer, prefix, a, b, c, n);
 	return e;
 }
 
 static enum db_err
-take_over3(struct db *db, const char *claimer, unsigned lease, unsigned limit, unsigned unused,
-	   uint64_t *n)
+take_over3(struct db *db, const char *claimer, const char *prefix, unsigned lease, unsigned limit,
+	   unsigned unused, uint64_t *n)
 {
 	(void)unused;
-	return sweep_db_take_over(db, claimer, lease, limit, n);
+	return sweep_db_take_over(db, claimer, prefix, lease, limit, n);
 }
 
 static enum db_err
@@ -515,10 +518,11 @@ claim_round(struct services *s, const struct sweep_opts *o, struct work *wk,
 	uint64_t taken = 0, fresh = 0;
 	enum db_err e;
 
-	e = with_retry(take_over3, s->db, wk->claimer, s->cfg->sweep_lease, o->batch, 0, &taken);
+	e = with_retry(take_over3, s->db, wk->claimer, wk->prefix, s->cfg->sweep_lease, o->batch, 0,
+		       &taken);
 	if (e == DB_OK && taken < o->batch)
-		e = with_retry(sweep_db_claim_stale, s->db, wk->claimer, s->cfg->sweep_lease, o->cutoff,
-			       o->batch - (unsigned)taken, &fresh);
+		e = with_retry(sweep_db_claim_stale, s->db, wk->claimer, wk->prefix, s->cfg->sweep_lease,
+			       o->cutoff, o->batch - (unsigned)taken, &fresh);
 	if (e != DB_OK)
 		return e;
 	rep->taken_over += taken;
@@ -554,7 +558,8 @@ dry_run(struct services *s, const struct sweep_opts *o, struct work *wk, struct 
 
 	for (;;) {
 		wk->nitems = 0;
-		e = sweep_db_list_candidates(s->db, o->cutoff, after, o->batch, collect_item, wk);
+		e = sweep_db_list_candidates(s->db, wk->prefix, o->cutoff, after, o->batch, collect_item,
+					     wk);
 		if (e != DB_OK || wk->oom) {
 			note_db(rep, wk->oom ? DB_NOMEM : e);
 			return SWEEP_OK;
@@ -596,7 +601,7 @@ dry_run(struct services *s, const struct sweep_opts *o, struct work *wk, struct 
 	}
 	for (;;) {
 		wk->nnames = 0;
-		e = sweep_db_list_due_retired(s->db, wk->last_time, wk->last_name, o->batch,
+		e = sweep_db_list_due_retired(s->db, wk->prefix, wk->last_time, wk->last_name, o->batch,
 					      collect_name, wk);
 		if (e != DB_OK || wk->oom) {
 			note_db(rep, wk->oom ? DB_NOMEM : e);
@@ -632,6 +637,7 @@ sweep_run(struct services *s, const struct sweep_opts *o, struct sweep_report *r
 	else
 		make_run_id(run_id, sizeof run_id);
 	wk.run_id = run_id;
+	wk.prefix = o->prefix ? o->prefix : "";
 	if ((e = db_ensure(s->db)) != DB_OK) {
 		log_error("database: %s", db_err_name(e));
 		rc = e == DB_UNAVAILABLE ? SWEEP_UNAVAILABLE : SWEEP_FAILED;
@@ -662,7 +668,7 @@ sweep_run(struct services *s, const struct sweep_opts *o, struct sweep_report *r
 	}
 	/* Claims abandoned in the outbox by a crashed run go back to it. */
 	do {
-		e = sweep_db_release_expired_deleting(s->db, o->batch, &released);
+		e = sweep_db_release_expired_deleting(s->db, wk.prefix, o->batch, &released);
 		rep->taken_over += released;
 	} while (e == DB_OK && released == o->batch);
 	if (e != DB_OK) {
@@ -683,8 +689,8 @@ sweep_run(struct services *s, const struct sweep_opts *o, struct sweep_report *r
 			pending_done = claimed == 0;
 		}
 		if (!outbox_done) {
-			e = sweep_db_list_due_retired(s->db, wk.last_time, wk.last_name, o->batch,
-						      collect_name, &wk);
+			e = sweep_db_list_due_retired(s->db, wk.prefix, wk.last_time, wk.last_name,
+						      o->batch, collect_name, &wk);
 			if (e != DB_OK || wk.oom) {
 				note_db(rep, wk.oom ? DB_NOMEM : e);
 				break;

@@ -65,6 +65,7 @@ struct sweep_opts {
 	int dry_run;		/* claim nothing, change nothing, print the plan */
 	FILE *plan;		/* where --dry-run prints (stdout) */
 	const char *claimer;	/* this run's id; NULL: host:pid:random */
+	const char *prefix;	/* only blob names starting with this (NULL or "": all) */
 };
 
 struct sweep_report {

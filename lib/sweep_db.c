@@ -18,13 +18,14 @@ static const char sql_claim_stale[] =
 	"UPDATE blobs SET state = 'sweeping', claimed_by = ?,"
 	" lease_until = NOW(6) + INTERVAL ? SECOND"
 	" WHERE state = 'pending' AND touched_at < NOW(6) - INTERVAL ? SECOND"
-	" ORDER BY touched_at LIMIT ?";
+	" AND LEFT(name, CHAR_LENGTH(?)) = ? ORDER BY touched_at LIMIT ?";
 
 enum db_err
-sweep_db_claim_stale(struct db *db, const char *claimer, unsigned lease, unsigned cutoff,
-		     unsigned limit, uint64_t *claimed)
+sweep_db_claim_stale(struct db *db, const char *claimer, const char *prefix, unsigned lease,
+		     unsigned cutoff, unsigned limit, uint64_t *claimed)
 {
-	struct db_param p[] = { DBP_STR(claimer), DBP_U64(lease), DBP_U64(cutoff), DBP_U64(limit) };
+	struct db_param p[] = { DBP_STR(claimer), DBP_U64(lease), DBP_U64(cutoff), DBP_STR(prefix),
+				DBP_STR(prefix), DBP_U64(limit) };
 
 	*claimed = 0;
 	return db_exec(db, sql_claim_stale, p, ARRAY_LEN(p), claimed);
@@ -32,13 +33,15 @@ sweep_db_claim_stale(struct db *db, const char *claimer, unsigned lease, unsigne
 
 static const char sql_take_over[] =
 	"UPDATE blobs SET claimed_by = ?, lease_until = NOW(6) + INTERVAL ? SECOND"
-	" WHERE state = 'sweeping' AND lease_until < NOW(6) ORDER BY lease_until LIMIT ?";
+	" WHERE state = 'sweeping' AND lease_until < NOW(6) AND LEFT(name, CHAR_LENGTH(?)) = ?"
+	" ORDER BY lease_until LIMIT ?";
 
 enum db_err
-sweep_db_take_over(struct db *db, const char *claimer, unsigned lease, unsigned limit,
-		   uint64_t *taken)
+sweep_db_take_over(struct db *db, const char *claimer, const char *prefix, unsigned lease,
+		   unsigned limit, uint64_t *taken)
 {
-	struct db_param p[] = { DBP_STR(claimer), DBP_U64(lease), DBP_U64(limit) };
+	struct db_param p[] = { DBP_STR(claimer), DBP_U64(lease), DBP_STR(prefix), DBP_STR(prefix),
+				DBP_U64(limit) };
 
 	*taken = 0;
 	return db_exec(db, sql_take_over, p, ARRAY_LEN(p), taken);
@@ -46,15 +49,17 @@ sweep_db_take_over(struct db *db, const char *claimer, unsigned lease, unsigned 
 
 static const char sql_release_deleting[] =
 	"UPDATE blobs SET state = 'retired', claimed_by = NULL, lease_until = NULL"
-	" WHERE state = 'deleting' AND lease_until < NOW(6) ORDER BY lease_until LIMIT ?";
+	" WHERE state = 'deleting' AND lease_until < NOW(6) AND LEFT(name, CHAR_LENGTH(?)) = ?"
+	" ORDER BY lease_until LIMIT ?";
 
 enum db_err
-sweep_db_release_expired_deleting(struct db *db, unsigned limit, uint64_t *released)
+sweep_db_release_expired_deleting(struct db *db, const char *prefix, unsigned limit,
+				  uint64_t *released)
 {
-	struct db_param p[] = { DBP_U64(limit) };
+	struct db_param p[] = { DBP_STR(prefix), DBP_STR(prefix), DBP_U64(limit) };
 
 	*released = 0;
-	return db_exec(db, sql_release_deleting, p, 1, released);
+	return db_exec(db, sql_release_deleting, p, ARRAY_LEN(p), released);
 }
 
 #define ITEM_COLUMNS                                                                  \
@@ -117,17 +122,18 @@ sweep_db_list_claimed(struct db *db, const char *claimer,
 
 static const char sql_list_candidates[] =
 	"SELECT " ITEM_COLUMNS " FROM blobs b LEFT JOIN documents d ON d.blob_name = b.name"
-	" WHERE b.name > ? AND ((b.state = 'pending' AND b.touched_at < NOW(6) - INTERVAL ? SECOND)"
+	" WHERE b.name > ? AND LEFT(b.name, CHAR_LENGTH(?)) = ? AND ((b.state = 'pending' AND b.touched_at < NOW(6) - INTERVAL ? SECOND)"
 	" OR (b.state IN ('sweeping', 'deleting') AND b.lease_until < NOW(6)))"
 	" ORDER BY b.name LIMIT ?";
 
 enum db_err
-sweep_db_list_candidates(struct db *db, unsigned cutoff, const char *after, unsigned limit,
-			 int (*on_item)(void *, const struct sweep_item *), void *ctx)
+sweep_db_list_candidates(struct db *db, const char *prefix, unsigned cutoff, const char *after,
+			 unsigned limit, int (*on_item)(void *, const struct sweep_item *), void *ctx)
 {
 	struct item_ctx ic;
 	struct db_col c[ITEM_NCOLS];
-	struct db_param p[] = { DBP_STR(after), DBP_U64(cutoff), DBP_U64(limit) };
+	struct db_param p[] = { DBP_STR(after), DBP_STR(prefix), DBP_STR(prefix), DBP_U64(cutoff),
+				DBP_U64(limit) };
 
 	memset(&ic, 0, sizeof ic);
 	ic.on_item = on_item;
@@ -155,17 +161,17 @@ due_row(void *arg)
  * even the ones that fail and go back to retired. */
 static const char sql_due_first[] =
 	"SELECT name, DATE_FORMAT(retire_after, '%Y-%m-%d %H:%i:%s.%f') FROM blobs"
-	" WHERE state = 'retired' AND retire_after <= NOW(6)"
+	" WHERE state = 'retired' AND retire_after <= NOW(6) AND LEFT(name, CHAR_LENGTH(?)) = ?"
 	" ORDER BY retire_after, name LIMIT ?";
 static const char sql_due_next[] =
 	"SELECT name, DATE_FORMAT(retire_after, '%Y-%m-%d %H:%i:%s.%f') FROM blobs"
-	" WHERE state = 'retired' AND retire_after <= NOW(6)"
+	" WHERE state = 'retired' AND retire_after <= NOW(6) AND LEFT(name, CHAR_LENGTH(?)) = ?"
 	" AND (retire_after > ? OR (retire_after = ? AND name > ?))"
 	" ORDER BY retire_after, name LIMIT ?";
 
 enum db_err
-sweep_db_list_due_retired(struct db *db, const char *after_time, const char *after_name,
-			  unsigned limit, int (*on_name)(void *, const char *, const char *),
+sweep_db_list_due_retired(struct db *db, const char *prefix, const char *after_time,
+			  const char *after_name, unsigned limit, int (*on_name)(void *, const char *, const char *),
 			  void *ctx)
 {
 	struct due_ctx dc;
@@ -177,12 +183,12 @@ sweep_db_list_due_retired(struct db *db, const char *after_time, const char *aft
 	c[0] = DBC_STR(dc.name);
 	c[1] = DBC_STR(dc.retire_after);
 	if (after_time[0] == '\0') {
-		struct db_param p[] = { DBP_U64(limit) };
+		struct db_param p[] = { DBP_STR(prefix), DBP_STR(prefix), DBP_U64(limit) };
 
-		return db_query(db, sql_due_first, p, 1, c, 2, due_row, &dc);
+		return db_query(db, sql_due_first, p, ARRAY_LEN(p), c, 2, due_row, &dc);
 	} else {
-		struct db_param p[] = { DBP_STR(after_time), DBP_STR(after_time),
-					DBP_STR(after_name), DBP_U64(limit) };
+		struct db_param p[] = { DBP_STR(prefix), DBP_STR(prefix), DBP_STR(after_time),
+					DBP_STR(after_time), DBP_STR(after_name), DBP_U64(limit) };
 
 		return db_query(db, sql_due_next, p, ARRAY_LEN(p), c, 2, due_row, &dc);
 	}

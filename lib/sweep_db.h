@@ -30,15 +30,21 @@ struct sweep_item {
 	char state[16];			/* for --dry-run listings */
 };
 
+/*
+ * Every statement below that selects work takes a blob-name prefix: only
+ * names starting with it are touched ("" = all).
+ */
+
 /* pending and untouched for cutoff seconds -> sweeping, at most limit rows. */
-BINDERY_NODISCARD enum db_err sweep_db_claim_stale(struct db *db, const char *claimer, unsigned lease,
-						   unsigned cutoff, unsigned limit, uint64_t *claimed);
+BINDERY_NODISCARD enum db_err sweep_db_claim_stale(struct db *db, const char *claimer, const char *prefix,
+						   unsigned lease, unsigned cutoff, unsigned limit,
+						   uint64_t *claimed);
 /* sweeping with an expired lease -> claimer's, at most limit rows. */
-BINDERY_NODISCARD enum db_err sweep_db_take_over(struct db *db, const char *claimer, unsigned lease,
-						 unsigned limit, uint64_t *taken);
+BINDERY_NODISCARD enum db_err sweep_db_take_over(struct db *db, const char *claimer, const char *prefix,
+						 unsigned lease, unsigned limit, uint64_t *taken);
 /* deleting with an expired lease -> retired (the outbox drains it again). */
-BINDERY_NODISCARD enum db_err sweep_db_release_expired_deleting(struct db *db, unsigned limit,
-								uint64_t *released);
+BINDERY_NODISCARD enum db_err sweep_db_release_expired_deleting(struct db *db, const char *prefix,
+								unsigned limit, uint64_t *released);
 /* The rows claimer holds in state sweeping; on_item per row. */
 BINDERY_NODISCARD enum db_err sweep_db_list_claimed(struct db *db, const char *claimer,
 						    int (*on_item)(void *, const struct sweep_item *),
@@ -48,7 +54,8 @@ BINDERY_NODISCARD enum db_err sweep_db_list_claimed(struct db *db, const char *c
  * Dry run: what a claim would take.  Stale pending rows and expired
  * sweeping/deleting leases, in name order after `after` (keyset).
  */
-BINDERY_NODISCARD enum db_err sweep_db_list_candidates(struct db *db, unsigned cutoff, const char *after,
+BINDERY_NODISCARD enum db_err sweep_db_list_candidates(struct db *db, const char *prefix, unsigned cutoff,
+						       const char *after,
 						       unsigned limit,
 						       int (*on_item)(void *, const struct sweep_item *),
 						       void *ctx);
@@ -58,7 +65,8 @@ BINDERY_NODISCARD enum db_err sweep_db_list_candidates(struct db *db, unsigned c
  * (after_time "" = from the start), at most limit; on_name per row with the
  * row's retire_after text for the next call.
  */
-BINDERY_NODISCARD enum db_err sweep_db_list_due_retired(struct db *db, const char *after_time,
+BINDERY_NODISCARD enum db_err sweep_db_list_due_retired(struct db *db, const char *prefix,
+							const char *after_time,
 							const char *after_name, unsigned limit,
 							int (*on_name)(void *, const char *name,
 								       const char *retire_after),

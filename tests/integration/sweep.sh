@@ -35,13 +35,14 @@ RUN=swfp$$-$RANDOM
 N=0
 # blob_of DOCNAME: the blob the document row points at.
 blob_of() { sql "SELECT blob_name FROM documents WHERE name = '$1'"; }
-# listed BLOBNAME: how many blobs the container has under exactly that name.
-listed() {
-	local prefix rest
+# rest BLOBNAME: the name without the configured prefix (what --prefix takes).
+rest() {
+	local prefix
 	prefix=$(sed -n 's/^prefix *= *//p' "$BINDERY_CONFIG" | head -n 1)
-	rest=${1#"$prefix"}
-	bindery audit --json --prefix "$rest" | jq -r '.counts.blobs_listed'
+	printf '%s' "${1#"$prefix"}"
 }
+# listed BLOBNAME: how many blobs the container has under exactly that name.
+listed() { bindery audit --json --prefix "$(rest "$1")" | jq -r '.counts.blobs_listed'; }
 # age BLOBNAME: make its registry row look abandoned (stale, leases and grace over).
 age() {
 	sql "UPDATE blobs SET touched_at = NOW(6) - INTERVAL 7200 SECOND,
@@ -49,14 +50,16 @@ age() {
 		retire_after = IF(retire_after IS NULL, NULL, NOW(6) - INTERVAL 1 SECOND)
 	     WHERE name = '$1'"
 }
-sweep() { bindery sweep --older-than 3600 >/dev/null 2>&1; }
+# sweep BLOBNAME: a sweep narrowed to that one name, so tests sharing the
+# stack never sweep each other's states.
+sweep() { bindery sweep --older-than 3600 --prefix "$(rest "$1")" >/dev/null 2>&1; }
 
 # Probe: does this build have failpoints?
 cgi POST "/documents?name=$RUN-probe" probe "create.after_intent=exit"
 [ "$CGI_RC" = 137 ] || skip_all "bindery.fcgi was built without --enable-failpoints"
 probe_blob=$(blob_of "$RUN-probe")
 age "$probe_blob"
-sweep
+sweep "$probe_blob"
 is "$(sql "SELECT COUNT(*) FROM documents WHERE name = '$RUN-probe'")" 0 \
 	"crash after 1 (create.after_intent): sweep drops the pending rows"
 is "$(sql "SELECT COUNT(*) FROM blobs WHERE name = '$probe_blob'")" 0 "and the registry row"
@@ -67,7 +70,7 @@ is "$CGI_RC" 137 "create.after_upload fired"
 b=$(blob_of "$RUN-c2")
 is "$(listed "$b")" 1 "crash after 2: the pending blob is there"
 age "$b"
-sweep
+sweep "$b"
 is "$(listed "$b")" 0 "crash after 2: sweep deleted the pending blob"
 is "$(sql "SELECT COUNT(*) FROM documents WHERE name = '$RUN-c2'")" 0 "crash after 2: rows dropped"
 
@@ -77,7 +80,7 @@ is "$CGI_RC" 137 "create.after_tag fired"
 b=$(blob_of "$RUN-c3")
 is "$(sql "SELECT status FROM documents WHERE name = '$RUN-c3'")" pending "crash after 3: document pending"
 age "$b"
-sweep
+sweep "$b"
 is "$(sql "SELECT status FROM documents WHERE name = '$RUN-c3'")" ready "crash after 3: rolled forward to ready"
 is "$(sql "SELECT sha256 FROM documents WHERE name = '$RUN-c3'")" \
 	"$(printf 'after the tag flip' | sha256sum | cut -d' ' -f1)" "with the SHA-256 of the bytes"
@@ -92,7 +95,7 @@ nb=$(sql "SELECT name FROM blobs WHERE document_id = $id AND purpose = 'replace'
 isnt "$nb" "" "the replace's intent is pending"
 is "$(listed "$nb")" 1 "its new blob is there"
 age "$nb"
-sweep
+sweep "$nb"
 is "$(listed "$nb")" 0 "replace crashed after 3: new blob rolled back (through the outbox)"
 is "$(sql "SELECT COUNT(*) FROM blobs WHERE name = '$nb'")" 0 "and its row dropped"
 is "$(blob_of "$RUN-c3")" "$before" "the document still points at its old blob"
@@ -103,7 +106,7 @@ cgi PUT "/documents/$id/content" "replacement 2" "replace.after_upload=exit"
 is "$CGI_RC" 137 "replace.after_upload fired"
 nb=$(sql "SELECT name FROM blobs WHERE document_id = $id AND purpose = 'replace' AND state = 'pending'")
 age "$nb"
-sweep
+sweep "$nb"
 is "$(listed "$nb")" 0 "replace crashed after upload: pending blob deleted"
 is "$(sql "SELECT COUNT(*) FROM blobs WHERE name = '$nb'")" 0 "and its row dropped"
 
@@ -112,7 +115,7 @@ cgi DELETE "/documents/$id" "" "delete.after_commit=exit"
 is "$CGI_RC" 137 "delete.after_commit fired"
 is "$(sql "SELECT state FROM blobs WHERE name = '$before'")" retired "deleted document's blob is retired"
 age "$before"
-sweep
+sweep "$before"
 is "$(listed "$before")" 0 "outbox: sweep deleted the retired blob"
 is "$(sql "SELECT COUNT(*) FROM blobs WHERE name = '$before'")" 0 "outbox: row dropped"
 

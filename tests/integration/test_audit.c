@@ -146,9 +146,19 @@ main(void)
 	    plant_row(S->db, unref, 999999997, "create", "committed", 0, NULL) != DB_OK)
 		tap_bail("plant unreferenced");
 	if (plant_doc(S->db, "doc-stale", "pending", stale, 0, NULL, &id) != DB_OK ||
-	    plant_row(S->db, stale, id, "create", "pending", 7200, NULL) != DB_OK ||
+	    plant_row(S->db, stale, id, "create", "pending", 0, NULL) != DB_OK ||
 	    plant_staged(S->blob, stale) != 0)
 		tap_bail("plant stale");
+	/* Stale only now that its blocks are staged: a sweeper elsewhere in
+	 * the stack must not catch it half-planted. */
+	{
+		static const char sql[] = "UPDATE blobs SET touched_at = NOW(6) - INTERVAL 7200 SECOND"
+					  " WHERE name = ?";
+		struct db_param p[] = { DBP_STR(stale) };
+
+		if (db_exec_one(S->db, sql, p, 1) != DB_OK)
+			tap_bail("age %s", stale);
+	}
 
 	rc = run_audit("--json", &j);
 	TAP_EQ_INT(rc, 2, "a dangling document: exit 2");

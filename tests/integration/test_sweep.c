@@ -19,7 +19,8 @@
 
 static struct services *S;
 static struct bindery_config *CFG;
-static char P[96];	/* this run's blob-name prefix */
+static char P[160];	/* this run's blob-name prefix */
+static char NARROW[64];	/* the same without the configured prefix (for --prefix) */
 
 static void
 nm(char *out, size_t outlen, const char *tag)
@@ -27,7 +28,11 @@ nm(char *out, size_t outlen, const char *tag)
 	snprintf(out, outlen, "%s%s", P, tag);
 }
 
-/* Run `bindery -v sweep ARGS`; the output goes to out.  Returns the exit status. */
+/*
+ * Run `bindery -v ARGS --prefix NARROW`: every sweep of this test is narrowed
+ * to its own names, so tests sharing the stack never sweep each other's
+ * planted states.  The output goes to out.  Returns the exit status.
+ */
 static int
 run_cli(const char *args, char *out, size_t outlen)
 {
@@ -36,8 +41,8 @@ run_cli(const char *args, char *out, size_t outlen)
 	size_t n = 0;
 	int st;
 
-	snprintf(cmd, sizeof cmd, "BINDERY_LOG_STDERR=1 %s/bindery -c %s -v %s 2>&1",
-		 getenv("BINDERY_TEST_BIN"), getenv("BINDERY_CONFIG"), args);
+	snprintf(cmd, sizeof cmd, "BINDERY_LOG_STDERR=1 %s/bindery -c %s -v %s --prefix %s 2>&1",
+		 getenv("BINDERY_TEST_BIN"), getenv("BINDERY_CONFIG"), args, NARROW);
 	fp = popen(cmd, "r");
 	if (fp == NULL)
 		return -1;
@@ -93,7 +98,8 @@ block_count(const char *name)
 	return bc.uncommitted + bc.committed;
 }
 
-/* A pending create intent idle for two hours: document + registry row. */
+/* A pending intent, fresh: age_all() makes it stale once its storage state
+ * is in place, so no sweeper sees a half-planted state. */
 static uint64_t
 intent(const char *blob_name, const char *purpose, uint64_t doc_id, const char *sha)
 {
@@ -105,7 +111,7 @@ intent(const char *blob_name, const char *purpose, uint64_t doc_id, const char *
 		if (plant_doc(S->db, doc_name, "pending", blob_name, 0, NULL, &id) != DB_OK)
 			tap_bail("plant document %s: %s", doc_name, db_last_error(S->db));
 	}
-	if (plant_row(S->db, blob_name, id, purpose, "pending", 7200, sha) != DB_OK)
+	if (plant_row(S->db, blob_name, id, purpose, "pending", 0, sha) != DB_OK)
 		tap_bail("plant row %s: %s", blob_name, db_last_error(S->db));
 	return id;
 }
@@ -136,6 +142,20 @@ static const char sql_idem_count[] = "SELECT COUNT(*) FROM idempotency_keys WHER
 static const char sql_drop_rows_blobs[] = "DELETE FROM blobs WHERE LEFT(name, CHAR_LENGTH(?)) = ?";
 static const char sql_drop_rows_docs[] =
 	"DELETE FROM documents WHERE LEFT(blob_name, CHAR_LENGTH(?)) = ?";
+
+static const char sql_age[] =
+	"UPDATE blobs SET touched_at = NOW(6) - INTERVAL 7200 SECOND"
+	" WHERE state = 'pending' AND LEFT(name, CHAR_LENGTH(?)) = ?";
+
+/* Two hours idle: every pending intent under prefix is now abandoned. */
+static void
+age_all(const char *prefix)
+{
+	struct db_param p[] = { DBP_STR(prefix), DBP_STR(prefix) };
+
+	if (db_exec(S->db, sql_age, p, 2, NULL) != DB_OK)
+		tap_bail("age rows: %s", db_last_error(S->db));
+}
 
 static int
 collect_name(void *ctx, const struct blob_list_item *it)
@@ -257,6 +277,7 @@ test_crash_table(void)
 			tap_bail("expire %s", j);
 	}
 
+	age_all(P);
 	rc = run_cli("sweep --older-than 3600", out, sizeof out);
 	TAP_EQ_INT(rc, 1, "sweep exits 1: two intents are left for a human");
 	tap_ok(strstr(out, "sweep: ") != NULL, "-v prints the summary line");
@@ -339,6 +360,7 @@ test_dry_run(void)
 	if (plant_blob(S->blob, c, "c", "pending", NULL) != 0 ||
 	    plant_blob(S->blob, d, "d", "pending", NULL) != 0 || plant_tag(S->blob, d, "committed") != 0)
 		tap_bail("dry-run plant");
+	age_all(prefix);
 	rows0 = count_rows(S->db, prefix);
 	blobs0 = count_blobs(S->blob, prefix);
 	rc = run_cli("sweep --older-than 3600 --dry-run", out, sizeof out);
@@ -415,6 +437,7 @@ test_two_sweepers(void)
 		if (plant_blob(S->blob, name, "race", "pending", NULL) != 0)
 			tap_bail("upload %s", name);
 	}
+	age_all(prefix);
 	clock_gettime(CLOCK_MONOTONIC, &t1);
 	tap_diag("planted %d intents with blobs in %.1fs", N,
 		 (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9);
@@ -422,7 +445,8 @@ test_two_sweepers(void)
 
 	/* Small batches so the two runs interleave their claims many times. */
 	snprintf(cmd, sizeof cmd, "BINDERY_LOG_STDERR=1 %s/bindery -c %s -v sweep --older-than 3600"
-		 " --batch 50 --parallel 4 2>&1", getenv("BINDERY_TEST_BIN"), getenv("BINDERY_CONFIG"));
+		 " --batch 50 --parallel 4 --prefix %srace- 2>&1", getenv("BINDERY_TEST_BIN"),
+		 getenv("BINDERY_CONFIG"), NARROW);
 	p1 = popen(cmd, "r");
 	p2 = popen(cmd, "r");
 	if (p1 == NULL || p2 == NULL)
@@ -463,8 +487,9 @@ main(void)
 	if (ur == NULL || fread(rnd, 1, sizeof rnd, ur) != sizeof rnd)
 		tap_bail("urandom");
 	fclose(ur);
-	snprintf(P, sizeof P, "%sswt%ld%02x%02x%02x%02x-", CFG->storage_prefix, (long)getpid(), rnd[0],
-		 rnd[1], rnd[2], rnd[3]);
+	snprintf(NARROW, sizeof NARROW, "swt%ld%02x%02x%02x%02x-", (long)getpid(), rnd[0], rnd[1], rnd[2],
+		 rnd[3]);
+	snprintf(P, sizeof P, "%s%s", CFG->storage_prefix, NARROW);
 	test_crash_table();
 	test_dry_run();
 	test_lock();
