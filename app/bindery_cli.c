@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "http_parse.h"
 #include "log.h"
 #include "migrate.h"
 
@@ -44,6 +45,17 @@ usage(FILE *fp)
 		    "Exit status: 0 ok, 1 problems left, 2 dangling document (audit), 64 usage,\n"
 		    "69 dependency unavailable, 75 try again later, 78 configuration error.\n"
 		    "See bindery(1).\n");
+}
+
+int
+cli_parse_unsigned(const char *s, unsigned *out)
+{
+	uint64_t v;
+
+	if (http_parse_uint(span_from_cstr(s), 0x7fffffff, &v) != HTTP_UINT_OK)
+		return -1;
+	*out = (unsigned)v;
+	return 0;
 }
 
 int

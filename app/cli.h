@@ -36,6 +36,10 @@ int cli_config(struct cli *cli);
 /* Configuration plus the database and storage handles (connect lazily). */
 int cli_services(struct cli *cli);
 
+/* A command-line count or number of seconds: strict decimal, 0..2^31-1.
+ * 0, or -1 for anything else. */
+int cli_parse_unsigned(const char *s, unsigned *out);
+
 /* Subcommands: argv[0] is the subcommand's name; they return an exit code. */
 int cmd_migrate(struct cli *cli, int argc, char **argv);
 int cmd_sweep(struct cli *cli, int argc, char **argv);

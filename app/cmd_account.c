@@ -8,11 +8,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <gnutls/crypto.h>
 
 #include "cli.h"
 #include "lifecycle.h"
 #include "protocol.h"
+#include "rand.h"
 
 int
 cmd_lifecycle_policy(struct cli *cli, int argc, char **argv)
@@ -74,14 +74,10 @@ cmd_lifecycle_policy(struct cli *cli, int argc, char **argv)
 static int
 probe_name(const struct bindery_config *cfg, const char *what, char *out, size_t outlen)
 {
-	unsigned char rnd[8];
 	char hex[17];
-	size_t i;
 
-	if (gnutls_rnd(GNUTLS_RND_NONCE, rnd, sizeof rnd) != 0)
+	if (rand_hex(hex, sizeof hex, 8) != 0)
 		return -1;
-	for (i = 0; i < sizeof rnd; i++)
-		snprintf(hex + 2 * i, 3, "%02x", rnd[i]);
 	return (size_t)snprintf(out, outlen, "%sbindery-check-account-%s-%s", cfg->storage_prefix, what,
 				hex) < outlen ? 0 : -1;
 }

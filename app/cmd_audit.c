@@ -2,7 +2,6 @@
  * cmd_audit.c - `bindery audit`: diff the container against the database.
  * Exit 0 clean, 1 problems, 2 a dangling document (readers would break).
  */
-#include <errno.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -23,22 +22,6 @@ audit_usage(FILE *fp)
 		"guarded by ETag and tag, and tags a ready document's blob committed.\n"
 		"--prefix P audits only blob names starting with the configured prefix + P.\n"
 		"Exit 0 clean, 1 problems, 2 a dangling document.  See bindery(1).\n");
-}
-
-static int
-parse_seconds(const char *s, unsigned *out)
-{
-	unsigned long long v;
-	char *end;
-
-	errno = 0;
-	if (s[0] < '0' || s[0] > '9')
-		return -1;
-	v = strtoull(s, &end, 10);
-	if (errno || *end != '\0' || v > 0x7fffffffULL)
-		return -1;
-	*out = (unsigned)v;
-	return 0;
 }
 
 static void
@@ -129,7 +112,7 @@ cmd_audit(struct cli *cli, int argc, char **argv)
 		case 'j': json = 1; break;
 		case 'r': ao.repair = 1; break;
 		case 'm':
-			if (parse_seconds(optarg, &min_age) != 0) {
+			if (cli_parse_unsigned(optarg, &min_age) != 0) {
 				fprintf(stderr, "bindery audit: --min-age wants seconds, not '%s'\n", optarg);
 				return EXIT_USAGE;
 			}

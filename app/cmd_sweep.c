@@ -2,7 +2,6 @@
  * cmd_sweep.c - `bindery sweep`, the cron job: stale intents, the deletion
  * outbox, staged blocks.  Silent when all is well (cron mails any output).
  */
-#include <errno.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,23 +12,6 @@
 #include "log.h"
 #include "sweep.h"
 #include "sweep_db.h"
-
-/* A non-negative decimal that fits an unsigned; -1 otherwise. */
-static int
-parse_count(const char *s, unsigned *out)
-{
-	unsigned long long v;
-	char *end;
-
-	errno = 0;
-	if (s[0] < '0' || s[0] > '9')
-		return -1;
-	v = strtoull(s, &end, 10);
-	if (errno || *end != '\0' || v > 0x7fffffffULL)
-		return -1;
-	*out = (unsigned)v;
-	return 0;
-}
 
 static void
 sweep_usage(FILE *fp)
@@ -75,7 +57,7 @@ cmd_sweep(struct cli *cli, int argc, char **argv)
 	while ((c = getopt_long(argc, argv, "o:fnl:b:p:P:vh", opts, NULL)) != -1) {
 		switch (c) {
 		case 'o':
-			if (parse_count(optarg, &older) != 0) {
+			if (cli_parse_unsigned(optarg, &older) != 0) {
 				fprintf(stderr, "bindery sweep: --older-than wants seconds, not '%s'\n", optarg);
 				return EXIT_USAGE;
 			}
@@ -86,7 +68,7 @@ cmd_sweep(struct cli *cli, int argc, char **argv)
 		case 'l': lock = optarg; break;
 		case 'b':
 		case 'p':
-			if (parse_count(optarg, c == 'b' ? &batch : &parallel) != 0 ||
+			if (cli_parse_unsigned(optarg, c == 'b' ? &batch : &parallel) != 0 ||
 			    (c == 'b' ? batch : parallel) == 0 || (c == 'p' && parallel > 64)) {
 				fprintf(stderr, "bindery sweep: bad --%s '%s'\n",
 					c == 'b' ? "batch" : "parallel", optarg);
