@@ -22,6 +22,7 @@
 #include <gnutls/gnutls.h>
 #include <gnutls/crypto.h>
 
+#include "alloc.h"
 #include "blob.h"
 #include "blob_internal.h"
 #include "sign.h"
@@ -1280,13 +1281,24 @@ tags_end(void *ctx, const char *path, const char *text, size_t len)
 	return 0;
 }
 
+enum blob_xml_err
+blob_parse_tags_answer(const char *xml, size_t len, struct blob_tag_set *out)
+{
+	struct tags_parse tp = { out, 0 };
+	struct blob_xml_walk w = { &tp, NULL, tags_end };
+	enum blob_xml_err e;
+
+	memset(out, 0, sizeof *out);
+	e = blob_xml_walk(xml, len, &w);
+	return e == BLOB_XML_OK && tp.overflow ? BLOB_XML_MALFORMED : e;
+}
+
 int
 blob_get_tags(struct blob_client *c, const char *name, struct blob_tag_set *out,
     struct blob_result *res)
 {
 	struct blob_req r;
-	struct tags_parse tp = { out, 0 };
-	struct blob_xml_walk w = { &tp, NULL, tags_end };
+	enum blob_xml_err xe;
 	int rc;
 
 	result_clear(res);
@@ -1299,9 +1311,10 @@ blob_get_tags(struct blob_client *c, const char *name, struct blob_tag_set *out,
 		goto out;
 	}
 	rc = exec_one(c, &r, res);
-	if (rc == BLOB_OK && (blob_xml_walk(r.answer.ptr ? r.answer.ptr : "",
-	    r.answer.len, &w) != BLOB_XML_OK || tp.overflow))
-		rc = result_set(res, BLOB_FAILED, "malformed tag answer");
+	if (rc == BLOB_OK && (xe = blob_parse_tags_answer(r.answer.ptr ? r.answer.ptr : "",
+	    r.answer.len, out)) != BLOB_XML_OK)
+		rc = xe == BLOB_XML_NOMEM ? result_nomem(res) :
+		    result_set(res, BLOB_FAILED, "malformed tag answer");
 out:
 	req_free(&r);
 	return rc;
@@ -1392,12 +1405,21 @@ block_list_end(void *ctx, const char *path, const char *text, size_t len)
 	return 0;
 }
 
+enum blob_xml_err
+blob_parse_block_list_answer(const char *xml, size_t len, struct blob_block_counts *out)
+{
+	struct blob_xml_walk w = { out, NULL, block_list_end };
+
+	memset(out, 0, sizeof *out);
+	return blob_xml_walk(xml, len, &w);
+}
+
 int
 blob_get_block_list(struct blob_client *c, const char *name,
     struct blob_block_counts *out, struct blob_result *res)
 {
 	struct blob_req r;
-	struct blob_xml_walk w = { out, NULL, block_list_end };
+	enum blob_xml_err xe;
 	int rc;
 
 	result_clear(res);
@@ -1412,9 +1434,10 @@ blob_get_block_list(struct blob_client *c, const char *name,
 		goto out;
 	}
 	rc = exec_one(c, &r, res);
-	if (rc == BLOB_OK && blob_xml_walk(r.answer.ptr ? r.answer.ptr : "",
-	    r.answer.len, &w) != BLOB_XML_OK)
-		rc = result_set(res, BLOB_FAILED, "malformed block list answer");
+	if (rc == BLOB_OK && (xe = blob_parse_block_list_answer(r.answer.ptr ?
+	    r.answer.ptr : "", r.answer.len, out)) != BLOB_XML_OK)
+		rc = xe == BLOB_XML_NOMEM ? result_nomem(res) :
+		    result_set(res, BLOB_FAILED, "malformed block list answer");
 out:
 	req_free(&r);
 	return rc;
@@ -2152,11 +2175,12 @@ struct list_parse {
 	uint64_t size;
 	struct blob_tag_set tags;
 	struct blob_tag tagv[BLOB_MAX_TAGS];
-	struct buf marker;
+	struct buf *marker;
 	blob_list_fn on_item;
 	int (*on_name)(void *, const char *);
 	void *ctx;
 	int stopped;
+	int nomem;
 };
 
 static int
@@ -2173,6 +2197,17 @@ list_start(void *ctx, const char *path)
 	return 0;
 }
 
+/* Nonzero (stop the walk) when text does not fit in b. */
+static int
+list_append(struct list_parse *lp, struct buf *b, const char *text, size_t len)
+{
+	enum buf_err e = buf_append(b, text, len);
+
+	if (e == BUF_NOMEM)
+		lp->nomem = 1;
+	return e != BUF_OK;
+}
+
 static int
 list_end(void *ctx, const char *path, const char *text, size_t len)
 {
@@ -2183,15 +2218,15 @@ list_end(void *ctx, const char *path, const char *text, size_t len)
 	size_t i;
 
 	if (strcmp(path, "/EnumerationResults/NextMarker") == 0) {
-		buf_reset(&lp->marker);
-		return buf_append(&lp->marker, text, len) != BUF_OK;
+		buf_reset(lp->marker);
+		return list_append(lp, lp->marker, text, len);
 	}
 	if (strncmp(path, blob, sizeof blob - 1) != 0)
 		return 0;
 	rest = path + sizeof blob - 1;
 	if (strcmp(rest, "/Name") == 0) {
 		buf_reset(&lp->name);
-		return buf_append(&lp->name, text, len) != BUF_OK;
+		return list_append(lp, &lp->name, text, len);
 	} else if (strcmp(rest, "/Properties/Content-Length") == 0) {
 		int64_t v = parse_i64(text, len);
 
@@ -2236,20 +2271,47 @@ list_end(void *ctx, const char *path, const char *text, size_t len)
 	return 0;
 }
 
+enum blob_xml_err
+blob_parse_list_answer(const char *xml, size_t len, blob_list_fn on_item,
+    int (*on_name)(void *, const char *), void *ctx, struct buf *next_marker)
+{
+	struct blob_xml_walk w = { NULL, list_start, list_end };
+	struct list_parse *lp;
+	enum blob_xml_err e;
+
+	assert((on_item == NULL) != (on_name == NULL));
+	buf_reset(next_marker);
+	lp = bx_calloc(1, sizeof *lp);
+	if (lp == NULL)
+		return BLOB_XML_NOMEM;
+	buf_init(&lp->name, 4096);
+	lp->marker = next_marker;
+	lp->on_item = on_item;
+	lp->on_name = on_name;
+	lp->ctx = ctx;
+	w.ctx = lp;
+	e = blob_xml_walk(xml, len, &w);
+	if (lp->stopped)
+		e = BLOB_XML_STOPPED;
+	else if (e == BLOB_XML_STOPPED)	/* a name or marker did not fit */
+		e = lp->nomem ? BLOB_XML_NOMEM : BLOB_XML_MALFORMED;
+	buf_free(&lp->name);
+	bx_free(lp);
+	return e;
+}
+
 /* Page through a container listing (List Blobs or Find Blobs by Tags). */
 static int
 list_pages(struct blob_client *c, const char *comp, const char *prefix,
-    const char *include, const char *where, struct list_parse *lp,
-    struct blob_result *res)
+    const char *include, const char *where, blob_list_fn on_item,
+    int (*on_name)(void *, const char *), void *ctx, struct blob_result *res)
 {
-	struct blob_xml_walk w = { lp, list_start, list_end };
 	struct blob_req r;
+	struct buf marker = BUF_INIT(4096);
 	char maxres[16];
 	int rc = BLOB_OK;
 	enum blob_xml_err xe;
 
-	buf_init(&lp->name, 4096);
-	buf_init(&lp->marker, 4096);
 	do {
 		req_init(&r, "GET");
 		snprintf(maxres, sizeof maxres, "%u", c->page_size);
@@ -2260,26 +2322,27 @@ list_pages(struct blob_client *c, const char *comp, const char *prefix,
 		    (include && include[0] && req_query_param(&r, "include", include) != 0) ||
 		    (where && req_query_param(&r, "where", where) != 0) ||
 		    (c->page_size && req_query_param(&r, "maxresults", maxres) != 0) ||
-		    (lp->marker.len && req_query_param(&r, "marker",
-		    buf_cstr(&lp->marker)) != 0)) {
+		    (marker.len && req_query_param(&r, "marker",
+		    buf_cstr(&marker)) != 0)) {
 			req_free(&r);
 			rc = result_nomem(res);
 			break;
 		}
-		buf_reset(&lp->marker);
+		buf_reset(&marker);
 		rc = exec_one(c, &r, res);
 		if (rc == BLOB_OK) {
-			xe = blob_xml_walk(r.answer.ptr ? r.answer.ptr : "",
-			    r.answer.len, &w);
-			if (lp->stopped)
+			xe = blob_parse_list_answer(r.answer.ptr ? r.answer.ptr : "",
+			    r.answer.len, on_item, on_name, ctx, &marker);
+			if (xe == BLOB_XML_STOPPED)
 				rc = result_set(res, BLOB_ABORTED, "stopped by the caller");
+			else if (xe == BLOB_XML_NOMEM)
+				rc = result_nomem(res);
 			else if (xe != BLOB_XML_OK)
 				rc = result_set(res, BLOB_FAILED, "malformed listing");
 		}
 		req_free(&r);
-	} while (rc == BLOB_OK && lp->marker.len > 0);
-	buf_free(&lp->name);
-	buf_free(&lp->marker);
+	} while (rc == BLOB_OK && marker.len > 0);
+	buf_free(&marker);
 	return rc;
 }
 
@@ -2287,9 +2350,7 @@ int
 blob_list(struct blob_client *c, const char *prefix, unsigned include,
     blob_list_fn on_item, void *ctx, struct blob_result *res)
 {
-	struct list_parse *lp;
 	char inc[64];
-	int rc;
 
 	result_clear(res);
 	if (on_item == NULL)
@@ -2300,34 +2361,17 @@ blob_list(struct blob_client *c, const char *prefix, unsigned include,
 	    include & BLOB_LIST_UNCOMMITTED ? "uncommittedblobs," : "");
 	if (inc[0])
 		inc[strlen(inc) - 1] = '\0';
-	lp = calloc(1, sizeof *lp);
-	if (lp == NULL)
-		return result_nomem(res);
-	lp->on_item = on_item;
-	lp->ctx = ctx;
-	rc = list_pages(c, "list", prefix, inc, NULL, lp, res);
-	free(lp);
-	return rc;
+	return list_pages(c, "list", prefix, inc, NULL, on_item, NULL, ctx, res);
 }
 
 int
 blob_find_by_tags(struct blob_client *c, const char *where_expr,
     int (*on_name)(void *, const char *), void *ctx, struct blob_result *res)
 {
-	struct list_parse *lp;
-	int rc;
-
 	result_clear(res);
 	if (where_expr == NULL || on_name == NULL)
 		return result_set(res, BLOB_BAD_INPUT, "no expression or callback");
-	lp = calloc(1, sizeof *lp);
-	if (lp == NULL)
-		return result_nomem(res);
-	lp->on_name = on_name;
-	lp->ctx = ctx;
-	rc = list_pages(c, "blobs", NULL, NULL, where_expr, lp, res);
-	free(lp);
-	return rc;
+	return list_pages(c, "blobs", NULL, NULL, where_expr, NULL, on_name, ctx, res);
 }
 
 /* ---- Blob Batch ------------------------------------------------------------ */
@@ -2378,8 +2422,8 @@ out:
 
 /* Walk the multipart/mixed answer: each part carries "Content-ID: N" and
  * then the sub-response's status line and headers. */
-static void
-batch_parse(const char *p, size_t len, struct blob_result *each, size_t n)
+void
+blob_parse_batch_answer(const char *p, size_t len, struct blob_result *each, size_t n)
 {
 	const char *end = p + len, *part = p;
 
@@ -2466,7 +2510,7 @@ blob_batch_delete(struct blob_client *c, const char *const *names, size_t n,
 	r.has_body = 1;
 	rc = exec_one(c, &r, res);
 	if (rc == BLOB_OK)
-		batch_parse(buf_cstr(&r.answer), r.answer.len, each, n);
+		blob_parse_batch_answer(buf_cstr(&r.answer), r.answer.len, each, n);
 	goto out;
 nomem:
 	rc = result_nomem(res);
@@ -2503,12 +2547,25 @@ req_path_service(struct blob_client *c, struct blob_req *r)
 	return 0;
 }
 
+enum blob_xml_err
+blob_parse_service_props_answer(const char *xml, size_t len, struct blob_service_props *out)
+{
+	struct blob_xml_walk w = { out, NULL, service_props_end };
+	enum blob_xml_err e;
+
+	memset(out, 0, sizeof *out);
+	e = blob_xml_walk(xml, len, &w);
+	if (out->delete_retention_days < 0)
+		out->delete_retention_days = 0;
+	return e;
+}
+
 int
 blob_service_properties_get(struct blob_client *c, struct blob_service_props *out,
     struct blob_result *res)
 {
 	struct blob_req r;
-	struct blob_xml_walk w = { out, NULL, service_props_end };
+	enum blob_xml_err xe;
 	int rc;
 
 	result_clear(res);
@@ -2519,11 +2576,10 @@ blob_service_properties_get(struct blob_client *c, struct blob_service_props *ou
 		goto out;
 	}
 	rc = exec_one(c, &r, res);
-	if (rc == BLOB_OK && blob_xml_walk(r.answer.ptr ? r.answer.ptr : "",
-	    r.answer.len, &w) != BLOB_XML_OK)
-		rc = result_set(res, BLOB_FAILED, "malformed service properties");
-	if (out->delete_retention_days < 0)
-		out->delete_retention_days = 0;
+	if (rc == BLOB_OK && (xe = blob_parse_service_props_answer(r.answer.ptr ?
+	    r.answer.ptr : "", r.answer.len, out)) != BLOB_XML_OK)
+		rc = xe == BLOB_XML_NOMEM ? result_nomem(res) :
+		    result_set(res, BLOB_FAILED, "malformed service properties");
 out:
 	req_free(&r);
 	return rc;

@@ -7,6 +7,7 @@
 
 #include <stddef.h>
 
+#include "blob.h"
 #include "buf.h"
 #include "compat.h"
 
@@ -36,6 +37,42 @@ BINDERY_NODISCARD enum blob_xml_err blob_xml_walk(const char *xml, size_t len,
  * they were when absent. */
 void blob_xml_error(const char *xml, size_t len, char *code, size_t codesize,
     char *message, size_t messagesize);
+
+/*
+ * The pure parse step of each call that reads an XML answer, so the fuzz
+ * harness and the allocation-failure loop reach the code the network calls
+ * run.  Each takes the answer body as received (any bytes; need not end in
+ * NUL), resets *out first, and returns BLOB_XML_OK, BLOB_XML_MALFORMED (not
+ * XML, or a value that does not fit) or BLOB_XML_NOMEM.  Element layouts are
+ * the REST reference's.
+ */
+/* Get Blob Tags: <Tags><TagSet><Tag><Key/><Value/></Tag>...; more than
+ * BLOB_MAX_TAGS tags or an over-long key or value is MALFORMED. */
+BINDERY_NODISCARD enum blob_xml_err blob_parse_tags_answer(const char *xml, size_t len,
+    struct blob_tag_set *out);
+/* Get Block List: counts of <CommittedBlocks>/<UncommittedBlocks> <Block>s. */
+BINDERY_NODISCARD enum blob_xml_err blob_parse_block_list_answer(const char *xml,
+    size_t len, struct blob_block_counts *out);
+/* Get Blob Service Properties: the delete retention policy (days >= 0). */
+BINDERY_NODISCARD enum blob_xml_err blob_parse_service_props_answer(const char *xml,
+    size_t len, struct blob_service_props *out);
+/*
+ * One page of List Blobs (on_item) or Find Blobs by Tags (on_name; exactly
+ * one of the two is non-NULL): the callback runs per <Blob>, its arguments
+ * borrowed for the call; nonzero from it gives BLOB_XML_STOPPED.
+ * next_marker (reset first; its cap bounds the marker) receives
+ * <NextMarker>, empty on the last page.
+ */
+BINDERY_NODISCARD enum blob_xml_err blob_parse_list_answer(const char *xml, size_t len,
+    blob_list_fn on_item, int (*on_name)(void *, const char *), void *ctx,
+    struct buf *next_marker);
+/*
+ * Blob Batch: the multipart/mixed answer; each part's "Content-ID: N" and
+ * status line fill each[N] (N < n); entries without a part are left as
+ * they were.  Unlike the XML parsers, body[len] must be '\0'.
+ */
+void blob_parse_batch_answer(const char *body, size_t len, struct blob_result *each,
+    size_t n);
 
 /* Append s with &, <, >, " and ' escaped for element content. */
 BINDERY_NODISCARD enum buf_err blob_xml_escape(struct buf *out, const char *s);

@@ -3,6 +3,7 @@
 
 #include <expat.h>
 
+#include "alloc.h"
 #include "blob_internal.h"
 
 #define XML_PATH_MAX	1024
@@ -77,6 +78,9 @@ walk_chars(void *ud, const XML_Char *s, int len)
 enum blob_xml_err
 blob_xml_walk(const char *xml, size_t len, const struct blob_xml_walk *w)
 {
+	/* expat allocates through the hook too, so the allocation-failure
+	 * loop reaches its out-of-memory paths. */
+	static const XML_Memory_Handling_Suite mem = { bx_malloc, bx_realloc, bx_free };
 	struct walk_state st;
 	enum blob_xml_err err;
 
@@ -86,7 +90,7 @@ blob_xml_walk(const char *xml, size_t len, const struct blob_xml_walk *w)
 	buf_init(&st.text, XML_TEXT_MAX);
 	if (len > (size_t)0x7fffffff)
 		return BLOB_XML_MALFORMED;
-	st.parser = XML_ParserCreate("UTF-8");
+	st.parser = XML_ParserCreate_MM("UTF-8", &mem, NULL);
 	if (st.parser == NULL)
 		return BLOB_XML_NOMEM;
 	XML_SetUserData(st.parser, &st);
@@ -94,7 +98,8 @@ blob_xml_walk(const char *xml, size_t len, const struct blob_xml_walk *w)
 	XML_SetCharacterDataHandler(st.parser, walk_chars);
 	if (XML_Parse(st.parser, xml, (int)len, XML_TRUE) == XML_STATUS_ERROR &&
 	    st.err == BLOB_XML_OK)
-		st.err = BLOB_XML_MALFORMED;
+		st.err = XML_GetErrorCode(st.parser) == XML_ERROR_NO_MEMORY ?
+		    BLOB_XML_NOMEM : BLOB_XML_MALFORMED;
 	err = st.err;
 	XML_ParserFree(st.parser);
 	buf_free(&st.path);

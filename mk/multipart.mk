@@ -15,7 +15,8 @@ UNIT_TESTS += tests/unit/test_multipart tests/unit/test_http_parse \
 EXTRA_DIST += tests/unit/banned.sh tests/data/multipart tests/fuzz/run.sh \
 	tests/fuzz/fuzz_multipart.c tests/fuzz/fuzz_http_parse.c tests/fuzz/corpus \
 	tests/fuzz/multipart.dict tests/fuzz/http_parse.dict \
-	tests/fuzz/fuzz_config.c tests/fuzz/config.dict
+	tests/fuzz/fuzz_config.c tests/fuzz/config.dict \
+	tests/fuzz/fuzz_blob_xml.c tests/fuzz/blob_xml.dict
 
 # ./configure CC=clang --enable-fuzzers builds the harnesses with their own
 # instrumentation (the library sources are compiled in, not linked from

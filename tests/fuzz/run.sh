@@ -16,7 +16,7 @@ top=${top_srcdir:-$(cd "$(dirname "$0")/../.." && pwd)}
 secs=${FUZZ_SECONDS:-30}
 cc=${FUZZ_CC:-clang}
 flags="-g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined"
-harnesses=${*:-"fuzz_multipart fuzz_http_parse fuzz_config"}
+harnesses=${*:-"fuzz_multipart fuzz_http_parse fuzz_config fuzz_blob_xml"}
 
 case $secs in
 ''|*[!0-9]*) echo "Bail out! FUZZ_SECONDS must be a whole number"; exit 1 ;;

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "alloc.h"
+#include "blob_internal.h"
 #include "buf.h"
 #include "config.h"
 #include "http_parse.h"
@@ -158,6 +159,64 @@ run_config(void)
 	return -1;
 }
 
+static const char list_answer[] =
+	"<?xml version=\"1.0\" encoding=\"utf-8\"?>"
+	"<EnumerationResults ContainerName=\"documents\"><Blobs>"
+	"<Blob><Name>d/0001-a</Name><Properties><Etag>0x8DC1</Etag>"
+	"<Content-Length>11</Content-Length></Properties><Metadata><sha256>"
+	"b94d27b9934d3e08a52e52d7da7dabfac484efe37a5380ee9088f7ace2efcde9</sha256>"
+	"</Metadata><Tags><TagSet><Tag><Key>state</Key><Value>committed</Value></Tag>"
+	"</TagSet></Tags></Blob>"
+	"<Blob><Name>d/0002-&lt;b&gt;</Name><Properties><Content-Length>0</Content-Length>"
+	"</Properties></Blob></Blobs><NextMarker>2!88!MDAwMDIz</NextMarker></EnumerationResults>";
+static const char tags_answer[] =
+	"<?xml version=\"1.0\" encoding=\"utf-8\"?><Tags><TagSet>"
+	"<Tag><Key>state</Key><Value>committed</Value></Tag>"
+	"<Tag><Key>doc</Key><Value>42</Value></Tag></TagSet></Tags>";
+
+static int
+count_item(void *ctx, const struct blob_list_item *it)
+{
+	(void)it;
+	++*(unsigned *)ctx;
+	return 0;
+}
+
+/* The List Blobs and Get Blob Tags parse steps (expat allocating through
+ * bx_*).  0: parsed as expected; 1: BLOB_XML_NOMEM and nothing delivered
+ * after it; -1: anything else. */
+static int
+run_blob_xml(void)
+{
+	struct buf marker = BUF_INIT(4096);
+	struct blob_tag_set tags;
+	enum blob_xml_err e;
+	unsigned items = 0;
+	int rc = -1;
+
+	e = blob_parse_list_answer(list_answer, sizeof list_answer - 1, count_item, NULL,
+	    &items, &marker);
+	if (e == BLOB_XML_NOMEM) {
+		rc = 1;
+		goto out;
+	}
+	if (e != BLOB_XML_OK || items != 2 || !span_eq_cstr(buf_span(&marker), "2!88!MDAwMDIz"))
+		goto out;
+	e = blob_parse_tags_answer(tags_answer, sizeof tags_answer - 1, &tags);
+	if (e == BLOB_XML_NOMEM) {
+		rc = 1;
+		goto out;
+	}
+	if (e != BLOB_XML_OK || tags.n != 2 || strcmp(tags.value[1], "42") != 0)
+		goto out;
+	rc = 0;
+out:
+	if (rc == -1)
+		tap_diag("blob answer parse gave %d (%u items)", (int)e, items);
+	buf_free(&marker);
+	return rc;
+}
+
 /* Fail allocation 1, 2, ... of run() until a run completes; each failing run
  * must give 1.  Returns the number of failure points, or -1. */
 static long
@@ -253,6 +312,8 @@ main(void)
 
 	tap_ok(run_config() == 0, "baseline config load from memory");
 	(void)fail_each(run_config, "config");
+	tap_ok(run_blob_xml() == 0, "baseline blob answer parse (list, tags)");
+	(void)fail_each(run_blob_xml, "blob answers");
 
 	/* The hook itself. */
 	alloc_fail_after(2);
