@@ -25,16 +25,25 @@ walk_stop(struct walk_state *st, enum blob_xml_err err)
 	XML_StopParser(st->parser, XML_FALSE);
 }
 
+/* Over XML_PATH_MAX or XML_TEXT_MAX is an answer we do not read, not a
+ * failed allocation. */
+static enum blob_xml_err
+walk_err_of(enum buf_err e)
+{
+	return e == BUF_NOMEM ? BLOB_XML_NOMEM : BLOB_XML_MALFORMED;
+}
+
 static void XMLCALL
 walk_start(void *ud, const XML_Char *name, const XML_Char **attrs)
 {
 	struct walk_state *st = ud;
+	enum buf_err e;
 
 	(void)attrs;
 	if (st->err != BLOB_XML_OK)
 		return;
-	if (buf_appendf(&st->path, "/%s", name) != BUF_OK) {
-		walk_stop(st, BLOB_XML_NOMEM);
+	if ((e = buf_appendf(&st->path, "/%s", name)) != BUF_OK) {
+		walk_stop(st, walk_err_of(e));
 		return;
 	}
 	buf_reset(&st->text);
@@ -68,11 +77,12 @@ static void XMLCALL
 walk_chars(void *ud, const XML_Char *s, int len)
 {
 	struct walk_state *st = ud;
+	enum buf_err e;
 
 	if (st->err != BLOB_XML_OK || len <= 0)
 		return;
-	if (buf_append(&st->text, s, (size_t)len) != BUF_OK)
-		walk_stop(st, BLOB_XML_NOMEM);
+	if ((e = buf_append(&st->text, s, (size_t)len)) != BUF_OK)
+		walk_stop(st, walk_err_of(e));
 }
 
 enum blob_xml_err
