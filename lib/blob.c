@@ -2192,7 +2192,8 @@ list_start(void *ctx, const char *path)
 		buf_reset(&lp->name);
 		lp->etag[0] = lp->sha[0] = '\0';
 		lp->size = 0;
-		lp->tags.n = 0;
+		/* A Tag without Key or Value must not inherit the last blob's. */
+		memset(&lp->tags, 0, sizeof lp->tags);
 	}
 	return 0;
 }

@@ -432,6 +432,10 @@ config_check(struct bindery_config *cfg, char *err, size_t errlen)
 		snprintf(err, errlen, "[storage] needs a key or a sas");
 		return -1;
 	}
+	/* "https://acct.blob.core.windows.net/" and without the slash are one endpoint. */
+	while (strlen(cfg->storage_endpoint) > 1 &&
+	       cfg->storage_endpoint[strlen(cfg->storage_endpoint) - 1] == '/')
+		cfg->storage_endpoint[strlen(cfg->storage_endpoint) - 1] = '\0';
 	if (cfg->storage_container == NULL) {
 		snprintf(err, errlen, "[storage] container is required");
 		return -1;

@@ -143,6 +143,14 @@ main(void)
 		cfg = NULL;
 	}
 
+	tap_ok(load_text("[database]\nsocket=/s\nuser=u\nname=n\n[storage]\ncontainer=c\n"
+			 "endpoint = https://acct.blob.core.windows.net//\naccount = acct\nkey = a2V5\n",
+			 &cfg, err, sizeof err, NULL, 0) == 0 &&
+	       strcmp(cfg->storage_endpoint, "https://acct.blob.core.windows.net") == 0,
+	       "an endpoint's trailing slashes are dropped");
+	config_free(cfg);
+	cfg = NULL;
+
 	for (i = 0; i < ARRAY_LEN(bad_cases); i++) {
 		int rc = load_text(bad_cases[i].text, &cfg, err, sizeof err, NULL, 0);
 
