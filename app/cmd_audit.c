@@ -15,12 +15,13 @@ static void
 audit_usage(FILE *fp)
 {
 	fprintf(fp,
-		"usage: bindery audit [--json] [--prefix P] [--repair [--min-age SECONDS]]\n\n"
+		"usage: bindery audit [--json] [--prefix P] [--deep] [--repair [--min-age SECONDS]]\n\n"
 		"Lists the container (with tags) and walks the database, and reports orphan\n"
 		"blobs, dangling documents, tag mismatches, stale intents and staged blocks.\n"
 		"--repair deletes orphans older than --min-age (default [limits] sweep_cutoff),\n"
 		"guarded by ETag and tag, and tags a ready document's blob committed.\n"
 		"--prefix P audits only blob names starting with the configured prefix + P.\n"
+		"--deep re-reads every ready document's bytes and checks their SHA-256.\n"
 		"Exit 0 clean, 1 problems, 2 a dangling document.  See bindery(1).\n");
 }
 
@@ -46,6 +47,9 @@ print_text(const struct audit_report *rep, int repair, double secs)
 	       (unsigned long long)rep->tag_mismatches, (unsigned long long)rep->committed_unreferenced,
 	       (unsigned long long)rep->unregistered, (unsigned long long)rep->stale_pending,
 	       (unsigned long long)rep->uncommitted);
+	if (rep->deep_checked || rep->unreadable)
+		printf("; deep: %llu re-hashed, %llu unreadable", (unsigned long long)rep->deep_checked,
+		       (unsigned long long)rep->unreadable);
 	if (repair)
 		printf("; repaired: %llu orphans deleted, %llu re-tagged, %llu refused",
 		       (unsigned long long)rep->orphans_deleted, (unsigned long long)rep->retagged,
@@ -70,6 +74,9 @@ print_json(const struct audit_report *rep, int repair, double secs)
 
 	if (j == NULL)
 		return -1;
+	if (rep->deep_checked || rep->unreadable)
+		json_object_set_new(j, "deep", json_pack("{s:I, s:I}", "rehashed", (json_int_t)rep->deep_checked,
+							 "unreadable", (json_int_t)rep->unreadable));
 	if (repair)
 		json_object_set_new(j, "repaired",
 				    json_pack("{s:I, s:I, s:I}", "orphans_deleted",
@@ -92,6 +99,7 @@ cmd_audit(struct cli *cli, int argc, char **argv)
 		{ "repair", no_argument, NULL, 'r' },
 		{ "min-age", required_argument, NULL, 'm' },
 		{ "prefix", required_argument, NULL, 'p' },
+		{ "deep", no_argument, NULL, 'd' },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
@@ -107,10 +115,11 @@ cmd_audit(struct cli *cli, int argc, char **argv)
 	double secs;
 
 	memset(&ao, 0, sizeof ao);
-	while ((c = getopt_long(argc, argv, "jrm:p:vh", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "jrm:p:dvh", opts, NULL)) != -1) {
 		switch (c) {
 		case 'j': json = 1; break;
 		case 'r': ao.repair = 1; break;
+		case 'd': ao.deep = 1; break;
 		case 'm':
 			if (cli_parse_unsigned(optarg, &min_age) != 0) {
 				fprintf(stderr, "bindery audit: --min-age wants seconds, not '%s'\n", optarg);

@@ -5,6 +5,8 @@
 #include <string.h>
 #include <time.h>
 
+#include <gnutls/crypto.h>
+
 #include "audit.h"
 #include "docs_db.h"
 #include "log.h"
@@ -238,6 +240,54 @@ still_missing(struct services *s, const char *name)
 	return blob_get_properties(s->blob, name, &p, &r) != 0 && r.status == BLOB_NOT_FOUND;
 }
 
+struct rehash {
+	gnutls_hash_hd_t h;
+	uint64_t bytes;
+};
+
+static int
+rehash_data(void *ctx, const char *data, size_t len)
+{
+	struct rehash *rh = ctx;
+
+	rh->bytes += len;
+	return gnutls_hash(rh->h, data, len) != 0;
+}
+
+/*
+ * --deep: read the blob back and hash it.  The service checked each block's
+ * MD5 on the way in, but x-ms-blob-content-md5 on a block list is stored,
+ * not checked, and metadata can be rewritten: only the bytes themselves
+ * prove a ready document is what its row says.  1 match, 0 differ, -1 the
+ * read failed (reported, not counted as dangling).
+ */
+static int
+deep_matches(struct services *s, const struct audit_row *row, char *detail, size_t detaillen)
+{
+	struct rehash rh = { NULL, 0 };
+	struct blob_result r;
+	unsigned char digest[32];
+	char hex[65];
+	size_t i;
+
+	if (gnutls_hash_init(&rh.h, GNUTLS_DIG_SHA256) != 0)
+		return -1;
+	if (blob_get(s->blob, row->name, 0, 0, NULL, rehash_data, &rh, &r) != 0) {
+		gnutls_hash_deinit(rh.h, NULL);
+		snprintf(detail, detaillen, "re-reading the blob failed: %s", blob_status_name(r.status));
+		return -1;
+	}
+	gnutls_hash_deinit(rh.h, digest);
+	for (i = 0; i < sizeof digest; i++)
+		snprintf(hex + 2 * i, 3, "%02x", digest[i]);
+	if (rh.bytes == row->doc_size && strcmp(hex, row->doc_sha256) == 0)
+		return 1;
+	snprintf(detail, detaillen, "ready document says %llu bytes sha256 %.12s..., its bytes are %llu"
+		 " bytes sha256 %.12s...", (unsigned long long)row->doc_size, row->doc_sha256,
+		 (unsigned long long)rh.bytes, hex);
+	return 0;
+}
+
 static void
 check_row(struct services *s, const struct audit_opts *o, struct listing *l,
 	  const struct audit_row *row, struct audit_report *rep)
@@ -273,6 +323,19 @@ check_row(struct services *s, const struct audit_opts *o, struct listing *l,
 			rep->dangling++;
 			(void)finding(rep, "dangling", row->name, row->doc_id, detail);
 			return;
+		}
+		if (o->deep) {
+			rc = deep_matches(s, row, detail, sizeof detail);
+			rep->deep_checked++;
+			if (rc == 0) {
+				rep->dangling++;
+				(void)finding(rep, "dangling", row->name, row->doc_id, detail);
+				return;
+			}
+			if (rc < 0) {
+				rep->unreadable++;
+				(void)finding(rep, "unreadable", row->name, row->doc_id, detail);
+			}
 		}
 		if (strcmp(x->state, "committed") != 0) {
 			snprintf(detail, sizeof detail, "ready document's blob tagged %s",
@@ -412,5 +475,5 @@ audit_problems_left(const struct audit_report *rep)
 {
 	return rep->orphans - rep->orphans_deleted + rep->dangling + rep->tag_mismatches -
 	       rep->retagged + rep->committed_unreferenced + rep->unregistered + rep->stale_pending +
-	       rep->uncommitted;
+	       rep->uncommitted + rep->unreadable;
 }

@@ -24,6 +24,7 @@ struct audit_opts {
 	int repair;
 	unsigned min_age;	/* orphans younger than this are left (seconds) */
 	const char *prefix;	/* blob names audited: the configured prefix, maybe narrowed */
+	int deep;		/* re-read every ready document's bytes and re-hash them */
 };
 
 struct audit_report {
@@ -39,6 +40,8 @@ struct audit_report {
 	uint64_t orphans_deleted;	/* --repair */
 	uint64_t retagged;		/* --repair */
 	uint64_t repair_failed;		/* --repair tried and the service refused or failed */
+	uint64_t deep_checked;		/* --deep: ready documents re-read and re-hashed */
+	uint64_t unreadable;		/* --deep: a ready document's blob could not be read back */
 	json_t *findings;		/* array of {kind, name, detail, document_id?, repaired?} */
 };
 

@@ -19,3 +19,5 @@ EXTRA_DIST += tests/bench/bench_sweep.sh
 INTEGRATION_TESTS += tests/integration/sweep.sh
 EXTRA_DIST += tests/integration/sweep.sh
 dist_man_MANS += man/bindery.1
+INTEGRATION_TESTS += tests/integration/audit_deep.sh
+EXTRA_DIST += tests/integration/audit_deep.sh
