@@ -185,7 +185,8 @@ upload_and_commit_tag(struct services *s, const char *blob_name, const struct pr
 	return PROTO_OK;
 }
 
-static enum proto_result
+/* Best effort: without the record a retry re-reads the document instead. */
+static void
 record_answer(struct services *s, const char *owner, const char *idem_key, const struct doc *d)
 {
 	json_t *j = proto_doc_json(d);
@@ -199,7 +200,6 @@ record_answer(struct services *s, const char *owner, const char *idem_key, const
 			 db_err_name(e));
 	free(text);
 	json_decref(j);
-	return PROTO_OK;
 }
 
 /* Hash a body we will not store: a finished request's retry must carry the same bytes. */
@@ -260,7 +260,7 @@ finish_create(struct services *s, uint64_t doc_id, const char *blob_name, const 
 		return PROTO_UNAVAILABLE;
 ready:
 	if (idem_key)
-		(void)record_answer(s, owner, idem_key, &out->doc);
+		record_answer(s, owner, idem_key, &out->doc);
 	return PROTO_OK;
 }
 
