@@ -20,14 +20,14 @@ static const char page_head[] =
 	"<title>bindery</title>\n<style>\n"
 	"body{font:15px/1.4 system-ui,sans-serif;max-width:60rem;margin:2rem auto;padding:0 1rem}\n"
 	"table{border-collapse:collapse;width:100%}td,th{text-align:left;padding:.3rem .5rem;"
-	"border-bottom:1px solid #ddd}td.n{text-align:right}progress{width:20rem}\n"
+	"border-bottom:1px solid #ddd}.n{text-align:right}progress{width:20rem}\n"
 	"</style></head><body>\n<h1>bindery</h1>\n"
 	"<form id=\"up\" method=\"post\" action=\"/documents\" enctype=\"multipart/form-data\">\n"
 	"<p><label>Name (optional) <input name=\"name\" maxlength=\"255\"></label>\n"
 	"<input type=\"file\" name=\"file\" required>\n<button>Upload</button>\n"
 	"<label>Token <input id=\"token\" type=\"password\" autocomplete=\"off\"></label></p>\n"
 	"<p><progress id=\"bar\" max=\"100\" value=\"0\" hidden></progress> <span id=\"msg\"></span></p>\n"
-	"</form>\n<table><thead><tr><th>Name</th><th>Size</th><th>Created</th><th></th></tr></thead><tbody>\n";
+	"</form>\n<table><thead><tr><th>Name</th><th class=\"n\">Size</th><th>Created</th><th></th></tr></thead><tbody>\n";
 
 static const char page_tail[] =
 	"</tbody></table>\n<script>\n"
@@ -51,16 +51,44 @@ struct page_ctx {
 	int failed;
 };
 
+/* "18 B", "244.1 KiB", "3.0 GiB": what a person scanning the list wants. */
+static void
+human_size(uint64_t n, char *out, size_t outlen)
+{
+	static const char *const units[] = { "KiB", "MiB", "GiB", "TiB" };
+	double v = (double)n;
+	size_t u = 0;
+
+	if (n < 1024) {
+		snprintf(out, outlen, "%llu B", (unsigned long long)n);
+		return;
+	}
+	v /= 1024;
+	while (v >= 1024 && u + 1 < ARRAY_LEN(units)) {
+		v /= 1024;
+		u++;
+	}
+	snprintf(out, outlen, "%.1f %s", v, units[u]);
+}
+
 static int
 page_row(void *ctx, const struct doc *d)
 {
 	struct page_ctx *pc = ctx;
 	struct buf *b = pc->out;
+	char size[32];
+	/* created_at is RFC 3339 UTC: show "2026-12-02 15:48 UTC", keep the rest in a tooltip */
+	struct span date = { d->created_at, strlen(d->created_at) > 16 ? 10 : 0 };
+	struct span hhmm = { d->created_at + 11, date.len ? 5 : 0 };
 
+	human_size(d->size, size, sizeof size);
 	if (buf_appendf(b, "<tr><td><a href=\"/documents/%llu/content\">", (unsigned long long)d->id) ||
 	    html_escape(span_from_cstr(d->name), b) ||
-	    buf_appendf(b, "</a></td><td class=\"n\">%llu</td><td>", (unsigned long long)d->size) ||
-	    html_escape(span_from_cstr(d->created_at), b) ||
+	    buf_appendf(b, "</a></td><td class=\"n\" title=\"%llu bytes\">%s</td><td title=\"",
+			(unsigned long long)d->size, size) ||
+	    html_escape(span_from_cstr(d->created_at), b) || buf_append_cstr(b, "\">") ||
+	    html_escape(date, b) || buf_append_cstr(b, " ") || html_escape(hhmm, b) ||
+	    buf_append_cstr(b, " UTC") ||
 	    buf_appendf(b, "</td><td><button type=\"button\" data-id=\"%llu\">Delete</button></td></tr>\n",
 			(unsigned long long)d->id)) {
 		pc->failed = 1;
