@@ -145,7 +145,8 @@ stack_pid() {
 	apache) marker=apache2 ;;
 	*) marker=$name ;;
 	esac
-	cmd=$(tr '\0' ' ' <"/proc/$pid/cmdline" 2>/dev/null)
+	# The process may exit between the checks: silence the redirect itself.
+	cmd=$({ tr '\0' ' ' <"/proc/$pid/cmdline"; } 2>/dev/null)
 	case $cmd in *"$marker"*) ;; *) return 1 ;; esac
 	case $cmd in *"$STACK_VAR"*) ;; *) return 1 ;; esac
 	printf '%s\n' "$pid"
