@@ -18,3 +18,5 @@ E2E_TESTS += tests/e2e/security.sh tests/e2e/valgrind_cgi.sh
 EXTRA_DIST += tests/e2e/security.sh tests/e2e/valgrind_cgi.sh tests/final/secrets.sh
 E2E_TESTS += tests/e2e/redirect.sh
 EXTRA_DIST += tests/e2e/redirect.sh
+E2E_TESTS += tests/e2e/auth_modes.sh
+EXTRA_DIST += tests/e2e/auth_modes.sh
