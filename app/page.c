@@ -33,6 +33,9 @@ static const char page_tail[] =
 	"</tbody></table>\n<script>\n"
 	"const $=id=>document.getElementById(id);\n"
 	"const auth=()=>$('token').value?{'Authorization':'Bearer '+$('token').value}:{};\n"
+	/* The page reloads after each change: keep the token for this tab only. */
+	"$('token').value=sessionStorage.getItem('bindery-token')||'';\n"
+	"$('token').addEventListener('input',()=>sessionStorage.setItem('bindery-token',$('token').value));\n"
 	"$('up').addEventListener('submit',e=>{e.preventDefault();\n"
 	" const x=new XMLHttpRequest();x.open('POST','/documents');\n"
 	" for(const [k,v] of Object.entries(auth()))x.setRequestHeader(k,v);\n"

@@ -20,3 +20,5 @@ E2E_TESTS += tests/e2e/redirect.sh
 EXTRA_DIST += tests/e2e/redirect.sh
 E2E_TESTS += tests/e2e/auth_modes.sh
 EXTRA_DIST += tests/e2e/auth_modes.sh
+E2E_TESTS += tests/e2e/browser.sh
+EXTRA_DIST += tests/e2e/browser.sh tests/e2e/browser.mjs

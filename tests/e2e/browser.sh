@@ -1,0 +1,17 @@
+#!/usr/bin/env bash
+# The HTML page driven in headless Chromium (tests/e2e/browser.mjs).  Needs
+# Debian's chromium and the npm package playwright-core, which `./dev test
+# --long` installs; without them this test is skipped, never passed.
+[ -n "${BASH_VERSION:-}" ] || exec bash "$0" "$@"
+here=$(cd "$(dirname "$0")" && pwd)
+. "$here/../lib/tap.sh"
+top=${top_srcdir:-$(cd "$here/../.." && pwd)}
+
+[ -n "${BINDERY_TEST_LIGHTTPD_URL:-}" ] && [ -n "${BINDERY_TEST_TOKEN:-}" ] ||
+	skip_all "no test stack (./dev test starts one)"
+command -v "${CHROMIUM:-chromium}" >/dev/null || skip_all "no chromium (./dev test --long installs it)"
+[ -d "$top/node_modules/playwright-core" ] || skip_all "no playwright-core (./dev test --long installs it)"
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+printf 'written in a browser\n' >"$work/upload.txt"
+NODE_PATH=$top/node_modules exec node "$here/browser.mjs" "$BINDERY_TEST_LIGHTTPD_URL" "$BINDERY_TEST_TOKEN" "$work/upload.txt"
