@@ -1,6 +1,7 @@
 # blob: the Azure Blob Storage client (lib/blob*, lib/sign*), its tests and
 # its benchmark.
 lib_libbindery_a_SOURCES += lib/sign.c lib/sign.h lib/blob.c lib/blob.h \
+	lib/blob_http.c lib/blob_upload.c \
 	lib/blob_xml.c lib/blob_internal.h
 
 check_PROGRAMS += tests/unit/test_sign tests/integration/test_blob \

@@ -49,7 +49,7 @@ sources_for() {
 	fuzz_multipart) echo "lib/multipart.c lib/alloc.c lib/buf.c" ;;
 	fuzz_http_parse) echo "lib/http_parse.c lib/alloc.c lib/buf.c" ;;
 	fuzz_config) echo "lib/config.c lib/alloc.c lib/buf.c" ;;
-	fuzz_blob_xml) echo "lib/blob.c lib/blob_xml.c lib/sign.c lib/alloc.c lib/buf.c" ;;
+	fuzz_blob_xml) echo "lib/blob.c lib/blob_http.c lib/blob_xml.c lib/sign.c lib/alloc.c lib/buf.c" ;;
 	*) return 1 ;;
 	esac
 }
