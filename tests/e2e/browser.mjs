@@ -25,8 +25,9 @@ try {
 	await page.click('button:has-text("Upload")');
 	const resp = await created;
 	ok(resp.status() === 201, `the form's upload is 201 (${resp.status()})`);
-	await page.waitForSelector(`a:has-text("${name}")`, { timeout: 10000 });
-	ok(true, 'after the upload the page lists the document');
+	const appears = (sel, state) =>
+		page.waitForSelector(sel, { state, timeout: 10000 }).then(() => true, () => false);
+	ok(await appears(`a:has-text("${name}")`, 'attached'), 'after the upload the page lists the document');
 	const row = page.locator('tr', { has: page.locator(`a:has-text("${name}")`) });
 	const href = await row.locator('a').getAttribute('href');
 	const got = await page.evaluate(async h => (await fetch(h)).text(), href);
@@ -35,8 +36,7 @@ try {
 	const deleted = page.waitForResponse(r => r.request().method() === 'DELETE');
 	await row.locator('button:has-text("Delete")').click();
 	ok((await deleted).status() === 204, 'Delete answers 204');
-	await page.waitForSelector(`a:has-text("${name}")`, { state: 'detached', timeout: 10000 });
-	ok(true, 'the row is gone after the reload');
+	ok(await appears(`a:has-text("${name}")`, 'detached'), 'the row is gone after the reload');
 	await page.fill('#token', 'not-a-token-at-all-0000');
 	await page.setInputFiles('input[name=file]', file);
 	await page.click('button:has-text("Upload")');
