@@ -105,26 +105,26 @@ void
 resp_begin(struct request *r, int status, const char *content_type, int64_t content_length,
 	   const char *extra)
 {
-	char head[512];
-	int n;
+	struct buf head = BUF_INIT(1024);
 
 	if (r->headers_sent)
 		return;
 	r->headers_sent = 1;
 	r->status = status;
-	n = snprintf(head, sizeof head, "Status: %d %s\r\n", status, http_status_text(status));
-	if (content_type)
-		n += snprintf(head + n, sizeof head - (size_t)n, "Content-Type: %s\r\n", content_type);
-	if (content_length >= 0)
-		n += snprintf(head + n, sizeof head - (size_t)n, "Content-Length: %lld\r\n",
-			      (long long)content_length);
-	n += snprintf(head + n, sizeof head - (size_t)n, "X-Request-Id: %s\r\n", r->id);
-	if ((size_t)n >= sizeof head)
-		n = sizeof head - 1;
-	(void)write_head(r, head, (size_t)n);
+	/* Every value here is bounded (a content type is at most 255 bytes), so
+	 * the cap is never reached; if it were, the answer would lack headers,
+	 * never overflow. */
+	if (buf_appendf(&head, "Status: %d %s\r\n", status, http_status_text(status)) != BUF_OK ||
+	    (content_type && buf_appendf(&head, "Content-Type: %s\r\n", content_type) != BUF_OK) ||
+	    (content_length >= 0 &&
+	     buf_appendf(&head, "Content-Length: %lld\r\n", (long long)content_length) != BUF_OK) ||
+	    buf_appendf(&head, "X-Request-Id: %s\r\n", r->id) != BUF_OK)
+		buf_reset(&head);
+	(void)write_head(r, buf_cstr(&head), head.len);
 	if (extra)
 		(void)write_head(r, extra, strlen(extra));
 	(void)write_head(r, "\r\n", 2);
+	buf_free(&head);
 }
 
 void
