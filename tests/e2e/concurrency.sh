@@ -19,9 +19,9 @@ jid() { sed -n 's/.*"id":"\([0-9]*\)".*/\1/p'; }
 
 # --- I5: N concurrent creates of one name ---
 name="race-$$-$RANDOM"
-head -c 200000 /dev/urandom >"$work/race.bin"
+head -c 200000 /dev/urandom >"$work/payload.bin"	# not race.*: those are the codes
 for i in $(seq 1 20); do
-	curl -s -o /dev/null -w '%{http_code}\n' -H "$auth" -H "$bytes" --data-binary "@$work/race.bin" \
+	curl -s -o /dev/null -w '%{http_code}\n' -H "$auth" -H "$bytes" --data-binary "@$work/payload.bin" \
 		"$url/documents?name=$name" >"$work/race.$i" &
 done
 wait
