@@ -12,11 +12,7 @@ work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 
 cgi() { # CONF METHOD URI [VAR=VALUE...] < body: prints the status code
-	local conf=$1 method=$2 uri=$3
-	shift 3
-	env -i PATH="$PATH" BINDERY_CONFIG="$conf" GATEWAY_INTERFACE=CGI/1.1 REQUEST_METHOD="$method" \
-		REQUEST_URI="$uri" QUERY_STRING="${uri#*\?}" "$@" "$BINDERY_TEST_BIN/bindery.fcgi" 2>/dev/null |
-		tr -d '\r' >"$work/out"
+	cgi_req "$@" >"$work/out"
 	sed -n 's/^Status: \([0-9]*\).*/\1/p' "$work/out"
 }
 n="auth-$$-$RANDOM"

@@ -15,12 +15,7 @@ sed -e 's/^mode = .*/mode = redirect/' -e 's/^sas_lifetime = .*/sas_lifetime = 1
 grep -q '^mode = redirect' "$work/conf" || printf '[download]\nmode = redirect\nsas_lifetime = 120\n' >>"$work/conf"
 chmod 600 "$work/conf"
 
-cgi() { # METHOD URI [VAR=VALUE...] < body
-	local method=$1 uri=$2
-	shift 2
-	env -i PATH="$PATH" BINDERY_CONFIG="$work/conf" GATEWAY_INTERFACE=CGI/1.1 REQUEST_METHOD="$method" \
-		REQUEST_URI="$uri" QUERY_STRING="${uri#*\?}" "$@" "$BINDERY_TEST_BIN/bindery.fcgi" 2>/dev/null | tr -d '\r'
-}
+cgi() { cgi_req "$work/conf" "$@"; }	# METHOD URI [VAR=VALUE...] < body
 
 head -c 100000 /dev/urandom >"$work/doc"
 out=$(cgi POST "/documents?name=redirect-$$-$RANDOM" HTTP_AUTHORIZATION="Bearer $BINDERY_TEST_TOKEN" \

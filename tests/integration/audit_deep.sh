@@ -20,10 +20,8 @@ trap 'rm -rf "$work"' EXIT
 
 head -c 4096 /dev/urandom >"$work/doc"
 name="deep-$$-$RANDOM"
-out=$(env -i PATH="$PATH" BINDERY_CONFIG="$BINDERY_CONFIG" GATEWAY_INTERFACE=CGI/1.1 REQUEST_METHOD=POST \
-	REQUEST_URI="/documents?name=$name" QUERY_STRING="name=$name" CONTENT_TYPE=application/octet-stream \
-	CONTENT_LENGTH=4096 HTTP_AUTHORIZATION="Bearer $BINDERY_TEST_TOKEN" \
-	"$BINDERY_TEST_BIN/bindery.fcgi" <"$work/doc" 2>/dev/null | tr -d '\r')
+out=$(cgi_req "$BINDERY_CONFIG" POST "/documents?name=$name" CONTENT_TYPE=application/octet-stream \
+	CONTENT_LENGTH=4096 HTTP_AUTHORIZATION="Bearer $BINDERY_TEST_TOKEN" <"$work/doc")
 like "$out" '^Status: 201' "a document created"
 id=$(printf '%s' "$out" | sed -n 's/.*"id":"\([0-9]*\)".*/\1/p')
 blob=$(sql "SELECT blob_name FROM documents WHERE id = ${id:-0}")

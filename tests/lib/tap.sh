@@ -145,3 +145,15 @@ req() {
 header() {
 	printf '%s\n' "$HTTP_HEADERS" | sed -n "s/^$1: *//p" | tail -n 1
 }
+
+# cgi_req CONF METHOD URI [VAR=VALUE...] < BODY: one request to
+# $BINDERY_TEST_BIN/bindery.fcgi run as a plain CGI program with config CONF
+# and a clean environment; prints the answer (headers and body, CRs removed).
+cgi_req() {
+	local conf=$1 method=$2 uri=$3 query=
+	shift 3
+	case $uri in *\?*) query=${uri#*\?} ;; esac
+	env -i PATH="$PATH" BINDERY_CONFIG="$conf" GATEWAY_INTERFACE=CGI/1.1 REQUEST_METHOD="$method" \
+		REQUEST_URI="$uri" QUERY_STRING="$query" "$@" "$BINDERY_TEST_BIN/bindery.fcgi" 2>/dev/null |
+		tr -d '\r'
+}
