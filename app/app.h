@@ -5,9 +5,9 @@
 #ifndef BINDERY_APP_H
 #define BINDERY_APP_H
 
-#include "config.h"
+#include "parse/config.h"
 #include "request.h"
-#include "services.h"
+#include "protocol/services.h"
 
 struct app {
 	struct bindery_config *cfg;

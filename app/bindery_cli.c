@@ -9,9 +9,9 @@
 #include <unistd.h>
 
 #include "cli.h"
-#include "http_parse.h"
-#include "log.h"
-#include "migrate.h"
+#include "parse/http_parse.h"
+#include "base/log.h"
+#include "registry/migrate.h"
 
 struct command {
 	const char *name;

@@ -13,10 +13,10 @@
 
 #include <fcgiapp.h>
 #include "app.h"
-#include "blob.h"
-#include "http_parse.h"
-#include "log.h"
-#include "rand.h"
+#include "storage/blob.h"
+#include "parse/http_parse.h"
+#include "base/log.h"
+#include "base/rand.h"
 
 #define MAX_AUTH_HEADER 4096
 /* CGI: bodies up to max_upload plus this are read to the end (see main). */

@@ -6,8 +6,8 @@
 #ifndef BINDERY_CLI_H
 #define BINDERY_CLI_H
 
-#include "config.h"
-#include "services.h"
+#include "parse/config.h"
+#include "protocol/services.h"
 
 enum cli_exit {
 	EXIT_OK_ = 0,

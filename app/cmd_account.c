@@ -10,9 +10,9 @@
 
 
 #include "cli.h"
-#include "lifecycle.h"
-#include "protocol.h"
-#include "rand.h"
+#include "parse/lifecycle.h"
+#include "protocol/protocol.h"
+#include "base/rand.h"
 
 int
 cmd_lifecycle_policy(struct cli *cli, int argc, char **argv)

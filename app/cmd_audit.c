@@ -8,7 +8,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "audit.h"
+#include "protocol/audit.h"
 #include "cli.h"
 
 static void

@@ -9,9 +9,9 @@
 #include <time.h>
 
 #include "cli.h"
-#include "log.h"
-#include "sweep.h"
-#include "sweep_db.h"
+#include "base/log.h"
+#include "protocol/sweep.h"
+#include "registry/sweep_db.h"
 
 static void
 sweep_usage(FILE *fp)

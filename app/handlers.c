@@ -8,12 +8,12 @@
 #include <string.h>
 
 #include "app.h"
-#include "blob.h"
-#include "docs_db.h"
-#include "http_parse.h"
-#include "log.h"
-#include "multipart.h"
-#include "protocol.h"
+#include "storage/blob.h"
+#include "registry/docs_db.h"
+#include "parse/http_parse.h"
+#include "base/log.h"
+#include "parse/multipart.h"
+#include "protocol/protocol.h"
 
 /* A multipart form may exceed the document limit by this much framing. */
 #define FORM_OVERHEAD (64 * 1024)

@@ -8,8 +8,8 @@
 #include <string.h>
 
 #include "app.h"
-#include "docs_db.h"
-#include "http_parse.h"
+#include "registry/docs_db.h"
+#include "parse/http_parse.h"
 
 #define PAGE_MAX (4 * 1024 * 1024)
 #define PAGE_DOCS 200

@@ -13,9 +13,9 @@
 #include <fcgiapp.h>
 #include <jansson.h>
 
-#include "buf.h"
-#include "compat.h"
-#include "http_parse.h"
+#include "base/buf.h"
+#include "base/compat.h"
+#include "parse/http_parse.h"
 
 struct request {
 	/* transport: FastCGI when fcgi is set, else CGI via stdin/stdout/environ */

@@ -50,7 +50,7 @@ anon_sample(void)
 		peak_anon_kib = v;
 }
 
-#include "blob.h"
+#include "storage/blob.h"
 
 struct gen {
 	uint64_t left, state;

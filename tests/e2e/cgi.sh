@@ -52,7 +52,7 @@ conf=$STACK_VAR/apache-cgid.conf
 stack_render "$here/../../conf/apache-cgid.conf" "$conf" PORT="$APACHE_PORT" VAR="$STACK_VAR" \
 	RUNDIR="$www" BINDIR="$www/bin" CONFIG="$www/bindery.conf" || bail_out "bad conf/apache-cgid.conf"
 
-# A failpoint build can be told to die or fail at a named step (lib/failpoint.h);
+# A failpoint build can be told to die or fail at a named step (lib/base/failpoint.h);
 # the file lives where www-data may rewrite it ("once" disarms itself).
 failpoints=
 if grep -q 'create\.after_ready' "$www/bin/bindery.fcgi"; then

@@ -13,7 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "blob_internal.h"
+#include "storage/blob_internal.h"
 
 #define BATCH_N 256
 

@@ -16,7 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "config.h"
+#include "parse/config.h"
 
 #define MARKER "SECRETMARKER"
 

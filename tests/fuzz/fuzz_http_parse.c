@@ -12,7 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "http_parse.h"
+#include "parse/http_parse.h"
 
 static void
 check(int cond)

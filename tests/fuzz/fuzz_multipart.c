@@ -13,7 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "multipart.h"
+#include "parse/multipart.h"
 
 struct run {
 	uint64_t hash;

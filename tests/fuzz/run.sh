@@ -46,10 +46,10 @@ fi
 # are not taken from libbindery.a).
 sources_for() {
 	case $1 in
-	fuzz_multipart) echo "lib/multipart.c lib/alloc.c lib/buf.c" ;;
-	fuzz_http_parse) echo "lib/http_parse.c lib/alloc.c lib/buf.c" ;;
-	fuzz_config) echo "lib/config.c lib/alloc.c lib/buf.c" ;;
-	fuzz_blob_xml) echo "lib/blob.c lib/blob_http.c lib/blob_xml.c lib/sign.c lib/alloc.c lib/buf.c" ;;
+	fuzz_multipart) echo "lib/parse/multipart.c lib/base/alloc.c lib/base/buf.c" ;;
+	fuzz_http_parse) echo "lib/parse/http_parse.c lib/base/alloc.c lib/base/buf.c" ;;
+	fuzz_config) echo "lib/parse/config.c lib/base/alloc.c lib/base/buf.c" ;;
+	fuzz_blob_xml) echo "lib/storage/blob.c lib/storage/blob_http.c lib/storage/blob_xml.c lib/storage/sign.c lib/base/alloc.c lib/base/buf.c" ;;
 	*) return 1 ;;
 	esac
 }

@@ -14,8 +14,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "blob.h"
-#include "buf.h"
+#include "storage/blob.h"
+#include "base/buf.h"
 
 static long
 file_read(void *ctx, char *buf, size_t len)

@@ -1,6 +1,6 @@
 #!/bin/bash
 # sweep.sh - the crash table produced for real: bindery.fcgi (as a CGI
-# program) is killed at each failpoint of lib/protocol.c, and `bindery
+# program) is killed at each failpoint of lib/protocol/protocol.c, and `bindery
 # sweep` must leave the documented outcome.  Needs a build with
 # --enable-failpoints (skips otherwise) and the test stack.
 . "${top_srcdir:-$(dirname "$0")/../..}/tests/lib/tap.sh"

@@ -12,10 +12,10 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "blob.h"
-#include "config.h"
-#include "db.h"
-#include "services.h"
+#include "storage/blob.h"
+#include "parse/config.h"
+#include "registry/db.h"
+#include "protocol/services.h"
 
 struct mem_reader {
 	const char *p;

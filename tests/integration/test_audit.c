@@ -16,7 +16,7 @@
 
 #include <jansson.h>
 
-#include "docs_db.h"
+#include "registry/docs_db.h"
 #include "sweep_plant.h"
 #include "tap.h"
 

@@ -14,9 +14,9 @@
 #include <gnutls/gnutls.h>
 #include <gnutls/crypto.h>
 
-#include "blob.h"
-#include "buf.h"
-#include "sign.h"
+#include "storage/blob.h"
+#include "base/buf.h"
+#include "storage/sign.h"
 #include "tap.h"
 
 static const char *endpoint, *account, *key_b64;

@@ -16,11 +16,11 @@
 #include <unistd.h>
 
 #include "autoconfig.h"
-#include "blob.h"
-#include "config.h"
-#include "db.h"
-#include "protocol.h"
-#include "services.h"
+#include "storage/blob.h"
+#include "parse/config.h"
+#include "registry/db.h"
+#include "protocol/protocol.h"
+#include "protocol/services.h"
 #include "tap.h"
 
 static struct services *svc;

@@ -13,7 +13,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "sweep_db.h"
+#include "registry/sweep_db.h"
 #include "sweep_plant.h"
 #include "tap.h"
 
@@ -416,7 +416,7 @@ static void
 test_two_sweepers(void)
 {
 	enum { N = 2000 };
-	char prefix[128], name[256], out1[8192], out2[8192], cmd[1024];
+	char prefix[sizeof P + 8], name[sizeof P + 32], out1[8192], out2[8192], cmd[1024];
 	struct timespec t0, t1;
 	FILE *p1, *p2;
 	size_t n1, n2;

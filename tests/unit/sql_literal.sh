@@ -7,7 +7,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 . "$here/../lib/tap.sh"
 top=${top_srcdir:-$(cd "$here/../.." && pwd)}
 
-files=$(cd "$top" && ls lib/*.c app/*.c 2>/dev/null | grep -v "^lib/db.c$")	# db.c defines them
+files=$(cd "$top" && find lib app -name '*.c' | sort | grep -v "^lib/registry/db.c$")	# db.c defines them
 calls=0 bad=""
 for f in $files; do
 	# "db_exec(db, X," -> X; the call may wrap, so join each file's lines first.
@@ -28,6 +28,6 @@ done
 ok '[ "$calls" -gt 20 ]' "found the query calls ($calls)"
 is "${bad# }" "" "every query's SQL is a static literal"
 # The only non-literal entry point takes whole migration files, and only migrate.c calls it.
-users=$(cd "$top" && grep -l 'db_exec_script(' lib/*.c app/*.c | grep -v '^lib/db.c$' | tr '\n' ' ')
-is "${users% }" "lib/migrate.c" "only migrations run unparameterised SQL files"
+users=$(cd "$top" && grep -rl --include='*.c' 'db_exec_script(' lib app | sort | grep -v '^lib/registry/db.c$' | tr '\n' ' ')
+is "${users% }" "lib/registry/migrate.c" "only migrations run unparameterised SQL files"
 done_testing

@@ -1,18 +1,18 @@
 /*
  * Allocation-failure loop, after curl's torture tests: run each operation
- * with allocation 1, 2, 3, ... failing (through lib/alloc.h) until a run
+ * with allocation 1, 2, 3, ... failing (through lib/base/alloc.h) until a run
  * completes without reaching the armed failure.  Every failing run must end
  * in a clean error and free what it took; the ASan build checks the freeing.
  */
 #include <stdio.h>
 #include <string.h>
 
-#include "alloc.h"
-#include "blob_internal.h"
-#include "buf.h"
-#include "config.h"
-#include "http_parse.h"
-#include "multipart.h"
+#include "base/alloc.h"
+#include "storage/blob_internal.h"
+#include "base/buf.h"
+#include "parse/config.h"
+#include "parse/http_parse.h"
+#include "parse/multipart.h"
 #include "tap.h"
 
 static const char body[] =

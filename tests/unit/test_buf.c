@@ -1,7 +1,7 @@
 /* Unit tests for buf.c: caps, truncation checks, constant-time compare. */
 #include <string.h>
 
-#include "buf.h"
+#include "base/buf.h"
 #include "tap.h"
 
 int

@@ -9,7 +9,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "config.h"
+#include "parse/config.h"
 #include "tap.h"
 
 static char path[] = "/tmp/bindery-test-config-XXXXXX";

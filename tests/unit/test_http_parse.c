@@ -4,8 +4,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "buf.h"
-#include "http_parse.h"
+#include "base/buf.h"
+#include "parse/http_parse.h"
 #include "tap.h"
 
 /* Spans with explicit lengths, so tables can hold NULs. */

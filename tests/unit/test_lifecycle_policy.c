@@ -7,7 +7,7 @@
 
 #include <jansson.h>
 
-#include "lifecycle.h"
+#include "parse/lifecycle.h"
 #include "tap.h"
 
 static const char *

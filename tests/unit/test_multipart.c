@@ -10,9 +10,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "alloc.h"
-#include "buf.h"
-#include "multipart.h"
+#include "base/alloc.h"
+#include "base/buf.h"
+#include "parse/multipart.h"
 #include "tap.h"
 
 #ifndef MULTIPART_DATA_DIR

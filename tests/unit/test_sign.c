@@ -6,8 +6,8 @@
  */
 #include <string.h>
 
-#include "buf.h"
-#include "sign.h"
+#include "base/buf.h"
+#include "storage/sign.h"
 #include "tap.h"
 
 static const char dev_key_b64[] =

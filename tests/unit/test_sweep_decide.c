@@ -6,7 +6,7 @@
  */
 #include <string.h>
 
-#include "sweep.h"
+#include "protocol/sweep.h"
 #include "tap.h"
 
 #define C SWEEP_PURPOSE_CREATE

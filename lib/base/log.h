@@ -1,0 +1,23 @@
+/*
+ * log.h - one line per event, to stderr (the web server's error log) or to
+ * syslog (the CLI under cron).  Callers never pass secrets; the format string
+ * is always a literal so a value cannot smuggle in conversions.
+ */
+#ifndef BINDERY_LOG_H
+#define BINDERY_LOG_H
+
+#include "base/compat.h"
+enum log_level { LOG_LEVEL_ERROR, LOG_LEVEL_WARN, LOG_LEVEL_INFO, LOG_LEVEL_DEBUG };
+enum log_sink { LOG_SINK_STDERR, LOG_SINK_SYSLOG };
+
+void log_init(const char *program, enum log_level level, enum log_sink sink);
+void log_set_level(enum log_level level);
+int log_enabled(enum log_level level);
+void log_msg(enum log_level level, const char *fmt, ...) BINDERY_PRINTF(2, 3);
+
+#define log_error(...) log_msg(LOG_LEVEL_ERROR, __VA_ARGS__)
+#define log_warn(...) log_msg(LOG_LEVEL_WARN, __VA_ARGS__)
+#define log_info(...) log_msg(LOG_LEVEL_INFO, __VA_ARGS__)
+#define log_debug(...) log_msg(LOG_LEVEL_DEBUG, __VA_ARGS__)
+
+#endif

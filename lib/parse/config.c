@@ -1,0 +1,598 @@
+/* config.c - see config.h.  Parsing is inih's; this file only knows the keys. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/stat.h>
+
+#include <ini.h>
+
+#include "base/alloc.h"
+#include "base/buf.h"
+#include "parse/config.h"
+
+#ifndef SYSCONFDIR
+#define SYSCONFDIR "/etc"
+#endif
+
+/* Azurite's published development account (not a secret). */
+#define DEVSTORE_ACCOUNT "devstoreaccount1"
+#define DEVSTORE_KEY "Eby8vdM02xNOcqFlqUwJPLlmEtlCDXJ1OUzFT50uSRZ6IFsuFq2UVErCz4I6tq/K1SZFPTOtr/KBHBeksoGMGw=="
+#define DEVSTORE_ENDPOINT "http://127.0.0.1:10000/devstoreaccount1"
+
+enum key_type {
+	KEY_STRING,
+	KEY_PORT,
+	KEY_COUNT,	/* unsigned, >= 1 */
+	KEY_SECONDS,	/* unsigned, >= 0 */
+	KEY_SIZE,
+	KEY_BOOL,
+	KEY_DOWNLOAD_MODE,
+	KEY_LOG_LEVEL,
+	KEY_CONNECTION_STRING,	/* joined across lines, parsed at the end */
+	KEY_SAS,		/* joined across lines */
+	KEY_TOKEN,
+};
+
+struct key_def {
+	const char *section;
+	const char *name;
+	enum key_type type;
+	size_t offset;
+};
+
+#define K(sec, name, type, field) { sec, name, type, offsetof(struct bindery_config, field) }
+static const struct key_def keys[] = {
+	K("database", "socket", KEY_STRING, db_socket),
+	K("database", "host", KEY_STRING, db_host),
+	K("database", "port", KEY_PORT, db_port),
+	K("database", "user", KEY_STRING, db_user),
+	K("database", "password", KEY_STRING, db_password),
+	K("database", "name", KEY_STRING, db_name),
+	K("storage", "connection_string", KEY_CONNECTION_STRING, storage_endpoint),
+	K("storage", "endpoint", KEY_STRING, storage_endpoint),
+	K("storage", "account", KEY_STRING, storage_account),
+	K("storage", "key", KEY_STRING, storage_key),
+	K("storage", "sas", KEY_SAS, storage_sas),
+	K("storage", "container", KEY_STRING, storage_container),
+	K("storage", "prefix", KEY_STRING, storage_prefix),
+	K("limits", "max_upload", KEY_SIZE, max_upload),
+	K("limits", "block_size", KEY_SIZE, block_size),
+	K("limits", "blocks_in_flight", KEY_COUNT, blocks_in_flight),
+	K("limits", "single_put_max", KEY_SIZE, single_put_max),
+	K("limits", "request_deadline", KEY_COUNT, request_deadline),
+	K("limits", "sweep_cutoff", KEY_COUNT, sweep_cutoff),
+	K("limits", "retire_grace", KEY_SECONDS, retire_grace),
+	K("auth", "token", KEY_TOKEN, ntokens),
+	K("auth", "reads_need_auth", KEY_BOOL, reads_need_auth),
+	K("download", "mode", KEY_DOWNLOAD_MODE, download_mode),
+	K("download", "sas_lifetime", KEY_COUNT, sas_lifetime),
+	K("sweep", "batch", KEY_COUNT, sweep_batch),
+	K("sweep", "parallel", KEY_COUNT, sweep_parallel),
+	K("sweep", "lease", KEY_COUNT, sweep_lease),
+	K("log", "level", KEY_LOG_LEVEL, log_level),
+};
+#undef K
+
+struct load_state {
+	struct bindery_config *cfg;
+	char *err;		/* first error, without the file:line prefix */
+	size_t errlen;
+	int failed;
+	struct buf connection_string;	/* joined across continuation lines */
+	struct buf sas;
+	const int *lineno;		/* the reader's current line */
+	int cs_line;			/* where connection_string started */
+};
+
+/*
+ * inih as Debian builds it reads lines of at most 199 characters and would
+ * silently cut a longer one -- a truncated account key or SAS.  So we feed
+ * it lines ourselves and refuse an overlong one by line number.  Long values
+ * (connection strings, SAS tokens) are split over indented continuation
+ * lines, which inih hands us one by one and we join.
+ */
+struct line_reader {
+	FILE *fp;
+	char *line;
+	size_t cap;
+	int lineno;
+	int overlong;	/* first overlong line, 0 if none */
+};
+
+static char *
+read_line(char *str, int num, void *stream)
+{
+	struct line_reader *lr = stream;
+	ssize_t n = getline(&lr->line, &lr->cap, lr->fp);
+
+	if (n < 0)
+		return NULL;
+	lr->lineno++;
+	while (n > 0 && (lr->line[n - 1] == '\n' || lr->line[n - 1] == '\r'))
+		n--;
+	if (n >= num - 1) {
+		if (!lr->overlong)
+			lr->overlong = lr->lineno;
+		n = 0;	/* hand inih an empty line; the load fails below */
+	}
+	memcpy(str, lr->line, (size_t)n);
+	str[n] = '\n';
+	str[n + 1] = '\0';
+	return str;
+}
+
+int
+config_parse_size(const char *s, uint64_t *out)
+{
+	char *end = NULL;
+	unsigned long long v;
+	unsigned shift = 0;
+
+	if (s == NULL || *s < '0' || *s > '9')
+		return -1;
+	errno = 0;
+	v = strtoull(s, &end, 10);
+	if (errno != 0)
+		return -1;
+	switch (*end) {
+	case '\0': break;
+	case 'k': case 'K': shift = 10; end++; break;
+	case 'm': case 'M': shift = 20; end++; break;
+	case 'g': case 'G': shift = 30; end++; break;
+	case 't': case 'T': shift = 40; end++; break;
+	default: return -1;
+	}
+	if (*end == 'i' || *end == 'B')
+		end += (*end == 'i' && end[1] == 'B') ? 2 : 1;
+	if (*end != '\0' || (shift && v > (UINT64_MAX >> shift)))
+		return -1;
+	*out = (uint64_t)v << shift;
+	return 0;
+}
+
+static int
+parse_unsigned(const char *s, unsigned min, unsigned *out)
+{
+	char *end = NULL;
+	unsigned long v;
+
+	if (*s < '0' || *s > '9')
+		return -1;
+	errno = 0;
+	v = strtoul(s, &end, 10);
+	if (errno != 0 || *end != '\0' || v > 0x7fffffffUL || v < min)
+		return -1;
+	*out = (unsigned)v;
+	return 0;
+}
+
+static int
+replace_string(char **slot, const char *value, size_t len)
+{
+	char *copy = span_dup((struct span){ value, len });
+
+	if (copy == NULL)
+		return -1;
+	free(*slot);
+	*slot = copy;
+	return 0;
+}
+
+int
+config_parse_connection_string(struct bindery_config *cfg, const char *cs,
+			       char *errbuf, size_t errlen)
+{
+	const char *p = cs;
+	char *proto = NULL, *suffix = NULL;
+	int dev = 0, rc = -1;
+
+	while (*p) {
+		const char *semi = strchr(p, ';');
+		size_t seglen = semi ? (size_t)(semi - p) : strlen(p);
+		const char *eq = memchr(p, '=', seglen);
+		struct span k, v;
+
+		if (seglen == 0) {
+			p = semi ? semi + 1 : p + seglen;
+			continue;
+		}
+		if (eq == NULL) {
+			snprintf(errbuf, errlen, "a part without '=' (expected Name=Value;...)");
+			goto out;
+		}
+		k = (struct span){ p, (size_t)(eq - p) };
+		v = (struct span){ eq + 1, seglen - (size_t)(eq - p) - 1 };
+		if (span_eq_nocase_cstr(k, "AccountName")) {
+			if (replace_string(&cfg->storage_account, v.ptr, v.len)) goto nomem;
+		} else if (span_eq_nocase_cstr(k, "AccountKey")) {
+			if (replace_string(&cfg->storage_key, v.ptr, v.len)) goto nomem;
+		} else if (span_eq_nocase_cstr(k, "SharedAccessSignature")) {
+			if (v.len && v.ptr[0] == '?') { v.ptr++; v.len--; }
+			if (replace_string(&cfg->storage_sas, v.ptr, v.len)) goto nomem;
+		} else if (span_eq_nocase_cstr(k, "BlobEndpoint")) {
+			while (v.len && v.ptr[v.len - 1] == '/')
+				v.len--;
+			if (replace_string(&cfg->storage_endpoint, v.ptr, v.len)) goto nomem;
+		} else if (span_eq_nocase_cstr(k, "DefaultEndpointsProtocol")) {
+			if (replace_string(&proto, v.ptr, v.len)) goto nomem;
+		} else if (span_eq_nocase_cstr(k, "EndpointSuffix")) {
+			if (replace_string(&suffix, v.ptr, v.len)) goto nomem;
+		} else if (span_eq_nocase_cstr(k, "UseDevelopmentStorage")) {
+			dev = span_eq_nocase_cstr(v, "true");
+		}
+		/* Queue/Table/File endpoints belong to other services: ignored. */
+		p = semi ? semi + 1 : p + seglen;
+	}
+	if (dev) {
+		if ((cfg->storage_account == NULL &&
+		     replace_string(&cfg->storage_account, DEVSTORE_ACCOUNT, strlen(DEVSTORE_ACCOUNT))) ||
+		    (cfg->storage_key == NULL &&
+		     replace_string(&cfg->storage_key, DEVSTORE_KEY, strlen(DEVSTORE_KEY))) ||
+		    (cfg->storage_endpoint == NULL &&
+		     replace_string(&cfg->storage_endpoint, DEVSTORE_ENDPOINT, strlen(DEVSTORE_ENDPOINT))))
+			goto nomem;
+	}
+	if (cfg->storage_account == NULL) {
+		snprintf(errbuf, errlen, "connection string has no AccountName");
+		goto out;
+	}
+	if (cfg->storage_key == NULL && cfg->storage_sas == NULL) {
+		snprintf(errbuf, errlen, "connection string has neither AccountKey nor SharedAccessSignature");
+		goto out;
+	}
+	if (cfg->storage_endpoint == NULL) {
+		struct buf ep = BUF_INIT(1024);
+
+		if (buf_appendf(&ep, "%s://%s.blob.%s", proto ? proto : "https",
+				cfg->storage_account, suffix ? suffix : "core.windows.net") != BUF_OK) {
+			buf_free(&ep);
+			goto nomem;
+		}
+		cfg->storage_endpoint = buf_take(&ep);
+	}
+	rc = 0;
+	goto out;
+nomem:
+	snprintf(errbuf, errlen, "out of memory");
+out:
+	free(proto);
+	free(suffix);
+	return rc;
+}
+
+static int
+set_key(struct load_state *st, const struct key_def *def, const char *value)
+{
+	struct bindery_config *cfg = st->cfg;
+	void *field = (char *)cfg + def->offset;
+	char *colon;
+	uint64_t size;
+	enum buf_err e = BUF_OK;
+
+	switch (def->type) {
+	case KEY_STRING:
+		if (replace_string(field, value, strlen(value)))
+			goto nomem;
+		return 0;
+	case KEY_PORT:
+		if (parse_unsigned(value, 1, field) || *(unsigned *)field > 65535)
+			goto bad;
+		return 0;
+	case KEY_COUNT:
+		return parse_unsigned(value, 1, field) ? -1 : 0;
+	case KEY_SECONDS:
+		return parse_unsigned(value, 0, field) ? -1 : 0;
+	case KEY_SIZE:
+		if (config_parse_size(value, &size) || size == 0)
+			goto bad;
+		*(uint64_t *)field = size;
+		return 0;
+	case KEY_BOOL:
+		if (!strcasecmp(value, "true") || !strcasecmp(value, "yes") || !strcmp(value, "1"))
+			*(int *)field = 1;
+		else if (!strcasecmp(value, "false") || !strcasecmp(value, "no") || !strcmp(value, "0"))
+			*(int *)field = 0;
+		else
+			goto bad;
+		return 0;
+	case KEY_DOWNLOAD_MODE:
+		if (!strcmp(value, "proxy"))
+			cfg->download_mode = DOWNLOAD_PROXY;
+		else if (!strcmp(value, "redirect"))
+			cfg->download_mode = DOWNLOAD_REDIRECT;
+		else
+			goto bad;
+		return 0;
+	case KEY_LOG_LEVEL:
+		if (!strcmp(value, "error")) cfg->log_level = LOG_LEVEL_ERROR;
+		else if (!strcmp(value, "warn")) cfg->log_level = LOG_LEVEL_WARN;
+		else if (!strcmp(value, "info")) cfg->log_level = LOG_LEVEL_INFO;
+		else if (!strcmp(value, "debug")) cfg->log_level = LOG_LEVEL_DEBUG;
+		else goto bad;
+		return 0;
+	case KEY_CONNECTION_STRING:
+		if (st->cs_line == 0)
+			st->cs_line = *st->lineno;
+		e = buf_append_cstr(&st->connection_string, value);
+		goto joined;
+	case KEY_SAS:
+		if (*value == '?' && st->sas.len == 0)
+			value++;
+		e = buf_append_cstr(&st->sas, value);
+		goto joined;
+	case KEY_TOKEN:
+		colon = strchr(value, ':');
+		if (colon == NULL || colon == value || strlen(colon + 1) < 16) {
+			snprintf(st->err, st->errlen, "expected OWNER:TOKEN with a token of at least 16 characters");
+			return -2;
+		}
+		if (cfg->ntokens == CONFIG_MAX_TOKENS) {
+			snprintf(st->err, st->errlen, "more than %d tokens", CONFIG_MAX_TOKENS);
+			return -2;
+		}
+		cfg->tokens[cfg->ntokens].owner = span_dup((struct span){ value, (size_t)(colon - value) });
+		cfg->tokens[cfg->ntokens].token = span_dup(span_from_cstr(colon + 1));
+		if (!cfg->tokens[cfg->ntokens].owner || !cfg->tokens[cfg->ntokens].token) {
+			free(cfg->tokens[cfg->ntokens].owner);
+			free(cfg->tokens[cfg->ntokens].token);
+			goto nomem;
+		}
+		cfg->ntokens++;
+		return 0;
+	}
+joined:
+	/* Over the 4096-byte cap is a bad value; out of memory must not read
+	 * as one, or the operator hunts a typo that is not there. */
+	if (e == BUF_NOMEM)
+		goto nomem;
+	return e == BUF_OK ? 0 : -1;
+bad:
+	return -1;
+nomem:
+	snprintf(st->err, st->errlen, "out of memory");
+	return -2;
+}
+
+/* inih calls this per key; returning 0 marks the line as the error line. */
+static int
+on_key(void *user, const char *section, const char *name, const char *value)
+{
+	struct load_state *st = user;
+	size_t i;
+	int known_section = 0, rc;
+
+	if (st->failed)
+		return 1;	/* report only the first problem */
+	for (i = 0; i < ARRAY_LEN(keys); i++) {
+		if (strcmp(keys[i].section, section) != 0)
+			continue;
+		known_section = 1;
+		if (strcmp(keys[i].name, name) != 0)
+			continue;
+		rc = set_key(st, &keys[i], value);
+		if (rc == 0)
+			return 1;
+		/* Secrets must not echo into the message: name the key, not the value. */
+		if (rc == -1)
+			snprintf(st->err, st->errlen, "[%s] %s: invalid value", section, name);
+		else {
+			char detail[256];
+
+			if (copy_cstr(detail, sizeof detail, st->err)) { /* truncated is fine */ }
+			snprintf(st->err, st->errlen, "[%s] %s: %s", section, name, detail);
+		}
+		st->failed = 1;
+		return 0;
+	}
+	if (!known_section)
+		snprintf(st->err, st->errlen, "[%s] %s: unknown section [%s]", section, name, section);
+	else
+		snprintf(st->err, st->errlen, "[%s] %s: unknown key", section, name);
+	st->failed = 1;
+	return 0;
+}
+
+static void
+config_defaults(struct bindery_config *cfg)
+{
+	cfg->db_port = 3306;
+	cfg->max_upload = 64ULL << 20;
+	cfg->block_size = 4ULL << 20;
+	cfg->blocks_in_flight = 4;
+	cfg->single_put_max = 4ULL << 20;
+	cfg->request_deadline = 300;
+	cfg->sweep_cutoff = 900;
+	cfg->retire_grace = 0;	/* 0 = derived below */
+	cfg->download_mode = DOWNLOAD_PROXY;
+	cfg->sas_lifetime = 300;
+	cfg->sweep_batch = 500;
+	cfg->sweep_parallel = 8;
+	cfg->sweep_lease = 300;
+	cfg->log_level = LOG_LEVEL_INFO;
+}
+
+static int
+config_check(struct bindery_config *cfg, char *err, size_t errlen)
+{
+	if (cfg->db_name == NULL || cfg->db_user == NULL) {
+		snprintf(err, errlen, "[database] name and user are required");
+		return -1;
+	}
+	if (cfg->db_socket == NULL && cfg->db_host == NULL) {
+		snprintf(err, errlen, "[database] needs socket or host");
+		return -1;
+	}
+	if (cfg->storage_account == NULL || cfg->storage_endpoint == NULL) {
+		snprintf(err, errlen, "[storage] needs connection_string, or endpoint and account");
+		return -1;
+	}
+	if (cfg->storage_key == NULL && cfg->storage_sas == NULL) {
+		snprintf(err, errlen, "[storage] needs a key or a sas");
+		return -1;
+	}
+	/* "https://acct.blob.core.windows.net/" and without the slash are one endpoint. */
+	while (strlen(cfg->storage_endpoint) > 1 &&
+	       cfg->storage_endpoint[strlen(cfg->storage_endpoint) - 1] == '/')
+		cfg->storage_endpoint[strlen(cfg->storage_endpoint) - 1] = '\0';
+	if (cfg->storage_container == NULL) {
+		snprintf(err, errlen, "[storage] container is required");
+		return -1;
+	}
+	if (cfg->storage_prefix == NULL && (cfg->storage_prefix = span_dup(SPAN_LIT(""))) == NULL) {
+		snprintf(err, errlen, "out of memory");
+		return -1;
+	}
+	/* Put Block takes at most 4000 MiB and a block list 50,000 blocks. */
+	if (cfg->block_size > (4000ULL << 20) || cfg->single_put_max > (5000ULL << 20)) {
+		snprintf(err, errlen, "[limits] block_size or single_put_max above the service's limit");
+		return -1;
+	}
+	if (cfg->max_upload / cfg->block_size >= 50000) {
+		snprintf(err, errlen, "[limits] max_upload needs more than 50000 blocks of block_size");
+		return -1;
+	}
+	if (cfg->sweep_cutoff < 2 * cfg->request_deadline) {
+		snprintf(err, errlen, "[limits] sweep_cutoff must be at least twice request_deadline");
+		return -1;
+	}
+	if (cfg->retire_grace == 0)
+		cfg->retire_grace = cfg->sas_lifetime + cfg->request_deadline;
+	return 0;
+}
+
+int
+config_load_stream(FILE *fp, const char *name, struct bindery_config **out, char *errbuf,
+		   size_t errlen, char *warnbuf, size_t warnlen)
+{
+	struct bindery_config *cfg = NULL;
+	struct load_state st;
+	struct line_reader lr = { NULL, NULL, 0, 0, 0 };
+	char msg[512] = "";
+	struct stat sb;
+	int line, rc = -1;
+
+	st = (struct load_state){ NULL, msg, sizeof msg, 0, BUF_INIT(4096), BUF_INIT(4096), &lr.lineno, 0 };
+
+	*out = NULL;
+	if (warnbuf && warnlen)
+		warnbuf[0] = '\0';
+	cfg = bx_calloc(1, sizeof *cfg);
+	if (cfg == NULL || (cfg->path = span_dup(span_from_cstr(name))) == NULL) {
+		snprintf(errbuf, errlen, "%s: out of memory", name);
+		goto out;
+	}
+	config_defaults(cfg);
+	lr.fp = fp;
+	st.cfg = cfg;
+	line = ini_parse_stream(read_line, &lr, on_key, &st);
+	if (lr.overlong && (line == 0 || lr.overlong <= line)) {
+		snprintf(errbuf, errlen, "%s:%d: line longer than 198 characters; split a long value"
+			 " over indented continuation lines", name, lr.overlong);
+		goto out;
+	}
+	if (line != 0) {
+		if (st.failed)
+			snprintf(errbuf, errlen, "%s:%d: %s", name, line, msg);
+		else
+			snprintf(errbuf, errlen, "%s:%d: syntax error (expected [section] or key = value)",
+				 name, line);
+		goto out;
+	}
+	if (st.sas.len && replace_string(&cfg->storage_sas, st.sas.ptr, st.sas.len)) {
+		snprintf(errbuf, errlen, "%s: out of memory", name);
+		goto out;
+	}
+	if (st.connection_string.len &&
+	    config_parse_connection_string(cfg, buf_cstr(&st.connection_string), msg, sizeof msg)) {
+		snprintf(errbuf, errlen, "%s:%d: [storage] connection_string: %s", name, st.cs_line, msg);
+		goto out;
+	}
+	if (config_check(cfg, msg, sizeof msg)) {
+		snprintf(errbuf, errlen, "%s: %s", name, msg);
+		goto out;
+	}
+	if (warnbuf && (cfg->storage_key || cfg->db_password || cfg->ntokens) &&
+	    fstat(fileno(fp), &sb) == 0 && (sb.st_mode & S_IROTH))
+		snprintf(warnbuf, warnlen, "%s is world-readable and holds secrets; chmod o-r it", name);
+	*out = cfg;
+	cfg = NULL;
+	rc = 0;
+out:
+	free(lr.line);
+	buf_free(&st.connection_string);
+	if (st.sas.ptr)
+		explicit_bzero(st.sas.ptr, st.sas.len);
+	buf_free(&st.sas);
+	config_free(cfg);
+	return rc;
+}
+
+int
+config_load(const char *path, struct bindery_config **out, char *errbuf, size_t errlen,
+	    char *warnbuf, size_t warnlen)
+{
+	FILE *fp;
+	int rc;
+
+	*out = NULL;
+	if (warnbuf && warnlen)
+		warnbuf[0] = '\0';
+	if (path == NULL)
+		path = getenv("BINDERY_CONFIG");
+	if (path == NULL || *path == '\0')
+		path = SYSCONFDIR "/bindery/bindery.conf";
+	fp = fopen(path, "r");
+	if (fp == NULL) {
+		snprintf(errbuf, errlen, "%s: cannot read: %s", path, strerror(errno));
+		return -1;
+	}
+	rc = config_load_stream(fp, path, out, errbuf, errlen, warnbuf, warnlen);
+	fclose(fp);
+	return rc;
+}
+
+void
+config_free(struct bindery_config *cfg)
+{
+	size_t i;
+
+	if (cfg == NULL)
+		return;
+	free(cfg->path);
+	free(cfg->db_socket);
+	free(cfg->db_host);
+	free(cfg->db_user);
+	if (cfg->db_password)
+		explicit_bzero(cfg->db_password, strlen(cfg->db_password));
+	free(cfg->db_password);
+	free(cfg->db_name);
+	free(cfg->storage_endpoint);
+	free(cfg->storage_account);
+	if (cfg->storage_key)
+		explicit_bzero(cfg->storage_key, strlen(cfg->storage_key));
+	free(cfg->storage_key);
+	free(cfg->storage_sas);
+	free(cfg->storage_container);
+	free(cfg->storage_prefix);
+	for (i = 0; i < cfg->ntokens; i++) {
+		free(cfg->tokens[i].owner);
+		free(cfg->tokens[i].token);
+	}
+	free(cfg);
+}
+
+const char *
+config_token_owner(const struct bindery_config *cfg, const char *token, size_t len)
+{
+	const char *owner = NULL;
+	size_t i;
+
+	/* Walk every token so timing does not say which one matched. */
+	for (i = 0; i < cfg->ntokens; i++)
+		if (ct_equal(cfg->tokens[i].token, strlen(cfg->tokens[i].token), token, len) &&
+		    owner == NULL)
+			owner = cfg->tokens[i].owner;
+	return owner;
+}

@@ -1,0 +1,112 @@
+/*
+ * config.h - bindery.conf, the INI file both programs read.
+ *
+ * config_load() parses the whole file into a struct bindery_config, applying
+ * defaults first, and fails with one message naming the file, the line and the
+ * key (the caller exits 78, EX_CONFIG).  Unknown sections and keys are errors,
+ * not silently ignored, so a typo cannot turn a safety setting off.  The
+ * storage connection string is split into endpoint/account/key here so the rest
+ * of bindery never sees it.  Secrets live only in this struct; nothing in this
+ * module prints them.
+ */
+#ifndef BINDERY_CONFIG_H
+#define BINDERY_CONFIG_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "base/compat.h"
+#include "base/log.h"
+
+#define CONFIG_EX_CONFIG 78	/* sysexits.h EX_CONFIG */
+#define CONFIG_MAX_TOKENS 32
+
+enum download_mode { DOWNLOAD_PROXY, DOWNLOAD_REDIRECT };
+
+struct config_token {
+	char *owner;
+	char *token;
+};
+
+struct bindery_config {
+	char *path;			/* the file this came from */
+
+	/* [database] */
+	char *db_socket;		/* unix socket, or NULL for host/port */
+	char *db_host;
+	unsigned db_port;
+	char *db_user;
+	char *db_password;
+	char *db_name;
+
+	/* [storage]; connection_string is parsed into these */
+	char *storage_endpoint;		/* no trailing slash */
+	char *storage_account;
+	char *storage_key;		/* base64 account key, or NULL */
+	char *storage_sas;		/* SAS query string without '?', or NULL */
+	char *storage_container;
+	char *storage_prefix;		/* blob name prefix, "" by default */
+
+	/* [limits] */
+	uint64_t max_upload;		/* bytes of a document */
+	uint64_t block_size;
+	unsigned blocks_in_flight;
+	uint64_t single_put_max;	/* one Put Blob up to this size */
+	unsigned request_deadline;	/* seconds */
+	unsigned sweep_cutoff;		/* seconds; >= 2 x request_deadline */
+	unsigned retire_grace;		/* seconds an old blob outlives its document */
+
+	/* [auth] */
+	struct config_token tokens[CONFIG_MAX_TOKENS];
+	size_t ntokens;
+	int reads_need_auth;
+
+	/* [download] */
+	enum download_mode download_mode;
+	unsigned sas_lifetime;		/* seconds */
+
+	/* [sweep] */
+	unsigned sweep_batch;
+	unsigned sweep_parallel;
+	unsigned sweep_lease;		/* seconds a claim is held */
+
+	/* [log] */
+	enum log_level log_level;
+};
+
+/*
+ * Load path (NULL: $BINDERY_CONFIG, then SYSCONFDIR/bindery/bindery.conf).
+ * On success *out owns a new config (free with config_free) and 0 is returned.
+ * On failure -1 is returned and errbuf holds "FILE:LINE: key: problem".
+ * warnbuf (may be NULL) receives a warning that is not fatal, e.g. a
+ * world-readable file that holds a key; empty when there is none.
+ */
+BINDERY_NODISCARD int config_load(const char *path, struct bindery_config **out,
+				  char *errbuf, size_t errlen, char *warnbuf, size_t warnlen);
+/*
+ * The same from an open stream (a file, or fmemopen(3) for tests and the
+ * fuzz harness); name stands for the file in messages and cfg->path.  fp is
+ * read to its end, not closed.  The world-readable warning needs fp to be a
+ * real file.
+ */
+BINDERY_NODISCARD int config_load_stream(FILE *fp, const char *name, struct bindery_config **out,
+					 char *errbuf, size_t errlen, char *warnbuf, size_t warnlen);
+void config_free(struct bindery_config *cfg);
+
+/* Parse a size with an optional K/M/G/T suffix (powers of 1024). 0 on success. */
+BINDERY_NODISCARD int config_parse_size(const char *s, uint64_t *out);
+
+/*
+ * Split an Azure connection string into endpoint/account/key/sas.
+ * Accepts UseDevelopmentStorage=true (Azurite's well-known account on
+ * 127.0.0.1:10000).  Returns 0, or -1 with errbuf naming the missing part.
+ * The strings are newly allocated into cfg (replacing what was there).
+ */
+BINDERY_NODISCARD int config_parse_connection_string(struct bindery_config *cfg, const char *cs,
+						     char *errbuf, size_t errlen);
+
+/* The owner a bearer token belongs to (constant-time compare), or NULL. */
+const char *config_token_owner(const struct bindery_config *cfg, const char *token, size_t len);
+
+#endif

@@ -1,0 +1,151 @@
+/*
+ * http_parse.h - small parsers for the pieces of a request: query strings,
+ * document names, Range, If-Match, Authorization, decimal numbers and the
+ * route table of the v1 API.  Pure functions over spans, no I/O; output that
+ * must be owned goes into a caller's capped struct buf.
+ */
+#ifndef BINDERY_HTTP_PARSE_H
+#define BINDERY_HTTP_PARSE_H
+
+#include <stdint.h>
+
+#include "base/buf.h"
+#include "base/compat.h"
+
+enum http_decode_err {
+	HTTP_DECODE_OK = 0,
+	HTTP_DECODE_MALFORMED,	/* '%' not followed by two hex digits */
+	HTTP_DECODE_TOO_LONG,	/* out's cap was reached */
+	HTTP_DECODE_NOMEM,
+};
+
+/*
+ * Append the percent-decoding (RFC 3986 2.1) of in to out.  '+' stays '+'.
+ * The result may contain any byte, NUL included.  On error out may hold a
+ * partial result.
+ */
+BINDERY_NODISCARD enum http_decode_err http_percent_decode(struct span in, struct buf *out);
+
+enum http_query_result {
+	HTTP_QUERY_FOUND = 0,
+	HTTP_QUERY_NOT_FOUND,
+	HTTP_QUERY_MALFORMED,	/* a bad %XX anywhere, or key given twice */
+	HTTP_QUERY_TOO_LONG,	/* the value exceeds out's cap */
+	HTTP_QUERY_NOMEM,
+};
+
+/*
+ * Look key up in an application/x-www-form-urlencoded query (no leading
+ * '?'): pairs split on '&', '+' is a space, keys compared after decoding.
+ * A key without '=' has the empty value.  A key that occurs twice is
+ * malformed rather than first- or last-wins, so no two layers can disagree
+ * on it.  On FOUND out is reset and holds the decoded value; otherwise it is
+ * reset and empty.
+ */
+BINDERY_NODISCARD enum http_query_result http_query_get(struct span query, const char *key,
+    struct buf *out);
+
+#define DOCUMENT_NAME_MAX 255
+
+enum document_name_err {
+	DOCNAME_OK = 0,
+	DOCNAME_EMPTY,
+	DOCNAME_TOO_LONG,	/* more than DOCUMENT_NAME_MAX bytes */
+	DOCNAME_BAD_UTF8,	/* overlong, surrogate, > U+10FFFF, truncated */
+	DOCNAME_CONTROL_CHAR,	/* U+0000-U+001F, U+007F, U+0080-U+009F */
+	DOCNAME_SLASH,		/* '/' or '\\' */
+	DOCNAME_DOT_NAME,	/* "." or ".." */
+};
+
+/* Whether name is acceptable as a document name: 1..255 bytes of
+ * well-formed UTF-8 (RFC 3629) without controls or slashes, not "." or "..".
+ * Anything else, spaces at either end included, is kept exactly. */
+BINDERY_NODISCARD enum document_name_err document_name_check(struct span name);
+/* A sentence fit for a 400 message; never NULL. */
+const char *document_name_err_string(enum document_name_err e);
+
+enum http_range_result {
+	HTTP_RANGE_OK = 0,
+	HTTP_RANGE_UNSATISFIABLE,	/* answer 416 with Content-Range: bytes * /size */
+	HTTP_RANGE_IGNORE,		/* malformed, another unit or several ranges: serve 200 */
+};
+
+/*
+ * A Range header (RFC 9110 14.1.2) for a representation of size bytes.
+ * Only one range is honoured: "bytes=a-b", "bytes=a-" or "bytes=-n"; a
+ * last-pos beyond the end is clamped.  On OK, 0 < *len and
+ * *start + *len <= size.
+ */
+BINDERY_NODISCARD enum http_range_result http_parse_range(struct span header, uint64_t size,
+    uint64_t *start, uint64_t *len);
+
+enum http_uint_err {
+	HTTP_UINT_OK = 0,
+	HTTP_UINT_INVALID,	/* empty, or anything but ASCII digits */
+	HTTP_UINT_TOO_BIG,	/* above max (overflow included) */
+};
+
+/* Strict decimal: 1*DIGIT, leading zeros allowed, no sign or space. */
+BINDERY_NODISCARD enum http_uint_err http_parse_uint(struct span s, uint64_t max, uint64_t *out);
+
+enum http_etag_result {
+	HTTP_ETAG_MATCH = 0,
+	HTTP_ETAG_NO_MATCH,
+	HTTP_ETAG_MALFORMED,	/* not "*" nor a list of entity-tags */
+};
+
+/*
+ * Evaluate If-Match (RFC 9110 13.1.1) against the current representation's
+ * ETag, given as the header shows it ("\"abc\"").  "*" matches (the caller
+ * asks only when the document exists); otherwise any listed tag must match
+ * with the strong comparison, so a W/ tag never does.  The caller answers
+ * 412 on NO_MATCH and may treat MALFORMED the same.
+ */
+BINDERY_NODISCARD enum http_etag_result http_etag_match(struct span if_match, struct span etag);
+
+enum http_auth_result {
+	HTTP_AUTH_OK = 0,
+	HTTP_AUTH_ABSENT,	/* empty header */
+	HTTP_AUTH_INVALID,	/* another scheme, or not a token68 */
+};
+
+/* "Bearer" (any case), one or more spaces, a token68 (RFC 6750 2.1).  On OK
+ * *token points into authorization; otherwise it is SPAN_NULL. */
+BINDERY_NODISCARD enum http_auth_result http_bearer_token(struct span authorization,
+    struct span *token);
+
+enum route_id {
+	ROUTE_NOT_FOUND = 0,
+	ROUTE_METHOD_NOT_ALLOWED,
+	ROUTE_INDEX,		/* GET / */
+	ROUTE_HEALTHZ,		/* GET /healthz */
+	ROUTE_DOCUMENTS_LIST,	/* GET /documents */
+	ROUTE_DOCUMENTS_CREATE,	/* POST /documents */
+	ROUTE_DOCUMENT_GET,	/* GET /documents/{id} */
+	ROUTE_DOCUMENT_DELETE,	/* DELETE /documents/{id} */
+	ROUTE_CONTENT_GET,	/* GET /documents/{id}/content */
+	ROUTE_CONTENT_PUT,	/* PUT /documents/{id}/content */
+};
+
+struct route_match {
+	enum route_id id;
+	uint64_t doc_id;	/* > 0 for the /documents/{id} routes, else 0 */
+	const char *allow;	/* Allow header value for the path; NULL on NOT_FOUND */
+	int head;		/* the method was HEAD, routed as GET: send no body */
+};
+
+/*
+ * Route a request.  path is the decoded-nothing request path with the query
+ * already stripped; {id} is a canonical decimal uint64 > 0 (no leading
+ * zeros, no sign).  HEAD is routed like GET with head set.  Paths with a
+ * NUL, an empty segment ("//", a trailing '/') or a dot segment are
+ * NOT_FOUND, so no two spellings reach one resource.  Returns out->id.
+ */
+enum route_id http_route(struct span method, struct span path, struct route_match *out);
+/* The route's name for logs, e.g. "document_get"; never NULL. */
+const char *route_name(enum route_id id);
+
+/* Append in to out with & < > " ' escaped for HTML text and attributes. */
+BINDERY_NODISCARD enum buf_err html_escape(struct span in, struct buf *out);
+
+#endif

@@ -1,0 +1,567 @@
+/* protocol.c - see protocol.h and DESIGN.md ("Create", "The claim", "Replace and delete"). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <gnutls/crypto.h>
+
+#include "base/failpoint.h"
+#include "parse/http_parse.h"
+#include "base/log.h"
+#include "protocol/protocol.h"
+#include "base/rand.h"
+
+static const char *const result_names[] = {
+	"ok", "name_taken", "not_found", "forbidden", "stale", "body_error",
+	"idempotency_in_progress", "idempotency_mismatch", "unavailable", "deadline", "failed",
+};
+
+const char *
+proto_result_name(enum proto_result r)
+{
+	return (size_t)r < ARRAY_LEN(result_names) ? result_names[r] : "?";
+}
+
+void
+proto_answer_clear(struct proto_answer *a)
+{
+	free(a->replay_json);
+	memset(a, 0, sizeof *a);
+}
+
+json_t *
+proto_doc_json(const struct doc *d)
+{
+	char id[24], etag[64];
+
+	snprintf(id, sizeof id, "%llu", (unsigned long long)d->id);
+	doc_etag(d, etag, sizeof etag);
+	return json_pack("{s:s, s:s, s:I, s:s, s:s, s:s, s:s}", "id", id, "name", d->name,
+			 "size", (json_int_t)d->size, "content_type", d->content_type,
+			 "sha256", d->sha256, "created_at", d->created_at, "etag", etag);
+}
+
+int
+proto_new_blob_name(const struct bindery_config *cfg, char *out, size_t outlen)
+{
+	char hex[33];
+
+	if (rand_hex(hex, sizeof hex, 16) != 0)
+		return -1;
+	return (size_t)snprintf(out, outlen, "%s%s", cfg->storage_prefix, hex) < outlen ? 0 : -1;
+}
+
+static enum proto_result
+from_db(enum db_err e)
+{
+	switch (e) {
+	case DB_OK: return PROTO_OK;
+	case DB_NOT_FOUND: return PROTO_NOT_FOUND;
+	case DB_UNAVAILABLE: case DB_RETRY: return PROTO_UNAVAILABLE;
+	default: return PROTO_FAILED;
+	}
+}
+
+static enum proto_result
+from_blob(const struct blob_result *r)
+{
+	switch (r->status) {
+	case BLOB_OK: return PROTO_OK;
+	case BLOB_ABORTED: case BLOB_BAD_INPUT: return PROTO_BODY_ERROR;
+	case BLOB_DEADLINE: return PROTO_DEADLINE;
+	case BLOB_NOT_FOUND: case BLOB_AUTH_FAILED: case BLOB_FAILED: case BLOB_NOMEM:
+		return PROTO_FAILED;
+	default: return PROTO_UNAVAILABLE;
+	}
+}
+
+/* Compensation runs after a failure, often a slow or absent service: it
+ * gets a short budget of its own and leaves whatever it cannot finish to
+ * the sweeper (the tag guard keeps a late delete safe either way). */
+#define COMPENSATION_BUDGET_MS 5000
+
+static void
+start_deadline(struct services *s)
+{
+	blob_client_set_deadline(s->blob, blob_now_ms() + (int64_t)s->cfg->request_deadline * 1000);
+}
+
+static void
+log_blob(const char *step, const char *blob_name, const struct blob_result *r)
+{
+	log_warn("%s %s: %s (HTTP %ld %s)", step, blob_name, blob_status_name(r->status),
+		 r->http_status, r->code);
+}
+
+/*
+ * Failure before the tag flip: the blob (if any) still says pending, so a
+ * delete guarded by that tag can only remove our own unfinished bytes.  Blob
+ * first, then the rows; anything that fails here is left to the sweeper.
+ * The request's deadline no longer applies, only the compensation budget.
+ */
+static void
+compensate_pending(struct services *s, uint64_t doc_id, const char *blob_name)
+{
+	struct blob_result r;
+	enum db_err e;
+
+	blob_client_set_deadline(s->blob, blob_now_ms() + COMPENSATION_BUDGET_MS);
+	if (FAILPOINT("compensate.before_delete"))
+		return;
+	if (blob_delete(s->blob, blob_name, TAG_GUARD_PENDING, NULL, &r) != 0 &&
+	    r.status == BLOB_NOT_FOUND) {
+		/* Nothing committed; staged blocks may remain from a cut upload. */
+		if (blob_purge_uncommitted(s->blob, blob_name, &r) != 0 && r.status == BLOB_NOT_FOUND)
+			r.status = BLOB_OK;
+	}
+	if (r.status != BLOB_OK) {
+		log_blob("compensating delete left for the sweeper:", blob_name, &r);
+		return;
+	}
+	e = docs_abandon_intent(s->db, doc_id, blob_name);
+	if (e != DB_OK && e != DB_CONFLICT)
+		log_warn("intent %s left for the sweeper: %s", blob_name, db_err_name(e));
+}
+
+/* Is the blob named ours: the bytes we just hashed?  (A retried create-only
+ * call that was refused may have been refused by our own first attempt.) */
+static int
+blob_matches(struct services *s, const char *blob_name, const struct blob_upload_info *info)
+{
+	struct blob_props p;
+	struct blob_result r;
+
+	if (blob_get_properties(s->blob, blob_name, &p, &r) != 0)
+		return 0;
+	return p.size == info->size && p.meta_size == (int64_t)info->size &&
+	       strcmp(p.meta_sha256, info->sha256_hex) == 0;
+}
+
+/*
+ * Steps 2 and 3: create-only upload tagged pending, then the tag flip.
+ * A name that already holds exactly these bytes (our own earlier try)
+ * counts as uploaded.
+ */
+static enum proto_result
+upload_and_commit_tag(struct services *s, const char *blob_name, const struct proto_body *body,
+		      const char *fp_prefix, int resuming, struct blob_upload_info *info)
+{
+	static const struct blob_tag pending[] = { { "state", "pending" } };
+	static const struct blob_tag committed[] = { { "state", "committed" } };
+	struct blob_upload_opts opts = { body->content_type, pending, 1, body->expected_size };
+	struct blob_tag_set tags;
+	struct blob_result r;
+	char fp[64];
+
+	memset(info, 0, sizeof *info);
+	if (blob_upload_create(s->blob, blob_name, &opts, body->read, body->ctx, info, &r) != 0 &&
+	    (r.status == BLOB_EXISTS || r.status == BLOB_EXISTS_MAYBE_OURS)) {
+		/* On a fresh random name only our own earlier try can be there;
+		 * on a resumed intent, the earlier request's.  Same bytes = done. */
+		if (!blob_matches(s, blob_name, info))
+			return resuming ? PROTO_IDEM_MISMATCH : PROTO_FAILED;
+		r.status = BLOB_OK;
+	}
+	if (r.status != BLOB_OK) {
+		log_blob("upload", blob_name, &r);
+		return from_blob(&r);
+	}
+	snprintf(fp, sizeof fp, "%s.after_upload", fp_prefix);
+	if (FAILPOINT(fp))
+		return PROTO_UNAVAILABLE;
+
+	if (blob_set_tags(s->blob, blob_name, committed, 1, TAG_GUARD_PENDING, &r) != 0 &&
+	    r.status == BLOB_CONDITION_NOT_MET &&
+	    blob_get_tags(s->blob, blob_name, &tags, &r) == 0 && tags.n == 1 &&
+	    strcmp(tags.key[0], "state") == 0 && strcmp(tags.value[0], "committed") == 0)
+		r.status = BLOB_OK;	/* an earlier attempt flipped it */
+	if (r.status != BLOB_OK) {
+		log_blob("tag flip", blob_name, &r);
+		return from_blob(&r) == PROTO_OK ? PROTO_FAILED : from_blob(&r);
+	}
+	snprintf(fp, sizeof fp, "%s.after_tag", fp_prefix);
+	if (FAILPOINT(fp))
+		return PROTO_UNAVAILABLE;
+	return PROTO_OK;
+}
+
+/* Best effort: without the record a retry re-reads the document instead. */
+static void
+record_answer(struct services *s, const char *owner, const char *idem_key, const struct doc *d)
+{
+	json_t *j = proto_doc_json(d);
+	char *text = j ? json_dumps(j, JSON_COMPACT) : NULL;
+	enum db_err e = DB_NOMEM;
+
+	if (text)
+		e = idem_finish(s->db, owner, idem_key, 201, text, d->sha256);
+	if (e != DB_OK)
+		log_warn("idempotency answer not recorded (%s); a retry re-reads the document",
+			 db_err_name(e));
+	free(text);
+	json_decref(j);
+}
+
+/* Hash a body we will not store: a finished request's retry must carry the same bytes. */
+static enum proto_result
+hash_body(const struct proto_body *body, char hex[65])
+{
+	gnutls_hash_hd_t h = NULL;
+	unsigned char digest[32];
+	char chunk[65536];
+	long n;
+	size_t i;
+
+	if (gnutls_hash_init(&h, GNUTLS_DIG_SHA256) != 0)
+		return PROTO_FAILED;
+	while ((n = body->read(body->ctx, chunk, sizeof chunk)) > 0)
+		gnutls_hash(h, chunk, (size_t)n);
+	gnutls_hash_deinit(h, digest);
+	if (n < 0)
+		return PROTO_BODY_ERROR;
+	for (i = 0; i < sizeof digest; i++)
+		snprintf(hex + 2 * i, 3, "%02x", digest[i]);
+	return PROTO_OK;
+}
+
+/* Steps 2-4 for an intent we own (fresh or resumed). */
+static enum proto_result
+finish_create(struct services *s, uint64_t doc_id, const char *blob_name, const char *owner,
+	      const struct proto_body *body, const char *idem_key, int resuming,
+	      struct proto_answer *out)
+{
+	struct blob_upload_info info;
+	enum proto_result pr;
+	enum db_err e;
+
+	pr = upload_and_commit_tag(s, blob_name, body, "create", resuming, &info);
+	if (pr != PROTO_OK) {
+		/* Before the flip (or a flip that did not happen: the guard
+		 * refuses a committed blob) compensation is safe; a resumed
+		 * intent whose bytes differ belongs to the earlier request. */
+		if (pr != PROTO_IDEM_MISMATCH)
+			compensate_pending(s, doc_id, blob_name);
+		return pr;
+	}
+	/* Step 4.  From here on, never compensate: the blob is committed. */
+	e = docs_mark_ready(s->db, doc_id, blob_name, info.size, info.sha256_hex);
+	if (e == DB_CONFLICT) {
+		/* The sweeper claimed it; if it rolled us forward, we succeeded. */
+		if (docs_get(s->db, doc_id, &out->doc) == DB_OK &&
+		    strcmp(out->doc.status, "ready") == 0 && strcmp(out->doc.blob_name, blob_name) == 0)
+			goto ready;
+		return PROTO_UNAVAILABLE;
+	}
+	if (e != DB_OK)
+		return from_db(e);
+	if (FAILPOINT("create.after_ready"))
+		return PROTO_UNAVAILABLE;
+	if (docs_get(s->db, doc_id, &out->doc) != DB_OK)
+		return PROTO_UNAVAILABLE;
+ready:
+	if (idem_key)
+		record_answer(s, owner, idem_key, &out->doc);
+	return PROTO_OK;
+}
+
+static enum proto_result
+replay(struct services *s, const struct idem_row *k, const struct proto_body *body,
+       struct proto_answer *out)
+{
+	char hex[65];
+	enum proto_result pr = hash_body(body, hex);
+
+	if (pr != PROTO_OK)
+		return pr;
+	if (strcmp(hex, k->sha256) != 0)
+		return PROTO_IDEM_MISMATCH;
+	if (k->response[0]) {
+		out->replay_json = strdup(k->response);
+		if (out->replay_json == NULL)
+			return PROTO_FAILED;
+		out->replay_status = (unsigned)k->status_code;
+	} else if (docs_get(s->db, k->document_id, &out->doc) != DB_OK) {
+		return PROTO_UNAVAILABLE;
+	}
+	out->replayed = 1;
+	return PROTO_OK;
+}
+
+/* A request with an Idempotency-Key that already has a record. */
+static enum proto_result
+create_existing_key(struct services *s, const struct idem_row *k, struct span name,
+		    const char *owner, const struct proto_body *body, const char *idem_key,
+		    struct proto_answer *out)
+{
+	struct blob_row b;
+	enum db_err e;
+
+	if (!span_eq_cstr(name, k->doc_name))
+		return PROTO_IDEM_MISMATCH;
+	if (k->status_code)
+		return replay(s, k, body, out);
+	e = blobs_get(s->db, k->blob_name, &b);
+	if (e == DB_NOT_FOUND)
+		goto fresh;
+	if (e != DB_OK)
+		return from_db(e);
+	if (strcmp(b.state, "committed") == 0) {
+		/* Finished but the answer was not recorded: same bytes -> same document. */
+		struct idem_row done = *k;
+
+		if (copy_cstr(done.sha256, sizeof done.sha256, b.sha256))
+			return PROTO_FAILED;
+		return replay(s, &done, body, out);
+	}
+	if (strcmp(b.state, "pending") != 0)
+		return strcmp(b.state, "sweeping") == 0 ? PROTO_UNAVAILABLE : PROTO_IDEM_MISMATCH;
+	/* Pending: alive if its owner touched it within the deadline. */
+	e = blobs_renew_stale_pending(s->db, k->blob_name, s->cfg->request_deadline);
+	if (e == DB_CONFLICT)
+		return PROTO_IDEM_IN_PROGRESS;
+	if (e != DB_OK)
+		return from_db(e);
+	if (FAILPOINT("resume.after_claim"))
+		return PROTO_UNAVAILABLE;
+	log_info("resuming create of %s onto %s", k->doc_name, k->blob_name);
+	return finish_create(s, k->document_id, k->blob_name, owner, body, idem_key, 1, out);
+
+fresh:
+	/* The sweeper took the old intent: start a new one under the same key. */
+	{
+		char blob_name[DOC_BLOB_NAME_MAX];
+		uint64_t doc_id = 0;
+
+		if (proto_new_blob_name(s->cfg, blob_name, sizeof blob_name))
+			return PROTO_FAILED;
+		e = idem_restart(s->db, owner, idem_key, name, body->content_type, blob_name, &doc_id);
+		if (e == DB_DUPLICATE)
+			return PROTO_UNAVAILABLE;	/* the old pending row still holds the name */
+		if (e != DB_OK)
+			return e == DB_CONFLICT ? PROTO_IDEM_IN_PROGRESS : from_db(e);
+		return finish_create(s, doc_id, blob_name, owner, body, idem_key, 0, out);
+	}
+}
+
+enum proto_result
+proto_create(struct services *s, struct span name, const char *owner, const struct proto_body *body,
+	     const char *idem_key, struct proto_answer *out)
+{
+	char blob_name[DOC_BLOB_NAME_MAX];
+	struct idem_row *k = NULL;
+	uint64_t doc_id = 0;
+	enum proto_result pr;
+	enum db_err e;
+
+	memset(out, 0, sizeof *out);
+	start_deadline(s);
+	if (idem_key) {
+		k = malloc(sizeof *k);
+		if (k == NULL)
+			return PROTO_FAILED;
+		e = idem_get(s->db, owner, idem_key, k);
+		if (e == DB_OK) {
+			pr = create_existing_key(s, k, name, owner, body, idem_key, out);
+			goto out;
+		}
+		if (e != DB_NOT_FOUND) {
+			pr = from_db(e);
+			goto out;
+		}
+	}
+	if (proto_new_blob_name(s->cfg, blob_name, sizeof blob_name)) {
+		pr = PROTO_FAILED;
+		goto out;
+	}
+	/* Step 1: the database learns the name before any byte is sent. */
+	e = docs_create_intent(s->db, name, owner, body->content_type, blob_name, idem_key, &doc_id);
+	if (e == DB_DUPLICATE) {
+		/* The name, or (a concurrent request's) key. */
+		if (idem_key && idem_get(s->db, owner, idem_key, k) == DB_OK)
+			pr = create_existing_key(s, k, name, owner, body, idem_key, out);
+		else
+			pr = PROTO_NAME_TAKEN;
+		goto out;
+	}
+	if (e != DB_OK) {
+		pr = from_db(e);
+		goto out;
+	}
+	if (FAILPOINT("create.after_intent")) {
+		pr = PROTO_UNAVAILABLE;
+		goto out;
+	}
+	pr = finish_create(s, doc_id, blob_name, owner, body, idem_key, 0, out);
+out:
+	blob_client_set_deadline(s->blob, 0);
+	free(k);
+	return pr;
+}
+
+/* A replace that will not be committed: its new blob goes through the outbox now. */
+static void
+roll_back_replace(struct services *s, const char *blob_name)
+{
+	enum db_err e = blobs_retire_unreferenced(s->db, blob_name);
+
+	blob_client_set_deadline(s->blob, blob_now_ms() + COMPENSATION_BUDGET_MS);
+	if (e != DB_OK || proto_drain_retired(s, blob_name, "responder") != PROTO_OK)
+		log_warn("rollback of %s left for the sweeper (%s)", blob_name, db_err_name(e));
+}
+
+enum proto_result
+proto_replace(struct services *s, uint64_t doc_id, const char *owner, const struct proto_body *body,
+	      struct span if_match, struct proto_answer *out)
+{
+	char blob_name[DOC_BLOB_NAME_MAX], etag[64];
+	struct blob_upload_info info;
+	uint64_t expected_version = 0;
+	enum proto_result pr;
+	enum db_err e;
+	int stale = 0;
+
+	memset(out, 0, sizeof *out);
+	start_deadline(s);
+	e = docs_get(s->db, doc_id, &out->doc);
+	if (e != DB_OK || strcmp(out->doc.status, "ready") != 0) {
+		pr = e == DB_OK ? PROTO_NOT_FOUND : from_db(e);
+		goto out;
+	}
+	if (strcmp(out->doc.owner, owner) != 0) {
+		pr = PROTO_FORBIDDEN;
+		goto out;
+	}
+	if (if_match.ptr) {
+		/* Refuse early, before any byte moves; the commit re-checks the version. */
+		doc_etag(&out->doc, etag, sizeof etag);
+		if (http_etag_match(if_match, span_from_cstr(etag)) != HTTP_ETAG_MATCH) {
+			pr = PROTO_STALE;
+			goto out;
+		}
+		expected_version = out->doc.version;
+	}
+	if (proto_new_blob_name(s->cfg, blob_name, sizeof blob_name)) {
+		pr = PROTO_FAILED;
+		goto out;
+	}
+	if ((e = docs_replace_intent(s->db, doc_id, blob_name)) != DB_OK) {
+		pr = from_db(e);
+		goto out;
+	}
+	if (FAILPOINT("replace.after_intent")) {
+		pr = PROTO_UNAVAILABLE;
+		goto out;
+	}
+	pr = upload_and_commit_tag(s, blob_name, body, "replace", 0, &info);
+	if (pr != PROTO_OK) {
+		compensate_pending(s, doc_id, blob_name);
+		goto out;
+	}
+	e = docs_replace_commit(s->db, doc_id, blob_name, info.size, info.sha256_hex,
+				body->content_type, expected_version, s->cfg->retire_grace, &stale,
+				&out->doc);
+	if (e == DB_OK) {
+		pr = FAILPOINT("replace.after_commit") ? PROTO_UNAVAILABLE : PROTO_OK;
+		goto out;
+	}
+	if (e == DB_NOT_FOUND || stale) {
+		/* Deleted or changed while we uploaded: the new bytes are nobody's. */
+		roll_back_replace(s, blob_name);
+		pr = stale ? PROTO_STALE : PROTO_NOT_FOUND;
+		goto out;
+	}
+	pr = e == DB_CONFLICT ? PROTO_UNAVAILABLE : from_db(e);
+out:
+	blob_client_set_deadline(s->blob, 0);
+	return pr;
+}
+
+enum proto_result
+proto_delete(struct services *s, uint64_t doc_id, const char *owner)
+{
+	struct doc d;
+	enum db_err e = docs_get(s->db, doc_id, &d);
+
+	if (e != DB_OK || strcmp(d.status, "ready") != 0)
+		return e == DB_OK ? PROTO_NOT_FOUND : from_db(e);
+	if (strcmp(d.owner, owner) != 0)
+		return PROTO_FORBIDDEN;
+	e = docs_delete(s->db, doc_id, s->cfg->retire_grace);
+	if (e != DB_OK)
+		return from_db(e);
+	/* The blob stays for the grace period: a download under way or a SAS
+	 * link already handed out may still need it.  The outbox deletes it. */
+	return FAILPOINT("delete.after_commit") ? PROTO_UNAVAILABLE : PROTO_OK;
+}
+
+/* Give the claim back so a later run retries; a failure here only delays that until the lease ends. */
+static void
+release_claim(struct services *s, const char *blob_name, const char *claimer)
+{
+	enum db_err e = blobs_release_retired(s->db, blob_name, claimer);
+
+	if (e != DB_OK)
+		log_warn("claim on %s kept until its lease ends (%s)", blob_name, db_err_name(e));
+}
+
+enum proto_result
+proto_drain_retired(struct services *s, const char *blob_name, const char *claimer)
+{
+	static const struct blob_tag retired[] = { { "state", "retired" } };
+	struct blob_tag_set tags;
+	struct blob_result r;
+	char guard[300];
+	int referenced = 1;
+	enum db_err e;
+
+	e = blobs_claim_retired(s->db, blob_name, claimer, s->cfg->sweep_lease);
+	if (e == DB_CONFLICT)
+		return PROTO_NOT_FOUND;
+	if (e != DB_OK)
+		return from_db(e);
+	e = blobs_is_referenced(s->db, blob_name, &referenced);
+	if (e != DB_OK || referenced) {
+		if (referenced && e == DB_OK)
+			log_error("retired blob %s is still referenced by a document; not deleting",
+				  blob_name);
+		release_claim(s, blob_name, claimer);
+		return e == DB_OK ? PROTO_FAILED : from_db(e);
+	}
+	if (FAILPOINT("drain.after_claim"))
+		goto release;
+	if (blob_get_tags(s->blob, blob_name, &tags, &r) != 0) {
+		if (r.status == BLOB_NOT_FOUND)
+			goto drop;
+		goto release;
+	}
+	if (!(tags.n == 1 && strcmp(tags.key[0], "state") == 0 && strcmp(tags.value[0], "retired") == 0)) {
+		/* Conditional on what we just read, so a concurrent change wins. */
+		const char *cur = tags.n == 1 && strcmp(tags.key[0], "state") == 0 ? tags.value[0] : NULL;
+
+		if (cur == NULL || strchr(cur, '\'') != NULL) {
+			log_error("blob %s has unexpected tags; not deleting", blob_name);
+			goto release;
+		}
+		snprintf(guard, sizeof guard, "\"state\" = '%s'", cur);
+		if (blob_set_tags(s->blob, blob_name, retired, 1, guard, &r) != 0 &&
+		    r.status != BLOB_NOT_FOUND) {
+			log_blob("retire tag", blob_name, &r);
+			goto release;
+		}
+	}
+	if (FAILPOINT("drain.after_tag"))
+		goto release;
+	if (blob_delete(s->blob, blob_name, TAG_GUARD_RETIRED, NULL, &r) != 0 &&
+	    r.status != BLOB_NOT_FOUND) {
+		log_blob("outbox delete", blob_name, &r);
+		goto release;
+	}
+	if (FAILPOINT("drain.after_delete"))
+		return PROTO_UNAVAILABLE;
+drop:
+	e = blobs_drop_claimed(s->db, blob_name, claimer);
+	return e == DB_OK ? PROTO_OK : from_db(e);
+release:
+	release_claim(s, blob_name, claimer);
+	return PROTO_UNAVAILABLE;
+}

@@ -1,0 +1,94 @@
+/*
+ * protocol.h - the crash-safe create / replace / delete of DESIGN.md.
+ *
+ * The database learns the blob's name first and admits the document exists
+ * last.  Each function here runs one operation end to end against the
+ * database and storage, checking the request deadline before every storage
+ * call, and returns one result the responder maps to an HTTP status.  Every
+ * failure leaves only state that `bindery sweep` resolves: pending rows (with
+ * or without a blob tagged pending or committed) or retired rows.  Never a
+ * ready row without its blob.
+ */
+#ifndef BINDERY_PROTOCOL_H
+#define BINDERY_PROTOCOL_H
+
+#include <jansson.h>
+
+#include "storage/blob.h"
+#include "base/compat.h"
+#include "registry/docs_db.h"
+#include "protocol/services.h"
+
+enum proto_result {
+	PROTO_OK = 0,
+	PROTO_NAME_TAKEN,	/* 409 name_taken */
+	PROTO_NOT_FOUND,	/* 404 */
+	PROTO_FORBIDDEN,	/* 403: another owner's document */
+	PROTO_STALE,		/* 412: If-Match did not match */
+	PROTO_BODY_ERROR,	/* reading the request body failed: the caller knows why */
+	PROTO_IDEM_IN_PROGRESS,	/* 409 idempotency_in_progress + Retry-After */
+	PROTO_IDEM_MISMATCH,	/* 422: same key, different request */
+	PROTO_UNAVAILABLE,	/* 503 + Retry-After: a dependency failed or the sweeper owns it */
+	PROTO_DEADLINE,		/* 503: the request ran out of time */
+	PROTO_FAILED,		/* 500 */
+};
+
+const char *proto_result_name(enum proto_result r);
+
+struct proto_body {
+	blob_read_fn read;	/* the request body, streamed */
+	void *ctx;
+	int64_t expected_size;	/* Content-Length or -1 */
+	const char *content_type;
+};
+
+struct proto_answer {
+	struct doc doc;		/* the document as it now is */
+	int replayed;		/* an Idempotency-Key retry answered from the record */
+	char *replay_json;	/* owned: the recorded answer when replayed */
+	unsigned replay_status;
+};
+
+void proto_answer_clear(struct proto_answer *a);
+
+/* The API's JSON for a document (new reference). */
+json_t *proto_doc_json(const struct doc *d);
+
+/*
+ * Create document `name` for owner from body.  With idem_key, a retry of a
+ * finished request answers the recorded result (replayed set), a retry of
+ * an unfinished one resumes onto the same blob name.
+ */
+BINDERY_NODISCARD enum proto_result proto_create(struct services *s, struct span name, const char *owner,
+						 const struct proto_body *body, const char *idem_key,
+						 struct proto_answer *out);
+
+/* Replace a ready document's bytes; if_match (may be SPAN_NULL) -> 412. */
+BINDERY_NODISCARD enum proto_result proto_replace(struct services *s, uint64_t doc_id, const char *owner,
+						  const struct proto_body *body, struct span if_match,
+						  struct proto_answer *out);
+
+/* Delete a ready document: the row goes, its blob enters the outbox. */
+BINDERY_NODISCARD enum proto_result proto_delete(struct services *s, uint64_t doc_id, const char *owner);
+
+/*
+ * The outbox path, shared by the responder and the sweeper: claim a retired
+ * registry row, check no document references the name, tag the blob
+ * `retired` (conditional on its current tag), delete it guarded by
+ * "state" = 'retired', drop the row.  Returns PROTO_OK when the row is gone,
+ * PROTO_NOT_FOUND when there was nothing due to claim, PROTO_FAILED when a
+ * referenced blob was found retired (a bug: nothing is deleted), and
+ * PROTO_UNAVAILABLE when storage failed (the claim is released).
+ */
+BINDERY_NODISCARD enum proto_result proto_drain_retired(struct services *s, const char *blob_name,
+							const char *claimer);
+
+/* A fresh, unguessable blob name: the configured prefix + 32 hex digits. */
+BINDERY_NODISCARD int proto_new_blob_name(const struct bindery_config *cfg, char *out, size_t outlen);
+
+/* The x-ms-if-tags guards. */
+#define TAG_GUARD_PENDING "\"state\" = 'pending'"
+#define TAG_GUARD_COMMITTED "\"state\" = 'committed'"
+#define TAG_GUARD_RETIRED "\"state\" = 'retired'"
+
+#endif

@@ -1,0 +1,66 @@
+/* services.c - see services.h. */
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "protocol/services.h"
+
+int
+services_open(const struct bindery_config *cfg, struct services **out, char *err, size_t errlen)
+{
+	struct services *s = calloc(1, sizeof *s);
+	struct blob_settings bs = {
+		.endpoint = cfg->storage_endpoint,
+		.account = cfg->storage_account,
+		.key_b64 = cfg->storage_key,
+		.sas = cfg->storage_key ? NULL : cfg->storage_sas,
+		.container = cfg->storage_container,
+		.block_size = (size_t)cfg->block_size,
+		.blocks_in_flight = cfg->blocks_in_flight,
+		.single_put_max = (size_t)(cfg->single_put_max < cfg->block_size ? cfg->single_put_max
+										  : cfg->block_size),
+		.connect_timeout_ms = 5000,
+		.low_speed_time_s = 30,
+		.max_retries = 3,
+	};
+	struct db_settings ds = {
+		.socket = cfg->db_socket,
+		.host = cfg->db_host,
+		.port = cfg->db_port,
+		.user = cfg->db_user,
+		.password = cfg->db_password,
+		.name = cfg->db_name,
+	};
+	struct blob_result res;
+	int rc = -1;
+
+	*out = NULL;
+	if (s == NULL) {
+		snprintf(err, errlen, "out of memory");
+		goto out;
+	}
+	s->cfg = cfg;
+	if (db_new(&ds, &s->db) != DB_OK) {
+		snprintf(err, errlen, "out of memory");
+		goto out;
+	}
+	if (blob_client_new(&bs, &s->blob, &res) != 0) {
+		snprintf(err, errlen, "storage settings: %s", res.message);
+		goto out;
+	}
+	*out = s;
+	s = NULL;
+	rc = 0;
+out:
+	services_free(s);
+	return rc;
+}
+
+void
+services_free(struct services *s)
+{
+	if (s == NULL)
+		return;
+	db_free(s->db);
+	blob_client_free(s->blob);
+	free(s);
+}

@@ -1,0 +1,26 @@
+/*
+ * services.h - what a bindery process talks to: its configuration, one
+ * database connection and one storage client, created once at start-up and
+ * reused for every request (both connect lazily, so a CGI request that never
+ * touches storage never opens a connection to it).
+ */
+#ifndef BINDERY_SERVICES_H
+#define BINDERY_SERVICES_H
+
+#include "storage/blob.h"
+#include "base/compat.h"
+#include "parse/config.h"
+#include "registry/db.h"
+
+struct services {
+	const struct bindery_config *cfg;	/* borrowed */
+	struct db *db;
+	struct blob_client *blob;
+};
+
+/* On failure err says why (never with a secret) and *out is NULL. */
+BINDERY_NODISCARD int services_open(const struct bindery_config *cfg, struct services **out,
+				    char *err, size_t errlen);
+void services_free(struct services *s);
+
+#endif

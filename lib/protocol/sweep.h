@@ -1,0 +1,100 @@
+/*
+ * sweep.h - `bindery sweep`: resolve stale intents, drain the deletion
+ * outbox, purge staged blocks (DESIGN.md, "The claim" and its crash table).
+ *
+ * The sweeper claims registry rows with a conditional UPDATE and a lease
+ * (pending -> sweeping, retired -> deleting), so two sweepers on two hosts
+ * never handle one item twice, and only the claimer touches storage for it.
+ * What it then does with a claimed intent is a pure function of the facts it
+ * read from storage, sweep_decide(), tested exhaustively on its own.
+ */
+#ifndef BINDERY_SWEEP_H
+#define BINDERY_SWEEP_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+#include "base/compat.h"
+#include "protocol/services.h"
+
+/* ---- the decision (pure) ------------------------------------------------- */
+
+enum sweep_purpose { SWEEP_PURPOSE_CREATE, SWEEP_PURPOSE_REPLACE };
+
+/* The blob's `state` tag as read from storage. */
+enum sweep_tag {
+	SWEEP_TAG_NONE,		/* no blob, or a blob without a state tag */
+	SWEEP_TAG_PENDING,
+	SWEEP_TAG_COMMITTED,
+	SWEEP_TAG_RETIRED,
+	SWEEP_TAG_OTHER,	/* a state tag with a value bindery never writes */
+};
+
+struct sweep_facts {
+	enum sweep_purpose purpose;
+	int blob_exists;	/* a committed blob is at the name */
+	enum sweep_tag tag;
+	int uncommitted_blocks;	/* Get Block List shows staged blocks */
+	int metadata_matches;	/* x-ms-meta-size = the blob's size, sha256 present,
+				 * and both agree with the intent where it knows them */
+	int referenced;		/* a document (any status) other than the intent's own
+				 * pending one points at the name */
+};
+
+enum sweep_action {
+	SWEEP_DROP,			/* nothing in storage: drop the rows */
+	SWEEP_PURGE_THEN_DROP,		/* only staged blocks: purge them, drop the rows */
+	SWEEP_DELETE_PENDING_THEN_DROP,	/* delete guarded by pending, then the rows */
+	SWEEP_ROLL_FORWARD,		/* create finished storage-side: document ready */
+	SWEEP_ROLL_BACK,		/* replace never committed: through the outbox */
+	SWEEP_LEAVE,			/* not ours to decide: log, count a problem */
+};
+
+const char *sweep_action_name(enum sweep_action a);
+/* What the sweeper does with a claimed intent, given what storage showed. */
+enum sweep_action sweep_decide(const struct sweep_facts *f);
+/* The tag enum for a tag set's `state` value (NULL: no state tag). */
+enum sweep_tag sweep_tag_from_value(const char *value);
+
+/* ---- the run (I/O) ------------------------------------------------------- */
+
+struct sweep_opts {
+	unsigned cutoff;	/* seconds since touched_at before an intent is stale */
+	unsigned batch;		/* rows claimed per round */
+	unsigned parallel;	/* worker threads, each with its own connections */
+	int dry_run;		/* claim nothing, change nothing, print the plan */
+	FILE *plan;		/* where --dry-run prints (stdout) */
+	const char *claimer;	/* this run's id; NULL: host:pid:random */
+	const char *prefix;	/* only blob names starting with this (NULL or "": all) */
+};
+
+struct sweep_report {
+	uint64_t dropped;	/* intents with nothing in storage, rows dropped */
+	uint64_t deleted;	/* intents whose pending blob was deleted */
+	uint64_t purged;	/* intents whose staged blocks were purged */
+	uint64_t rolled_forward;
+	uint64_t rolled_back;
+	uint64_t outbox;	/* retired blobs deleted through the outbox */
+	uint64_t taken_over;	/* expired leases re-claimed */
+	uint64_t problems;	/* items left for a human (logged) */
+	uint64_t deferred;	/* items released for a later run (storage or DB trouble) */
+	int unavailable;	/* a dependency was down: exit 69 */
+	int temporary;		/* transient trouble: exit 75 */
+};
+
+enum sweep_err {
+	SWEEP_OK = 0,
+	SWEEP_UNAVAILABLE,	/* database or storage down at the start */
+	SWEEP_FAILED,
+};
+
+/*
+ * Run one sweep with s (its configuration; its db holds any lock the caller
+ * took).  Workers open their own services from s->cfg.  Items that fail are
+ * counted in the report; the return value is only for a run that could not
+ * start or was cut short.
+ */
+BINDERY_NODISCARD enum sweep_err sweep_run(struct services *s, const struct sweep_opts *o,
+					   struct sweep_report *rep);
+
+#endif

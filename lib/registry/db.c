@@ -1,0 +1,476 @@
+/* db.c - see db.h.  Connector/C prepared statements with a per-connection cache. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <mysql.h>
+#include <errmsg.h>
+#include <mysqld_error.h>
+
+#include "registry/db.h"
+#include "base/log.h"
+
+#define DB_MAX_STMTS 64
+#define DB_MAX_BINDS 16
+#define DB_IDLE_PING_SECONDS 5
+
+struct stmt_slot {
+	const char *sql;	/* identity: the literal's address */
+	MYSQL_STMT *stmt;
+};
+
+struct db {
+	MYSQL *conn;
+	int broken;
+	time_t last_used;
+	char *socket, *host, *user, *password, *name;
+	unsigned port;
+	struct stmt_slot stmts[DB_MAX_STMTS];
+	size_t nstmts;
+	char last_error[512];
+	uint64_t last_insert_id;
+};
+
+static const char *const err_names[] = {
+	"ok", "not found", "duplicate", "conflict", "retry", "unavailable", "failed", "out of memory",
+};
+
+const char *
+db_err_name(enum db_err e)
+{
+	return (size_t)e < ARRAY_LEN(err_names) ? err_names[e] : "?";
+}
+
+static char *
+dup_or_null(const char *s)
+{
+	return s ? span_dup(span_from_cstr(s)) : NULL;
+}
+
+enum db_err
+db_new(const struct db_settings *cfg, struct db **out)
+{
+	struct db *db = calloc(1, sizeof *db);
+
+	*out = NULL;
+	if (db == NULL)
+		return DB_NOMEM;
+	db->socket = dup_or_null(cfg->socket);
+	db->host = dup_or_null(cfg->host);
+	db->user = dup_or_null(cfg->user);
+	db->password = dup_or_null(cfg->password);
+	db->name = dup_or_null(cfg->name);
+	db->port = cfg->port;
+	if ((cfg->socket && !db->socket) || (cfg->host && !db->host) || !db->user ||
+	    (cfg->password && !db->password) || !db->name) {
+		db_free(db);
+		return DB_NOMEM;
+	}
+	*out = db;
+	return DB_OK;
+}
+
+static void
+disconnect(struct db *db)
+{
+	size_t i;
+
+	for (i = 0; i < db->nstmts; i++)
+		mysql_stmt_close(db->stmts[i].stmt);
+	db->nstmts = 0;
+	if (db->conn)
+		mysql_close(db->conn);
+	db->conn = NULL;
+	db->broken = 0;
+}
+
+void
+db_free(struct db *db)
+{
+	if (db == NULL)
+		return;
+	disconnect(db);
+	free(db->socket);
+	free(db->host);
+	free(db->user);
+	if (db->password)
+		explicit_bzero(db->password, strlen(db->password));
+	free(db->password);
+	free(db->name);
+	free(db);
+}
+
+static void
+remember_error(struct db *db, unsigned code, const char *msg)
+{
+	snprintf(db->last_error, sizeof db->last_error, "%u: %s", code, msg ? msg : "");
+}
+
+/* Map a server/client error number to our result, marking lost connections. */
+static enum db_err
+classify(struct db *db, unsigned code, const char *msg)
+{
+	remember_error(db, code, msg);
+	switch (code) {
+	case ER_DUP_ENTRY:
+		return DB_DUPLICATE;
+	case ER_LOCK_DEADLOCK:
+	case ER_LOCK_WAIT_TIMEOUT:
+		return DB_RETRY;
+	case CR_SERVER_GONE_ERROR:
+	case CR_SERVER_LOST:
+	case CR_CONNECTION_ERROR:
+	case CR_CONN_HOST_ERROR:
+	case CR_COMMANDS_OUT_OF_SYNC:
+	case ER_CONNECTION_KILLED:
+	case ER_SERVER_SHUTDOWN:
+		db->broken = 1;
+		log_warn("database connection lost (%s)", db->last_error);
+		return DB_UNAVAILABLE;
+	default:
+		log_error("database error %s", db->last_error);
+		return DB_FAILED;
+	}
+}
+
+static enum db_err
+connect_now(struct db *db)
+{
+	unsigned timeout = 5;
+	my_bool off = 0;
+
+	disconnect(db);
+	db->conn = mysql_init(NULL);
+	if (db->conn == NULL)
+		return DB_NOMEM;
+	mysql_options(db->conn, MYSQL_OPT_CONNECT_TIMEOUT, &timeout);
+	mysql_options(db->conn, MYSQL_OPT_READ_TIMEOUT, &(unsigned){ 60 });
+	mysql_options(db->conn, MYSQL_OPT_WRITE_TIMEOUT, &(unsigned){ 60 });
+	/* We reconnect ourselves: an implicit reconnect would drop prepared
+	 * statements and transaction state behind our back. */
+	mysql_options(db->conn, MYSQL_OPT_RECONNECT, &off);
+	mysql_options(db->conn, MYSQL_SET_CHARSET_NAME, "utf8mb4");
+	if (mysql_real_connect(db->conn, db->socket ? NULL : db->host, db->user, db->password,
+			       db->name, db->socket ? 0 : db->port, db->socket, 0) == NULL) {
+		remember_error(db, mysql_errno(db->conn), mysql_error(db->conn));
+		log_warn("cannot connect to the database (%s)", db->last_error);
+		mysql_close(db->conn);
+		db->conn = NULL;
+		return DB_UNAVAILABLE;
+	}
+	/* Times are UTC everywhere so RFC 3339 output needs no conversion. */
+	if (mysql_query(db->conn, "SET time_zone = '+00:00', SESSION tx_isolation = 'READ-COMMITTED'")) {
+		enum db_err e = classify(db, mysql_errno(db->conn), mysql_error(db->conn));
+		disconnect(db);
+		return e;
+	}
+	db->last_used = time(NULL);
+	return DB_OK;
+}
+
+enum db_err
+db_ensure(struct db *db)
+{
+	if (db->conn == NULL || db->broken)
+		return connect_now(db);
+	if (time(NULL) - db->last_used >= DB_IDLE_PING_SECONDS) {
+		if (mysql_ping(db->conn) != 0)
+			return connect_now(db);
+		db->last_used = time(NULL);
+	}
+	return DB_OK;
+}
+
+enum db_err
+db_ping(struct db *db)
+{
+	if (db->conn == NULL || db->broken || mysql_ping(db->conn) != 0)
+		return connect_now(db);
+	db->last_used = time(NULL);
+	return DB_OK;
+}
+
+static enum db_err
+simple(struct db *db, const char *sql)
+{
+	enum db_err e = db_ensure(db);
+
+	if (e != DB_OK)
+		return e;
+	if (mysql_query(db->conn, sql))
+		return classify(db, mysql_errno(db->conn), mysql_error(db->conn));
+	return DB_OK;
+}
+
+enum db_err
+db_begin(struct db *db)
+{
+	return simple(db, "START TRANSACTION");
+}
+
+enum db_err
+db_commit(struct db *db)
+{
+	return simple(db, "COMMIT");
+}
+
+void
+db_rollback(struct db *db)
+{
+	if (db->conn && !db->broken && mysql_query(db->conn, "ROLLBACK"))
+		(void)classify(db, mysql_errno(db->conn), mysql_error(db->conn));
+}
+
+static enum db_err
+prepare_cached(struct db *db, const char *sql, MYSQL_STMT **out)
+{
+	MYSQL_STMT *stmt;
+	size_t i;
+	enum db_err e;
+
+	for (i = 0; i < db->nstmts; i++) {
+		if (db->stmts[i].sql == sql) {
+			*out = db->stmts[i].stmt;
+			return DB_OK;
+		}
+	}
+	e = db_ensure(db);
+	if (e != DB_OK)
+		return e;
+	stmt = mysql_stmt_init(db->conn);
+	if (stmt == NULL)
+		return DB_NOMEM;
+	if (mysql_stmt_prepare(stmt, sql, strlen(sql))) {
+		e = classify(db, mysql_stmt_errno(stmt), mysql_stmt_error(stmt));
+		mysql_stmt_close(stmt);
+		return e;
+	}
+	if (db->nstmts == DB_MAX_STMTS) {
+		/* More distinct statements than expected: evict the oldest. */
+		mysql_stmt_close(db->stmts[0].stmt);
+		memmove(db->stmts, db->stmts + 1, sizeof db->stmts[0] * (DB_MAX_STMTS - 1));
+		db->nstmts--;
+	}
+	db->stmts[db->nstmts].sql = sql;
+	db->stmts[db->nstmts].stmt = stmt;
+	db->nstmts++;
+	*out = stmt;
+	return DB_OK;
+}
+
+static void
+bind_params(MYSQL_BIND *b, const struct db_param *params, size_t n, unsigned long *lens)
+{
+	size_t i;
+
+	memset(b, 0, sizeof *b * n);
+	for (i = 0; i < n; i++) {
+		switch (params[i].type) {
+		case DBT_NULL:
+			b[i].buffer_type = MYSQL_TYPE_NULL;
+			break;
+		case DBT_STR:
+			lens[i] = params[i].len;
+			b[i].buffer_type = MYSQL_TYPE_STRING;
+			b[i].buffer = (void *)(params[i].s ? params[i].s : "");
+			b[i].buffer_length = params[i].len;
+			b[i].length = &lens[i];
+			break;
+		case DBT_U64:
+			b[i].buffer_type = MYSQL_TYPE_LONGLONG;
+			b[i].buffer = (void *)&params[i].u;
+			b[i].is_unsigned = 1;
+			break;
+		case DBT_I64:
+			b[i].buffer_type = MYSQL_TYPE_LONGLONG;
+			b[i].buffer = (void *)&params[i].i;
+			break;
+		}
+	}
+}
+
+static enum db_err
+run(struct db *db, const char *sql, const struct db_param *params, size_t nparams,
+    MYSQL_STMT **out)
+{
+	MYSQL_BIND binds[DB_MAX_BINDS];
+	unsigned long lens[DB_MAX_BINDS];
+	MYSQL_STMT *stmt = NULL;
+	enum db_err e;
+
+	if (nparams > DB_MAX_BINDS)
+		return DB_FAILED;
+	e = prepare_cached(db, sql, &stmt);
+	if (e != DB_OK)
+		return e;
+	if (mysql_stmt_param_count(stmt) != nparams) {
+		log_error("statement expects %lu parameters, got %zu",
+			  (unsigned long)mysql_stmt_param_count(stmt), nparams);
+		return DB_FAILED;
+	}
+	bind_params(binds, params, nparams, lens);
+	if ((nparams && mysql_stmt_bind_param(stmt, binds)) || mysql_stmt_execute(stmt))
+		return classify(db, mysql_stmt_errno(stmt), mysql_stmt_error(stmt));
+	db->last_used = time(NULL);
+	db->last_insert_id = mysql_stmt_insert_id(stmt);
+	*out = stmt;
+	return DB_OK;
+}
+
+enum db_err
+db_exec(struct db *db, const char *sql, const struct db_param *params, size_t nparams,
+	uint64_t *affected)
+{
+	MYSQL_STMT *stmt = NULL;
+	enum db_err e = run(db, sql, params, nparams, &stmt);
+
+	if (e != DB_OK)
+		return e;
+	if (affected)
+		*affected = mysql_stmt_affected_rows(stmt);
+	return DB_OK;
+}
+
+enum db_err
+db_exec_one(struct db *db, const char *sql, const struct db_param *params, size_t nparams)
+{
+	uint64_t n = 0;
+	enum db_err e = db_exec(db, sql, params, nparams, &n);
+
+	if (e != DB_OK)
+		return e;
+	return n == 1 ? DB_OK : DB_CONFLICT;
+}
+
+enum db_err
+db_query(struct db *db, const char *sql, const struct db_param *params, size_t nparams,
+	 struct db_col *cols, size_t ncols, int (*on_row)(void *ctx), void *ctx)
+{
+	MYSQL_BIND binds[DB_MAX_BINDS];
+	unsigned long lens[DB_MAX_BINDS];
+	my_bool nulls[DB_MAX_BINDS], errs[DB_MAX_BINDS];
+	MYSQL_STMT *stmt = NULL;
+	enum db_err e;
+	size_t i;
+	int rc, rows = 0;
+
+	if (ncols > DB_MAX_BINDS)
+		return DB_FAILED;
+	e = run(db, sql, params, nparams, &stmt);
+	if (e != DB_OK)
+		return e;
+	memset(binds, 0, sizeof binds);
+	for (i = 0; i < ncols; i++) {
+		binds[i].is_null = &nulls[i];
+		binds[i].error = &errs[i];
+		binds[i].length = &lens[i];
+		switch (cols[i].type) {
+		case DBT_STR:
+			binds[i].buffer_type = MYSQL_TYPE_STRING;
+			binds[i].buffer = cols[i].buf;
+			binds[i].buffer_length = cols[i].cap;
+			break;
+		case DBT_U64:
+			binds[i].buffer_type = MYSQL_TYPE_LONGLONG;
+			binds[i].buffer = cols[i].u;
+			binds[i].is_unsigned = 1;
+			break;
+		case DBT_I64:
+			binds[i].buffer_type = MYSQL_TYPE_LONGLONG;
+			binds[i].buffer = cols[i].i;
+			break;
+		case DBT_NULL:
+			binds[i].buffer_type = MYSQL_TYPE_NULL;
+			break;
+		}
+	}
+	if (ncols && mysql_stmt_bind_result(stmt, binds)) {
+		e = classify(db, mysql_stmt_errno(stmt), mysql_stmt_error(stmt));
+		goto out;
+	}
+	for (;;) {
+		rc = mysql_stmt_fetch(stmt);
+		if (rc == MYSQL_NO_DATA)
+			break;
+		if (rc == 1) {
+			e = classify(db, mysql_stmt_errno(stmt), mysql_stmt_error(stmt));
+			goto out;
+		}
+		for (i = 0; i < ncols; i++) {
+			cols[i].is_null = nulls[i];
+			if (cols[i].type != DBT_STR)
+				continue;
+			/* MYSQL_DATA_TRUNCATED or a value with no room for the NUL. */
+			if (rc == MYSQL_DATA_TRUNCATED && errs[i]) {
+				remember_error(db, 0, "column value longer than its buffer");
+				e = DB_FAILED;
+				goto out;
+			}
+			if (nulls[i] || lens[i] >= cols[i].cap) {
+				if (!nulls[i]) {
+					remember_error(db, 0, "column value fills its buffer");
+					e = DB_FAILED;
+					goto out;
+				}
+				cols[i].buf[0] = '\0';
+			} else {
+				cols[i].buf[lens[i]] = '\0';
+			}
+		}
+		rows++;
+		if (on_row == NULL)
+			break;
+		if (on_row(ctx))
+			break;
+	}
+	e = (on_row == NULL && rows == 0) ? DB_NOT_FOUND : DB_OK;
+out:
+	mysql_stmt_free_result(stmt);
+	mysql_stmt_reset(stmt);
+	return e;
+}
+
+enum db_err
+db_exec_script(struct db *db, struct span sql, char *err, size_t errlen)
+{
+	enum db_err e = db_ensure(db);
+	int status;
+
+	if (e != DB_OK) {
+		snprintf(err, errlen, "%s", db->last_error);
+		return e;
+	}
+	if (mysql_set_server_option(db->conn, MYSQL_OPTION_MULTI_STATEMENTS_ON))
+		goto fail;
+	if (mysql_real_query(db->conn, sql.ptr, sql.len))
+		goto fail;
+	do {
+		MYSQL_RES *res = mysql_store_result(db->conn);
+
+		if (res)
+			mysql_free_result(res);
+		status = mysql_next_result(db->conn);
+		if (status > 0)
+			goto fail;
+	} while (status == 0);
+	mysql_set_server_option(db->conn, MYSQL_OPTION_MULTI_STATEMENTS_OFF);
+	return DB_OK;
+fail:
+	e = classify(db, mysql_errno(db->conn), mysql_error(db->conn));
+	snprintf(err, errlen, "%s", db->last_error);
+	mysql_set_server_option(db->conn, MYSQL_OPTION_MULTI_STATEMENTS_OFF);
+	return e;
+}
+
+const char *
+db_last_error(const struct db *db)
+{
+	return db->last_error;
+}
+
+uint64_t
+db_last_insert_id(const struct db *db)
+{
+	return db->last_insert_id;
+}

@@ -1,0 +1,123 @@
+/*
+ * db.h - a MariaDB connection that only speaks prepared statements.
+ *
+ * Every query in bindery goes through db_exec()/db_query() with its values
+ * bound as parameters; there is no function that takes SQL built at run time
+ * from data (tests/unit/sql_concat.sh checks for it).  Statements are prepared
+ * once per connection and cached by their SQL text's address, so callers pass
+ * string literals.  A lost server marks the connection broken; the next
+ * db_ensure() reconnects, so a responder outlives a MariaDB restart without
+ * being restarted itself.  Nobody holds a transaction open across a storage
+ * call: db_begin/db_commit bracket database work only.
+ */
+#ifndef BINDERY_DB_H
+#define BINDERY_DB_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "base/buf.h"
+#include "base/compat.h"
+
+enum db_err {
+	DB_OK = 0,
+	DB_NOT_FOUND,		/* a query that needed a row found none */
+	DB_DUPLICATE,		/* a unique index refused the row (ER_DUP_ENTRY) */
+	DB_CONFLICT,		/* a conditional statement touched the wrong number of rows */
+	DB_RETRY,		/* deadlock or lock wait timeout: the transaction was rolled back */
+	DB_UNAVAILABLE,		/* cannot connect, or the server went away: answer 503 */
+	DB_FAILED,		/* anything else (logged with the server's message) */
+	DB_NOMEM,
+};
+
+const char *db_err_name(enum db_err e);
+
+enum db_type { DBT_NULL, DBT_STR, DBT_U64, DBT_I64 };
+
+/* A bound input parameter; strings are borrowed for the call. */
+struct db_param {
+	enum db_type type;
+	const char *s;
+	size_t len;
+	uint64_t u;
+	int64_t i;
+};
+
+#define DBP_STR(x) ((struct db_param){ DBT_STR, (x), strlen(x), 0, 0 })
+#define DBP_SPAN(sp) ((struct db_param){ DBT_STR, (sp).ptr, (sp).len, 0, 0 })
+#define DBP_U64(x) ((struct db_param){ DBT_U64, NULL, 0, (uint64_t)(x), 0 })
+#define DBP_I64(x) ((struct db_param){ DBT_I64, NULL, 0, 0, (int64_t)(x) })
+#define DBP_NULL ((struct db_param){ DBT_NULL, NULL, 0, 0, 0 })
+#define DBP_STR_OR_NULL(x) ((x) ? DBP_STR(x) : DBP_NULL)
+
+/*
+ * An output column.  For DBT_STR, buf has cap bytes and receives a
+ * NUL-terminated value (a longer value is an error, never silently cut).
+ */
+struct db_col {
+	enum db_type type;
+	char *buf;
+	size_t cap;
+	uint64_t *u;
+	int64_t *i;
+	int is_null;	/* set per row */
+};
+
+#define DBC_STR(b) ((struct db_col){ DBT_STR, (b), sizeof(b), NULL, NULL, 0 })
+#define DBC_U64(p) ((struct db_col){ DBT_U64, NULL, 0, (p), NULL, 0 })
+#define DBC_I64(p) ((struct db_col){ DBT_I64, NULL, 0, NULL, (p), 0 })
+
+struct db;
+
+/* Where and as whom to connect; the caller fills it from bindery.conf (the
+ * registry reads no configuration itself).  socket wins over host/port;
+ * NULL strings mean "not set". */
+struct db_settings {
+	const char *socket;
+	const char *host;
+	unsigned port;
+	const char *user;
+	const char *password;
+	const char *name;
+};
+
+/* Copies what it needs from settings; connects lazily on first use. */
+BINDERY_NODISCARD enum db_err db_new(const struct db_settings *settings, struct db **out);
+void db_free(struct db *db);
+
+/* Connect if not connected (or broken); ping first if idle for a while. */
+BINDERY_NODISCARD enum db_err db_ensure(struct db *db);
+/* A round trip to the server (for /healthz); reconnects if needed. */
+BINDERY_NODISCARD enum db_err db_ping(struct db *db);
+
+BINDERY_NODISCARD enum db_err db_begin(struct db *db);
+BINDERY_NODISCARD enum db_err db_commit(struct db *db);
+/* Safe to call in any state, including after an error. */
+void db_rollback(struct db *db);
+
+/* Run one statement; *affected (may be NULL) gets the changed-row count. */
+BINDERY_NODISCARD enum db_err db_exec(struct db *db, const char *sql, const struct db_param *params,
+				      size_t nparams, uint64_t *affected);
+/* db_exec that must change exactly one row, else DB_CONFLICT. */
+BINDERY_NODISCARD enum db_err db_exec_one(struct db *db, const char *sql,
+					  const struct db_param *params, size_t nparams);
+
+/*
+ * Run a SELECT; for each row the columns are filled and on_row is called
+ * (return nonzero to stop).  on_row may be NULL when only the first row is
+ * wanted: then the columns hold the first row and DB_NOT_FOUND means none.
+ */
+BINDERY_NODISCARD enum db_err db_query(struct db *db, const char *sql, const struct db_param *params,
+				       size_t nparams, struct db_col *cols, size_t ncols,
+				       int (*on_row)(void *ctx), void *ctx);
+
+/* Plain SQL text without parameters, for migrations only (multi-statement files). */
+BINDERY_NODISCARD enum db_err db_exec_script(struct db *db, struct span sql, char *err, size_t errlen);
+
+/* The AUTO_INCREMENT id of the last INSERT run through db_exec. */
+uint64_t db_last_insert_id(const struct db *db);
+
+/* The last server error message, for logs only (never sent to clients). */
+const char *db_last_error(const struct db *db);
+
+#endif

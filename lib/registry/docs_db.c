@@ -1,0 +1,426 @@
+/* docs_db.c - see docs_db.h.  All SQL is literal text with bound parameters. */
+#include <stdio.h>
+#include <string.h>
+
+#include "registry/docs_db.h"
+
+#define TIME_FMT "'%Y-%m-%dT%H:%i:%s.%fZ'"
+#define DOC_COLUMNS "id, name, status, blob_name, COALESCE(size, 0), content_type," \
+	" COALESCE(sha256, ''), owner, version, DATE_FORMAT(created_at, " TIME_FMT ")," \
+	" DATE_FORMAT(updated_at, " TIME_FMT ")"
+
+void
+doc_etag(const struct doc *d, char *out, size_t outlen)
+{
+	/* id and version identify the bytes: version moves on every replace. */
+	snprintf(out, outlen, "\"%llu-%llu\"", (unsigned long long)d->id,
+		 (unsigned long long)d->version);
+}
+
+/* Run fn inside a transaction: commit on DB_OK, roll back otherwise. */
+#define IN_TX(db, expr)                                  \
+	do {                                             \
+		enum db_err tx_e_ = db_begin(db);         \
+		if (tx_e_ == DB_OK)                      \
+			tx_e_ = (expr);                  \
+		if (tx_e_ == DB_OK)                      \
+			tx_e_ = db_commit(db);           \
+		if (tx_e_ != DB_OK)                      \
+			db_rollback(db);                 \
+		return tx_e_;                            \
+	} while (0)
+
+static const char sql_insert_doc[] =
+	"INSERT INTO documents (name, status, blob_name, content_type, owner)"
+	" VALUES (?, 'pending', ?, ?, ?)";
+static const char sql_insert_blob[] =
+	"INSERT INTO blobs (name, document_id, purpose, state) VALUES (?, ?, ?, 'pending')";
+static const char sql_insert_idem[] =
+	"INSERT INTO idempotency_keys (owner, idem_key, document_id, blob_name, doc_name)"
+	" VALUES (?, ?, ?, ?, ?)";
+
+static enum db_err
+create_intent_tx(struct db *db, struct span name, const char *owner, const char *content_type,
+		 const char *blob_name, const char *idem_key, uint64_t *doc_id)
+{
+	struct db_param doc[] = { DBP_SPAN(name), DBP_STR(blob_name), DBP_STR(content_type),
+				  DBP_STR(owner) };
+	enum db_err e;
+
+	if ((e = db_exec(db, sql_insert_doc, doc, ARRAY_LEN(doc), NULL)) != DB_OK)
+		return e;
+	*doc_id = db_last_insert_id(db);
+	{
+		struct db_param blob[] = { DBP_STR(blob_name), DBP_U64(*doc_id), DBP_STR("create") };
+		if ((e = db_exec(db, sql_insert_blob, blob, ARRAY_LEN(blob), NULL)) != DB_OK)
+			return e;
+	}
+	if (idem_key) {
+		struct db_param idem[] = { DBP_STR(owner), DBP_STR(idem_key), DBP_U64(*doc_id),
+					   DBP_STR(blob_name), DBP_SPAN(name) };
+		if ((e = db_exec(db, sql_insert_idem, idem, ARRAY_LEN(idem), NULL)) != DB_OK)
+			return e;
+	}
+	return DB_OK;
+}
+
+enum db_err
+docs_create_intent(struct db *db, struct span name, const char *owner, const char *content_type,
+		   const char *blob_name, const char *idem_key, uint64_t *doc_id)
+{
+	IN_TX(db, create_intent_tx(db, name, owner, content_type, blob_name, idem_key, doc_id));
+}
+
+static const char sql_doc_ready[] =
+	"UPDATE documents SET status = 'ready', size = ?, sha256 = ?, updated_at = NOW(6)"
+	" WHERE id = ? AND blob_name = ? AND status = 'pending'";
+static const char sql_blob_commit[] =
+	"UPDATE blobs SET state = 'committed', size = ?, sha256 = ?"
+	" WHERE name = ? AND state = 'pending'";
+
+static enum db_err
+mark_ready_tx(struct db *db, uint64_t doc_id, const char *blob_name, uint64_t size, const char *sha)
+{
+	struct db_param d[] = { DBP_U64(size), DBP_STR(sha), DBP_U64(doc_id), DBP_STR(blob_name) };
+	struct db_param b[] = { DBP_U64(size), DBP_STR(sha), DBP_STR(blob_name) };
+	enum db_err e;
+
+	if ((e = db_exec_one(db, sql_doc_ready, d, ARRAY_LEN(d))) != DB_OK)
+		return e;
+	return db_exec_one(db, sql_blob_commit, b, ARRAY_LEN(b));
+}
+
+enum db_err
+docs_mark_ready(struct db *db, uint64_t doc_id, const char *blob_name, uint64_t size,
+		const char *sha256_hex)
+{
+	IN_TX(db, mark_ready_tx(db, doc_id, blob_name, size, sha256_hex));
+}
+
+static const char sql_drop_pending_blob[] =
+	"DELETE FROM blobs WHERE name = ? AND state = 'pending'";
+static const char sql_drop_pending_doc[] =
+	"DELETE FROM documents WHERE id = ? AND blob_name = ? AND status = 'pending'";
+/* Only the key that started this intent: a replace's intent shares the
+ * document id with the create whose key may still await its answer. */
+static const char sql_drop_idem_for_blob[] =
+	"DELETE FROM idempotency_keys WHERE blob_name = ? AND status_code IS NULL";
+
+static enum db_err
+abandon_tx(struct db *db, uint64_t doc_id, const char *blob_name)
+{
+	struct db_param b[] = { DBP_STR(blob_name) };
+	struct db_param d[] = { DBP_U64(doc_id), DBP_STR(blob_name) };
+	struct db_param k[] = { DBP_STR(blob_name) };
+	enum db_err e;
+
+	if ((e = db_exec_one(db, sql_drop_pending_blob, b, 1)) != DB_OK)
+		return e;
+	if ((e = db_exec(db, sql_drop_pending_doc, d, 2, NULL)) != DB_OK)
+		return e;
+	return db_exec(db, sql_drop_idem_for_blob, k, 1, NULL);
+}
+
+enum db_err
+docs_abandon_intent(struct db *db, uint64_t doc_id, const char *blob_name)
+{
+	IN_TX(db, abandon_tx(db, doc_id, blob_name));
+}
+
+static void
+doc_cols(struct doc *d, struct db_col *c)
+{
+	c[0] = DBC_U64(&d->id);
+	c[1] = DBC_STR(d->name);
+	c[2] = DBC_STR(d->status);
+	c[3] = DBC_STR(d->blob_name);
+	c[4] = DBC_U64(&d->size);
+	c[5] = DBC_STR(d->content_type);
+	c[6] = DBC_STR(d->sha256);
+	c[7] = DBC_STR(d->owner);
+	c[8] = DBC_U64(&d->version);
+	c[9] = DBC_STR(d->created_at);
+	c[10] = DBC_STR(d->updated_at);
+}
+#define DOC_NCOLS 11
+
+static const char sql_get_doc[] = "SELECT " DOC_COLUMNS " FROM documents WHERE id = ?";
+
+enum db_err
+docs_get(struct db *db, uint64_t id, struct doc *out)
+{
+	struct db_col c[DOC_NCOLS];
+	struct db_param p[] = { DBP_U64(id) };
+
+	memset(out, 0, sizeof *out);
+	doc_cols(out, c);
+	return db_query(db, sql_get_doc, p, 1, c, DOC_NCOLS, NULL, NULL);
+}
+
+struct list_ctx {
+	struct doc row;
+	int (*on_doc)(void *, const struct doc *);
+	void *ctx;
+};
+
+static int
+list_row(void *arg)
+{
+	struct list_ctx *lc = arg;
+	return lc->on_doc(lc->ctx, &lc->row);
+}
+
+static const char sql_list_ready[] =
+	"SELECT " DOC_COLUMNS " FROM documents WHERE status = 'ready' AND id > ? ORDER BY id LIMIT ?";
+
+enum db_err
+docs_list_ready(struct db *db, uint64_t after, unsigned limit,
+		int (*on_doc)(void *ctx, const struct doc *d), void *ctx)
+{
+	struct list_ctx lc;
+	struct db_col c[DOC_NCOLS];
+	struct db_param p[] = { DBP_U64(after), DBP_U64(limit) };
+
+	memset(&lc, 0, sizeof lc);
+	lc.on_doc = on_doc;
+	lc.ctx = ctx;
+	doc_cols(&lc.row, c);
+	return db_query(db, sql_list_ready, p, 2, c, DOC_NCOLS, list_row, &lc);
+}
+
+static const char sql_get_blob[] =
+	"SELECT name, document_id, purpose, state, COALESCE(size, 0), COALESCE(sha256, ''),"
+	" TIMESTAMPDIFF(SECOND, touched_at, NOW(6)) FROM blobs WHERE name = ?";
+
+enum db_err
+blobs_get(struct db *db, const char *name, struct blob_row *out)
+{
+	struct db_col c[] = { DBC_STR(out->name), DBC_U64(&out->document_id), DBC_STR(out->purpose),
+			      DBC_STR(out->state), DBC_U64(&out->size), DBC_STR(out->sha256),
+			      DBC_I64(&out->touched_age) };
+	struct db_param p[] = { DBP_STR(name) };
+
+	return db_query(db, sql_get_blob, p, 1, c, ARRAY_LEN(c), NULL, NULL);
+}
+
+enum db_err
+docs_replace_intent(struct db *db, uint64_t doc_id, const char *blob_name)
+{
+	struct db_param p[] = { DBP_STR(blob_name), DBP_U64(doc_id), DBP_STR("replace") };
+
+	return db_exec(db, sql_insert_blob, p, ARRAY_LEN(p), NULL);
+}
+
+static const char sql_lock_ready_doc[] =
+	"SELECT " DOC_COLUMNS " FROM documents WHERE id = ? AND status = 'ready' FOR UPDATE";
+static const char sql_doc_point[] =
+	"UPDATE documents SET blob_name = ?, size = ?, sha256 = ?, content_type = ?,"
+	" version = version + 1, updated_at = NOW(6) WHERE id = ?";
+static const char sql_blob_retire[] =
+	"UPDATE blobs SET state = 'retired', retire_after = NOW(6) + INTERVAL ? SECOND"
+	" WHERE name = ? AND state = 'committed'";
+
+static enum db_err
+replace_commit_tx(struct db *db, uint64_t doc_id, const char *new_blob, uint64_t size,
+		  const char *sha, const char *ctype, uint64_t expected_version, unsigned grace,
+		  int *stale, struct doc *out)
+{
+	struct db_col c[DOC_NCOLS];
+	struct db_param lock[] = { DBP_U64(doc_id) };
+	char old_blob[DOC_BLOB_NAME_MAX];
+	enum db_err e;
+
+	doc_cols(out, c);
+	if ((e = db_query(db, sql_lock_ready_doc, lock, 1, c, DOC_NCOLS, NULL, NULL)) != DB_OK)
+		return e;
+	if (expected_version && out->version != expected_version) {
+		*stale = 1;
+		return DB_CONFLICT;
+	}
+	memcpy(old_blob, out->blob_name, sizeof old_blob);
+	{
+		struct db_param p[] = { DBP_STR(new_blob), DBP_U64(size), DBP_STR(sha), DBP_STR(ctype),
+					DBP_U64(doc_id) };
+		if ((e = db_exec_one(db, sql_doc_point, p, ARRAY_LEN(p))) != DB_OK)
+			return e;
+	}
+	{
+		struct db_param p[] = { DBP_U64(size), DBP_STR(sha), DBP_STR(new_blob) };
+		if ((e = db_exec_one(db, sql_blob_commit, p, ARRAY_LEN(p))) != DB_OK)
+			return e;
+	}
+	{
+		struct db_param p[] = { DBP_U64(grace), DBP_STR(old_blob) };
+		if ((e = db_exec_one(db, sql_blob_retire, p, ARRAY_LEN(p))) != DB_OK)
+			return e;
+	}
+	return db_query(db, sql_get_doc, lock, 1, c, DOC_NCOLS, NULL, NULL);
+}
+
+enum db_err
+docs_replace_commit(struct db *db, uint64_t doc_id, const char *new_blob, uint64_t size,
+		    const char *sha256_hex, const char *content_type, uint64_t expected_version,
+		    unsigned grace, int *stale, struct doc *out)
+{
+	*stale = 0;
+	memset(out, 0, sizeof *out);
+	IN_TX(db, replace_commit_tx(db, doc_id, new_blob, size, sha256_hex, content_type,
+				    expected_version, grace, stale, out));
+}
+
+static const char sql_retire_pending_now[] =
+	"UPDATE blobs SET state = 'retired', retire_after = NOW(6)"
+	" WHERE name = ? AND state = 'pending'";
+
+enum db_err
+blobs_retire_unreferenced(struct db *db, const char *blob_name)
+{
+	struct db_param p[] = { DBP_STR(blob_name) };
+
+	return db_exec_one(db, sql_retire_pending_now, p, 1);
+}
+
+static const char sql_delete_doc[] = "DELETE FROM documents WHERE id = ?";
+
+static enum db_err
+delete_tx(struct db *db, uint64_t doc_id, unsigned grace)
+{
+	struct doc d;
+	struct db_col c[DOC_NCOLS];
+	struct db_param id[] = { DBP_U64(doc_id) };
+	enum db_err e;
+
+	doc_cols(&d, c);
+	if ((e = db_query(db, sql_lock_ready_doc, id, 1, c, DOC_NCOLS, NULL, NULL)) != DB_OK)
+		return e;
+	if ((e = db_exec_one(db, sql_delete_doc, id, 1)) != DB_OK)
+		return e;
+	{
+		struct db_param p[] = { DBP_U64(grace), DBP_STR(d.blob_name) };
+		return db_exec_one(db, sql_blob_retire, p, ARRAY_LEN(p));
+	}
+}
+
+enum db_err
+docs_delete(struct db *db, uint64_t doc_id, unsigned grace)
+{
+	IN_TX(db, delete_tx(db, doc_id, grace));
+}
+
+static const char sql_claim_retired[] =
+	"UPDATE blobs SET state = 'deleting', claimed_by = ?, lease_until = NOW(6) + INTERVAL ? SECOND"
+	" WHERE name = ? AND state = 'retired' AND retire_after <= NOW(6)";
+
+enum db_err
+blobs_claim_retired(struct db *db, const char *blob_name, const char *claimer, unsigned lease)
+{
+	struct db_param p[] = { DBP_STR(claimer), DBP_U64(lease), DBP_STR(blob_name) };
+
+	return db_exec_one(db, sql_claim_retired, p, ARRAY_LEN(p));
+}
+
+static const char sql_referenced[] = "SELECT COUNT(*) FROM documents WHERE blob_name = ?";
+
+enum db_err
+blobs_is_referenced(struct db *db, const char *blob_name, int *referenced)
+{
+	uint64_t n = 0;
+	struct db_col c[] = { DBC_U64(&n) };
+	struct db_param p[] = { DBP_STR(blob_name) };
+	enum db_err e = db_query(db, sql_referenced, p, 1, c, 1, NULL, NULL);
+
+	*referenced = n > 0;
+	return e;
+}
+
+static const char sql_drop_claimed[] =
+	"DELETE FROM blobs WHERE name = ? AND state IN ('deleting', 'sweeping') AND claimed_by = ?";
+
+enum db_err
+blobs_drop_claimed(struct db *db, const char *blob_name, const char *claimer)
+{
+	struct db_param p[] = { DBP_STR(blob_name), DBP_STR(claimer) };
+
+	return db_exec_one(db, sql_drop_claimed, p, ARRAY_LEN(p));
+}
+
+static const char sql_release_retired[] =
+	"UPDATE blobs SET state = 'retired', claimed_by = NULL, lease_until = NULL"
+	" WHERE name = ? AND state = 'deleting' AND claimed_by = ?";
+
+enum db_err
+blobs_release_retired(struct db *db, const char *blob_name, const char *claimer)
+{
+	struct db_param p[] = { DBP_STR(blob_name), DBP_STR(claimer) };
+
+	return db_exec_one(db, sql_release_retired, p, ARRAY_LEN(p));
+}
+
+static const char sql_idem_get[] =
+	"SELECT COALESCE(document_id, 0), COALESCE(blob_name, ''), doc_name,"
+	" COALESCE(status_code, 0), COALESCE(response, ''), COALESCE(sha256, '')"
+	" FROM idempotency_keys WHERE owner = ? AND idem_key = ?";
+
+enum db_err
+idem_get(struct db *db, const char *owner, const char *key, struct idem_row *out)
+{
+	struct db_col c[] = { DBC_U64(&out->document_id), DBC_STR(out->blob_name),
+			      DBC_STR(out->doc_name), DBC_U64(&out->status_code),
+			      DBC_STR(out->response), DBC_STR(out->sha256) };
+	struct db_param p[] = { DBP_STR(owner), DBP_STR(key) };
+
+	memset(out, 0, sizeof *out);
+	return db_query(db, sql_idem_get, p, 2, c, ARRAY_LEN(c), NULL, NULL);
+}
+
+static const char sql_idem_finish[] =
+	"UPDATE idempotency_keys SET status_code = ?, response = ?, sha256 = ?"
+	" WHERE owner = ? AND idem_key = ?";
+
+enum db_err
+idem_finish(struct db *db, const char *owner, const char *key, unsigned status_code,
+	    const char *response, const char *sha256_hex)
+{
+	struct db_param p[] = { DBP_U64(status_code), DBP_STR(response), DBP_STR_OR_NULL(sha256_hex),
+				DBP_STR(owner), DBP_STR(key) };
+
+	return db_exec(db, sql_idem_finish, p, ARRAY_LEN(p), NULL);
+}
+
+static const char sql_renew_stale[] =
+	"UPDATE blobs SET touched_at = NOW(6)"
+	" WHERE name = ? AND state = 'pending' AND touched_at < NOW(6) - INTERVAL ? SECOND";
+
+enum db_err
+blobs_renew_stale_pending(struct db *db, const char *blob_name, unsigned stale_after)
+{
+	struct db_param p[] = { DBP_STR(blob_name), DBP_U64(stale_after) };
+
+	return db_exec_one(db, sql_renew_stale, p, ARRAY_LEN(p));
+}
+
+static const char sql_idem_repoint[] =
+	"UPDATE idempotency_keys SET document_id = ?, blob_name = ?"
+	" WHERE owner = ? AND idem_key = ? AND status_code IS NULL";
+
+static enum db_err
+idem_restart_tx(struct db *db, const char *owner, const char *key, struct span name,
+		const char *content_type, const char *blob_name, uint64_t *doc_id)
+{
+	enum db_err e = create_intent_tx(db, name, owner, content_type, blob_name, NULL, doc_id);
+
+	if (e != DB_OK)
+		return e;
+	{
+		struct db_param p[] = { DBP_U64(*doc_id), DBP_STR(blob_name), DBP_STR(owner),
+					DBP_STR(key) };
+		return db_exec_one(db, sql_idem_repoint, p, ARRAY_LEN(p));
+	}
+}
+
+enum db_err
+idem_restart(struct db *db, const char *owner, const char *key, struct span name,
+	     const char *content_type, const char *blob_name, uint64_t *doc_id)
+{
+	IN_TX(db, idem_restart_tx(db, owner, key, name, content_type, blob_name, doc_id));
+}

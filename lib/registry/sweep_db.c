@@ -1,0 +1,357 @@
+/* sweep_db.c - see sweep_db.h.  All SQL is literal text with bound parameters. */
+#include <string.h>
+
+#include "registry/sweep_db.h"
+
+/* Run expr inside a transaction: commit on DB_OK, roll back otherwise. */
+static enum db_err
+finish_tx(struct db *db, enum db_err e)
+{
+	if (e == DB_OK)
+		e = db_commit(db);
+	if (e != DB_OK)
+		db_rollback(db);
+	return e;
+}
+
+static const char sql_claim_stale[] =
+	"UPDATE blobs SET state = 'sweeping', claimed_by = ?,"
+	" lease_until = NOW(6) + INTERVAL ? SECOND"
+	" WHERE state = 'pending' AND touched_at < NOW(6) - INTERVAL ? SECOND"
+	" AND LEFT(name, CHAR_LENGTH(?)) = ? ORDER BY touched_at LIMIT ?";
+
+enum db_err
+sweep_db_claim_stale(struct db *db, const char *claimer, const char *prefix, unsigned lease,
+		     unsigned cutoff, unsigned limit, uint64_t *claimed)
+{
+	struct db_param p[] = { DBP_STR(claimer), DBP_U64(lease), DBP_U64(cutoff), DBP_STR(prefix),
+				DBP_STR(prefix), DBP_U64(limit) };
+
+	*claimed = 0;
+	return db_exec(db, sql_claim_stale, p, ARRAY_LEN(p), claimed);
+}
+
+static const char sql_take_over[] =
+	"UPDATE blobs SET claimed_by = ?, lease_until = NOW(6) + INTERVAL ? SECOND"
+	" WHERE state = 'sweeping' AND lease_until < NOW(6) AND LEFT(name, CHAR_LENGTH(?)) = ?"
+	" ORDER BY lease_until LIMIT ?";
+
+enum db_err
+sweep_db_take_over(struct db *db, const char *claimer, const char *prefix, unsigned lease,
+		   unsigned limit, uint64_t *taken)
+{
+	struct db_param p[] = { DBP_STR(claimer), DBP_U64(lease), DBP_STR(prefix), DBP_STR(prefix),
+				DBP_U64(limit) };
+
+	*taken = 0;
+	return db_exec(db, sql_take_over, p, ARRAY_LEN(p), taken);
+}
+
+static const char sql_release_deleting[] =
+	"UPDATE blobs SET state = 'retired', claimed_by = NULL, lease_until = NULL"
+	" WHERE state = 'deleting' AND lease_until < NOW(6) AND LEFT(name, CHAR_LENGTH(?)) = ?"
+	" ORDER BY lease_until LIMIT ?";
+
+enum db_err
+sweep_db_release_expired_deleting(struct db *db, const char *prefix, unsigned limit,
+				  uint64_t *released)
+{
+	struct db_param p[] = { DBP_STR(prefix), DBP_STR(prefix), DBP_U64(limit) };
+
+	*released = 0;
+	return db_exec(db, sql_release_deleting, p, ARRAY_LEN(p), released);
+}
+
+#define ITEM_COLUMNS                                                                  \
+	"b.name, b.document_id, b.purpose, COALESCE(b.size, 0), b.size IS NOT NULL,"  \
+	" COALESCE(b.sha256, ''), COALESCE(d.id, 0), COALESCE(d.status, ''),"         \
+	" TIMESTAMPDIFF(SECOND, b.touched_at, NOW(6)), b.state"
+
+struct item_ctx {
+	struct sweep_item row;
+	uint64_t has_size;
+	int (*on_item)(void *, const struct sweep_item *);
+	void *ctx;
+};
+
+static int
+item_row(void *arg)
+{
+	struct item_ctx *ic = arg;
+
+	ic->row.has_size = ic->has_size != 0;
+	return ic->on_item(ic->ctx, &ic->row);
+}
+
+static void
+item_cols(struct item_ctx *ic, struct db_col *c)
+{
+	c[0] = DBC_STR(ic->row.name);
+	c[1] = DBC_U64(&ic->row.document_id);
+	c[2] = DBC_STR(ic->row.purpose);
+	c[3] = DBC_U64(&ic->row.size);
+	c[4] = DBC_U64(&ic->has_size);
+	c[5] = DBC_STR(ic->row.sha256);
+	c[6] = DBC_U64(&ic->row.ref_doc_id);
+	c[7] = DBC_STR(ic->row.ref_doc_status);
+	c[8] = DBC_I64(&ic->row.age);
+	c[9] = DBC_STR(ic->row.state);
+}
+#define ITEM_NCOLS 10
+
+/* claimed_by has no index of its own: the scan is limited to the few
+ * sweeping rows by blobs_state_lease's leading column. */
+static const char sql_list_claimed[] =
+	"SELECT " ITEM_COLUMNS " FROM blobs b LEFT JOIN documents d ON d.blob_name = b.name"
+	" WHERE b.state = 'sweeping' AND b.claimed_by = ?";
+
+enum db_err
+sweep_db_list_claimed(struct db *db, const char *claimer,
+		      int (*on_item)(void *, const struct sweep_item *), void *ctx)
+{
+	struct item_ctx ic;
+	struct db_col c[ITEM_NCOLS];
+	struct db_param p[] = { DBP_STR(claimer) };
+
+	memset(&ic, 0, sizeof ic);
+	ic.on_item = on_item;
+	ic.ctx = ctx;
+	item_cols(&ic, c);
+	return db_query(db, sql_list_claimed, p, 1, c, ITEM_NCOLS, item_row, &ic);
+}
+
+static const char sql_list_candidates[] =
+	"SELECT " ITEM_COLUMNS " FROM blobs b LEFT JOIN documents d ON d.blob_name = b.name"
+	" WHERE b.name > ? AND LEFT(b.name, CHAR_LENGTH(?)) = ? AND ((b.state = 'pending' AND b.touched_at < NOW(6) - INTERVAL ? SECOND)"
+	" OR (b.state IN ('sweeping', 'deleting') AND b.lease_until < NOW(6)))"
+	" ORDER BY b.name LIMIT ?";
+
+enum db_err
+sweep_db_list_candidates(struct db *db, const char *prefix, unsigned cutoff, const char *after,
+			 unsigned limit, int (*on_item)(void *, const struct sweep_item *), void *ctx)
+{
+	struct item_ctx ic;
+	struct db_col c[ITEM_NCOLS];
+	struct db_param p[] = { DBP_STR(after), DBP_STR(prefix), DBP_STR(prefix), DBP_U64(cutoff),
+				DBP_U64(limit) };
+
+	memset(&ic, 0, sizeof ic);
+	ic.on_item = on_item;
+	ic.ctx = ctx;
+	item_cols(&ic, c);
+	return db_query(db, sql_list_candidates, p, ARRAY_LEN(p), c, ITEM_NCOLS, item_row, &ic);
+}
+
+struct due_ctx {
+	char name[DOC_BLOB_NAME_MAX];
+	char retire_after[DOC_TIME_MAX];
+	int (*on_name)(void *, const char *, const char *);
+	void *ctx;
+};
+
+static int
+due_row(void *arg)
+{
+	struct due_ctx *dc = arg;
+
+	return dc->on_name(dc->ctx, dc->name, dc->retire_after);
+}
+
+/* Keyset on (retire_after, name) so a run visits each due row at most once,
+ * even the ones that fail and go back to retired. */
+static const char sql_due_first[] =
+	"SELECT name, DATE_FORMAT(retire_after, '%Y-%m-%d %H:%i:%s.%f') FROM blobs"
+	" WHERE state = 'retired' AND retire_after <= NOW(6) AND LEFT(name, CHAR_LENGTH(?)) = ?"
+	" ORDER BY retire_after, name LIMIT ?";
+static const char sql_due_next[] =
+	"SELECT name, DATE_FORMAT(retire_after, '%Y-%m-%d %H:%i:%s.%f') FROM blobs"
+	" WHERE state = 'retired' AND retire_after <= NOW(6) AND LEFT(name, CHAR_LENGTH(?)) = ?"
+	" AND (retire_after > ? OR (retire_after = ? AND name > ?))"
+	" ORDER BY retire_after, name LIMIT ?";
+
+enum db_err
+sweep_db_list_due_retired(struct db *db, const char *prefix, const char *after_time,
+			  const char *after_name, unsigned limit, int (*on_name)(void *, const char *, const char *),
+			  void *ctx)
+{
+	struct due_ctx dc;
+	struct db_col c[2];
+
+	memset(&dc, 0, sizeof dc);
+	dc.on_name = on_name;
+	dc.ctx = ctx;
+	c[0] = DBC_STR(dc.name);
+	c[1] = DBC_STR(dc.retire_after);
+	if (after_time[0] == '\0') {
+		struct db_param p[] = { DBP_STR(prefix), DBP_STR(prefix), DBP_U64(limit) };
+
+		return db_query(db, sql_due_first, p, ARRAY_LEN(p), c, 2, due_row, &dc);
+	} else {
+		struct db_param p[] = { DBP_STR(prefix), DBP_STR(prefix), DBP_STR(after_time),
+					DBP_STR(after_time), DBP_STR(after_name), DBP_U64(limit) };
+
+		return db_query(db, sql_due_next, p, ARRAY_LEN(p), c, 2, due_row, &dc);
+	}
+}
+
+static const char sql_drop_claimed_intent[] =
+	"DELETE FROM blobs WHERE name = ? AND state = 'sweeping' AND claimed_by = ?";
+/* Only the intent's own pending document: a replace intent's document is
+ * the ready one, which points at another blob and is left alone. */
+static const char sql_drop_intent_doc[] =
+	"DELETE FROM documents WHERE id = ? AND blob_name = ? AND status = 'pending'";
+static const char sql_drop_intent_keys[] =
+	"DELETE FROM idempotency_keys WHERE document_id = ? AND blob_name = ?"
+	" AND status_code IS NULL";
+
+enum db_err
+sweep_db_drop_intent(struct db *db, const char *claimer, const struct sweep_item *it)
+{
+	struct db_param b[] = { DBP_STR(it->name), DBP_STR(claimer) };
+	struct db_param d[] = { DBP_U64(it->document_id), DBP_STR(it->name) };
+	enum db_err e;
+
+	if ((e = db_begin(db)) != DB_OK)
+		return e;
+	e = db_exec_one(db, sql_drop_claimed_intent, b, ARRAY_LEN(b));
+	if (e == DB_OK)
+		e = db_exec(db, sql_drop_intent_doc, d, ARRAY_LEN(d), NULL);
+	if (e == DB_OK)
+		e = db_exec(db, sql_drop_intent_keys, d, ARRAY_LEN(d), NULL);
+	return finish_tx(db, e);
+}
+
+static const char sql_forward_doc[] =
+	"UPDATE documents SET status = 'ready', size = ?, sha256 = ?, updated_at = NOW(6)"
+	" WHERE id = ? AND blob_name = ? AND status = 'pending'";
+static const char sql_forward_blob[] =
+	"UPDATE blobs SET state = 'committed', size = ?, sha256 = ?, claimed_by = NULL,"
+	" lease_until = NULL WHERE name = ? AND state = 'sweeping' AND claimed_by = ?";
+
+enum db_err
+sweep_db_roll_forward(struct db *db, const char *claimer, const struct sweep_item *it,
+		      uint64_t size, const char *sha256_hex)
+{
+	struct db_param d[] = { DBP_U64(size), DBP_STR(sha256_hex), DBP_U64(it->document_id),
+				DBP_STR(it->name) };
+	struct db_param b[] = { DBP_U64(size), DBP_STR(sha256_hex), DBP_STR(it->name),
+				DBP_STR(claimer) };
+	enum db_err e;
+
+	if ((e = db_begin(db)) != DB_OK)
+		return e;
+	e = db_exec_one(db, sql_forward_doc, d, ARRAY_LEN(d));
+	if (e == DB_OK)
+		e = db_exec_one(db, sql_forward_blob, b, ARRAY_LEN(b));
+	return finish_tx(db, e);
+}
+
+static const char sql_retire_claimed[] =
+	"UPDATE blobs SET state = 'retired', retire_after = NOW(6), claimed_by = NULL,"
+	" lease_until = NULL WHERE name = ? AND state = 'sweeping' AND claimed_by = ?";
+
+enum db_err
+sweep_db_retire_claimed(struct db *db, const char *claimer, const char *name)
+{
+	struct db_param p[] = { DBP_STR(name), DBP_STR(claimer) };
+
+	return db_exec_one(db, sql_retire_claimed, p, ARRAY_LEN(p));
+}
+
+static const char sql_release[] =
+	"UPDATE blobs SET state = 'pending', claimed_by = NULL, lease_until = NULL"
+	" WHERE name = ? AND state = 'sweeping' AND claimed_by = ?";
+
+enum db_err
+sweep_db_release(struct db *db, const char *claimer, const char *name)
+{
+	struct db_param p[] = { DBP_STR(name), DBP_STR(claimer) };
+
+	return db_exec_one(db, sql_release, p, ARRAY_LEN(p));
+}
+
+static const char sql_get_lock[] = "SELECT GET_LOCK(?, 0)";
+static const char sql_release_lock[] = "SELECT RELEASE_LOCK(?)";
+
+enum db_err
+sweep_db_lock(struct db *db, const char *name, int *got)
+{
+	int64_t v = 0;
+	struct db_col c[] = { DBC_I64(&v) };
+	struct db_param p[] = { DBP_STR(name) };
+	enum db_err e = db_query(db, sql_get_lock, p, 1, c, 1, NULL, NULL);
+
+	/* NULL is an error on the server's side (e.g. out of memory). */
+	*got = e == DB_OK && !c[0].is_null && v == 1;
+	if (e == DB_OK && c[0].is_null)
+		e = DB_FAILED;
+	return e;
+}
+
+enum db_err
+sweep_db_unlock(struct db *db, const char *name)
+{
+	int64_t v = 0;
+	struct db_col c[] = { DBC_I64(&v) };
+	struct db_param p[] = { DBP_STR(name) };
+
+	return db_query(db, sql_release_lock, p, 1, c, 1, NULL, NULL);
+}
+
+/* ---- audit --------------------------------------------------------------- */
+
+struct audit_ctx {
+	struct audit_row row;
+	uint64_t has_registry;
+	int (*on_row)(void *, const struct audit_row *);
+	void *ctx;
+};
+
+static int
+audit_row_cb(void *arg)
+{
+	struct audit_ctx *ac = arg;
+
+	ac->row.has_registry = ac->has_registry != 0;
+	return ac->on_row(ac->ctx, &ac->row);
+}
+
+/* LEFT(name, CHAR_LENGTH(?)) = ? rather than LIKE: a prefix may hold % or _. */
+static const char sql_audit_registry[] =
+	"SELECT b.name, 1, b.state, b.purpose, TIMESTAMPDIFF(SECOND, b.touched_at, NOW(6)),"
+	" COALESCE(TIMESTAMPDIFF(SECOND, b.retire_after, NOW(6)), -1),"
+	" COALESCE(d.id, 0), COALESCE(d.status, ''), COALESCE(d.size, 0), COALESCE(d.sha256, '')"
+	" FROM blobs b LEFT JOIN documents d ON d.blob_name = b.name"
+	" WHERE LEFT(b.name, CHAR_LENGTH(?)) = ?";
+static const char sql_audit_unregistered[] =
+	"SELECT d.blob_name, 0, '', '', 0, -1, d.id, d.status, COALESCE(d.size, 0),"
+	" COALESCE(d.sha256, '') FROM documents d LEFT JOIN blobs b ON b.name = d.blob_name"
+	" WHERE b.name IS NULL AND LEFT(d.blob_name, CHAR_LENGTH(?)) = ?";
+
+enum db_err
+audit_db_walk(struct db *db, const char *prefix, int (*on_row)(void *, const struct audit_row *),
+	      void *ctx)
+{
+	struct audit_ctx ac;
+	struct db_col c[10];
+	struct db_param p[] = { DBP_STR(prefix), DBP_STR(prefix) };
+	enum db_err e;
+
+	memset(&ac, 0, sizeof ac);
+	ac.on_row = on_row;
+	ac.ctx = ctx;
+	c[0] = DBC_STR(ac.row.name);
+	c[1] = DBC_U64(&ac.has_registry);
+	c[2] = DBC_STR(ac.row.state);
+	c[3] = DBC_STR(ac.row.purpose);
+	c[4] = DBC_I64(&ac.row.age);
+	c[5] = DBC_I64(&ac.row.retire_overdue);
+	c[6] = DBC_U64(&ac.row.doc_id);
+	c[7] = DBC_STR(ac.row.doc_status);
+	c[8] = DBC_U64(&ac.row.doc_size);
+	c[9] = DBC_STR(ac.row.doc_sha256);
+	e = db_query(db, sql_audit_registry, p, ARRAY_LEN(p), c, 10, audit_row_cb, &ac);
+	if (e != DB_OK)
+		return e;
+	return db_query(db, sql_audit_unregistered, p, ARRAY_LEN(p), c, 10, audit_row_cb, &ac);
+}

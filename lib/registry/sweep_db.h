@@ -1,0 +1,125 @@
+/*
+ * sweep_db.h - the registry statements only the sweeper and the audit use.
+ *
+ * Claims are conditional UPDATEs with a lease (claim-by-update): a row moves
+ * pending -> sweeping (or an expired sweeping lease changes hands) under a
+ * claimer id unique to one round of one run, and the claimer then reads back
+ * exactly the rows it won.  Two sweepers on two hosts never win one row.
+ * Every function is one short statement or transaction; none touches storage.
+ */
+#ifndef BINDERY_SWEEP_DB_H
+#define BINDERY_SWEEP_DB_H
+
+#include <stdint.h>
+
+#include "base/compat.h"
+#include "registry/db.h"
+#include "registry/docs_db.h"
+
+/* A claimed intent, with the document (if any) that points at its name. */
+struct sweep_item {
+	char name[DOC_BLOB_NAME_MAX];
+	uint64_t document_id;
+	char purpose[16];
+	uint64_t size;
+	int has_size;
+	char sha256[DOC_SHA256_HEX];	/* "" when unknown */
+	uint64_t ref_doc_id;		/* 0: no document has blob_name = name */
+	char ref_doc_status[16];
+	int64_t age;			/* seconds since touched_at */
+	char state[16];			/* for --dry-run listings */
+};
+
+/*
+ * Every statement below that selects work takes a blob-name prefix: only
+ * names starting with it are touched ("" = all).
+ */
+
+/* pending and untouched for cutoff seconds -> sweeping, at most limit rows. */
+BINDERY_NODISCARD enum db_err sweep_db_claim_stale(struct db *db, const char *claimer, const char *prefix,
+						   unsigned lease, unsigned cutoff, unsigned limit,
+						   uint64_t *claimed);
+/* sweeping with an expired lease -> claimer's, at most limit rows. */
+BINDERY_NODISCARD enum db_err sweep_db_take_over(struct db *db, const char *claimer, const char *prefix,
+						 unsigned lease, unsigned limit, uint64_t *taken);
+/* deleting with an expired lease -> retired (the outbox drains it again). */
+BINDERY_NODISCARD enum db_err sweep_db_release_expired_deleting(struct db *db, const char *prefix,
+								unsigned limit, uint64_t *released);
+/* The rows claimer holds in state sweeping; on_item per row. */
+BINDERY_NODISCARD enum db_err sweep_db_list_claimed(struct db *db, const char *claimer,
+						    int (*on_item)(void *, const struct sweep_item *),
+						    void *ctx);
+
+/*
+ * Dry run: what a claim would take.  Stale pending rows and expired
+ * sweeping/deleting leases, in name order after `after` (keyset).
+ */
+BINDERY_NODISCARD enum db_err sweep_db_list_candidates(struct db *db, const char *prefix, unsigned cutoff,
+						       const char *after,
+						       unsigned limit,
+						       int (*on_item)(void *, const struct sweep_item *),
+						       void *ctx);
+
+/*
+ * Due outbox rows (retired, retire_after passed) after the keyset position
+ * (after_time "" = from the start), at most limit; on_name per row with the
+ * row's retire_after text for the next call.
+ */
+BINDERY_NODISCARD enum db_err sweep_db_list_due_retired(struct db *db, const char *prefix,
+							const char *after_time,
+							const char *after_name, unsigned limit,
+							int (*on_name)(void *, const char *name,
+								       const char *retire_after),
+							void *ctx);
+
+/*
+ * A claimed intent with nothing left in storage: drop its registry row, its
+ * pending document (if it is the intent's) and the unfinished idempotency
+ * keys that point at it, in one transaction.  DB_CONFLICT: the claim was lost.
+ */
+BINDERY_NODISCARD enum db_err sweep_db_drop_intent(struct db *db, const char *claimer,
+						   const struct sweep_item *it);
+/*
+ * Roll a claimed create forward: the pending document -> ready with size
+ * and sha256, the registry row sweeping -> committed, both or neither.
+ */
+BINDERY_NODISCARD enum db_err sweep_db_roll_forward(struct db *db, const char *claimer,
+						    const struct sweep_item *it, uint64_t size,
+						    const char *sha256_hex);
+/* A claimed replace intent that never committed -> retired, due now. */
+BINDERY_NODISCARD enum db_err sweep_db_retire_claimed(struct db *db, const char *claimer,
+						      const char *name);
+/* Give a claim back untouched (sweeping -> pending) for a later run. */
+BINDERY_NODISCARD enum db_err sweep_db_release(struct db *db, const char *claimer, const char *name);
+
+/*
+ * MariaDB GET_LOCK(name, 0) on this connection: *got 1 when taken, 0 when
+ * another session holds it.  The lock lives as long as the connection.
+ */
+BINDERY_NODISCARD enum db_err sweep_db_lock(struct db *db, const char *name, int *got);
+BINDERY_NODISCARD enum db_err sweep_db_unlock(struct db *db, const char *name);
+
+/* ---- audit --------------------------------------------------------------- */
+
+struct audit_row {
+	char name[DOC_BLOB_NAME_MAX];	/* the registry's blob name (or the document's) */
+	int has_registry;
+	char state[16];			/* registry state, "" without a row */
+	char purpose[16];
+	int64_t age;			/* seconds since touched_at */
+	int64_t retire_overdue;		/* seconds past retire_after, or -1 */
+	uint64_t doc_id;		/* 0: no document points at the name */
+	char doc_status[16];
+	uint64_t doc_size;
+	char doc_sha256[DOC_SHA256_HEX];
+};
+
+/*
+ * Every registry row whose name starts with prefix, joined with the
+ * document that points at it, then every document whose blob has no
+ * registry row.  on_row per row.
+ */
+BINDERY_NODISCARD enum db_err audit_db_walk(struct db *db, const char *prefix,
+					    int (*on_row)(void *, const struct audit_row *), void *ctx);
+
+#endif

@@ -1,0 +1,877 @@
+/*
+ * blob.c - the Blob REST operations other than streaming uploads:
+ * properties, get, delete, tags, containers, undelete, block lists,
+ * listing and Find Blobs by Tags, Blob Batch, service properties and SAS
+ * URLs, with the pure parse step of each XML answer.  Requests run on the
+ * engine of blob_http.c (blob_internal.h); uploads are in blob_upload.c.
+ */
+#define _GNU_SOURCE	/* memmem */
+#include <assert.h>
+#include <ctype.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <gnutls/gnutls.h>
+#include <gnutls/crypto.h>
+
+#include "base/alloc.h"
+#include "storage/blob.h"
+#include "storage/blob_internal.h"
+#include "storage/sign.h"
+
+#define BATCH_MAX	256
+
+/* ---- small operations -------------------------------------------------------- */
+
+int
+blob_get_properties(struct blob_client *c, const char *name,
+    struct blob_props *out, struct blob_result *res)
+{
+	struct blob_req r;
+	int rc;
+
+	bh_result_clear(res);
+	memset(out, 0, sizeof *out);
+	out->meta_size = -1;
+	if (!bh_name_ok(name))
+		return bh_result_set(res, BLOB_BAD_INPUT, "bad blob name");
+	bh_req_init(&r, "HEAD");
+	if (bh_req_path_blob(c, &r, name) != 0) {
+		rc = bh_result_nomem(res);
+		goto out;
+	}
+	rc = bh_exec_one(c, &r, res);
+	if (rc == BLOB_OK)
+		bh_props_from_headers(&r.rh, out);
+out:
+	bh_req_free(&r);
+	return rc;
+}
+
+int
+blob_get(struct blob_client *c, const char *name, uint64_t range_start,
+    uint64_t range_len, blob_headers_fn on_headers, blob_data_fn on_data,
+    void *ctx, struct blob_result *res)
+{
+	struct blob_req r;
+	char range[64];
+	int rc;
+
+	bh_result_clear(res);
+	if (!bh_name_ok(name) || on_data == NULL)
+		return bh_result_set(res, BLOB_BAD_INPUT, "bad blob name or callback");
+	bh_req_init(&r, "GET");
+	r.on_headers = on_headers;
+	r.on_data = on_data;
+	r.cb_ctx = ctx;
+	if (bh_req_path_blob(c, &r, name) != 0) {
+		rc = bh_result_nomem(res);
+		goto out;
+	}
+	if (range_start > 0 || range_len > 0) {
+		if (range_len > 0)
+			snprintf(range, sizeof range, "bytes=%llu-%llu",
+			    (unsigned long long)range_start,
+			    (unsigned long long)(range_start + range_len - 1));
+		else
+			snprintf(range, sizeof range, "bytes=%llu-",
+			    (unsigned long long)range_start);
+		if (bh_req_header(&r, "x-ms-range", range) != 0) {
+			rc = bh_result_nomem(res);
+			goto out;
+		}
+	}
+	rc = bh_exec_one(c, &r, res);
+	/* An empty body never reaches on_body; the headers are still due. */
+	if (rc == BLOB_OK && !r.headers_delivered && bh_deliver_headers(&r) != 0)
+		rc = bh_result_set(res, BLOB_ABORTED, "stopped by the caller");
+out:
+	bh_req_free(&r);
+	return rc;
+}
+
+int
+blob_delete(struct blob_client *c, const char *name, const char *if_tags,
+    const char *if_match, struct blob_result *res)
+{
+	struct blob_req r;
+	int rc;
+
+	bh_result_clear(res);
+	if (!bh_name_ok(name))
+		return bh_result_set(res, BLOB_BAD_INPUT, "bad blob name");
+	bh_req_init(&r, "DELETE");
+	if (bh_req_path_blob(c, &r, name) != 0 ||
+	    bh_req_header(&r, "x-ms-delete-snapshots", "include") != 0 ||
+	    (if_tags && bh_req_header(&r, "x-ms-if-tags", if_tags) != 0) ||
+	    (if_match && bh_req_header(&r, "If-Match", if_match) != 0)) {
+		rc = bh_result_nomem(res);
+		goto out;
+	}
+	rc = bh_exec_one(c, &r, res);
+out:
+	bh_req_free(&r);
+	return rc;
+}
+
+/* Tag keys 1..128 and values 0..256 of [A-Za-z0-9 +-./:=_] ("Set Blob
+ * Tags"); at most ten. */
+int
+blob_tags_ok(const struct blob_tag *tags, size_t n)
+{
+	static const char allowed[] = " +-./:=_";
+	size_t i, j, kl, vl;
+
+	if (n > BLOB_MAX_TAGS || (n > 0 && tags == NULL))
+		return 0;
+	for (i = 0; i < n; i++) {
+		if (tags[i].key == NULL || tags[i].value == NULL)
+			return 0;
+		kl = strlen(tags[i].key);
+		vl = strlen(tags[i].value);
+		if (kl < 1 || kl > 128 || vl > 256)
+			return 0;
+		for (j = 0; j < kl + vl; j++) {
+			unsigned char ch = (unsigned char)(j < kl ? tags[i].key[j] :
+			    tags[i].value[j - kl]);
+
+			if (!(ch < 128 && (isalnum(ch) || strchr(allowed, ch))) ||
+			    ch == '\0')
+				return 0;
+		}
+	}
+	return 1;
+}
+
+int
+blob_set_tags(struct blob_client *c, const char *name,
+    const struct blob_tag *tags, size_t n, const char *if_tags,
+    struct blob_result *res)
+{
+	struct blob_req r;
+	struct buf body = BUF_INIT(64 * 1024);
+	size_t i;
+	int rc;
+
+	bh_result_clear(res);
+	if (!bh_name_ok(name) || !blob_tags_ok(tags, n))
+		return bh_result_set(res, BLOB_BAD_INPUT, "bad blob name or tags");
+	bh_req_init(&r, "PUT");
+	if (buf_append_cstr(&body, "<?xml version=\"1.0\" encoding=\"utf-8\"?>"
+	    "<Tags><TagSet>") != BUF_OK)
+		goto nomem;
+	for (i = 0; i < n; i++)
+		if (buf_append_cstr(&body, "<Tag><Key>") != BUF_OK ||
+		    blob_xml_escape(&body, tags[i].key) != BUF_OK ||
+		    buf_append_cstr(&body, "</Key><Value>") != BUF_OK ||
+		    blob_xml_escape(&body, tags[i].value) != BUF_OK ||
+		    buf_append_cstr(&body, "</Value></Tag>") != BUF_OK)
+			goto nomem;
+	if (buf_append_cstr(&body, "</TagSet></Tags>") != BUF_OK ||
+	    bh_req_path_blob(c, &r, name) != 0 ||
+	    bh_req_query_param(&r, "comp", "tags") != 0 ||
+	    bh_req_header(&r, "Content-Type", "application/xml; charset=utf-8") != 0 ||
+	    (if_tags && bh_req_header(&r, "x-ms-if-tags", if_tags) != 0))
+		goto nomem;
+	r.body = buf_cstr(&body);
+	r.body_len = body.len;
+	r.has_body = 1;
+	rc = bh_exec_one(c, &r, res);
+	goto out;
+nomem:
+	rc = bh_result_nomem(res);
+out:
+	bh_req_free(&r);
+	buf_free(&body);
+	return rc;
+}
+
+struct tags_parse {
+	struct blob_tag_set *set;
+	int overflow;
+};
+
+static int
+tags_end(void *ctx, const char *path, const char *text, size_t len)
+{
+	struct tags_parse *tp = ctx;
+	struct blob_tag_set *s = tp->set;
+	struct span sp = { text, len };
+
+	if (strcmp(path, "/Tags/TagSet/Tag") == 0) {
+		if (s->n < BLOB_MAX_TAGS)
+			s->n++;
+		else
+			tp->overflow = 1;
+	} else if (strcmp(path, "/Tags/TagSet/Tag/Key") == 0 && s->n < BLOB_MAX_TAGS) {
+		if (copy_span(s->key[s->n], sizeof s->key[s->n], sp) != 0)
+			tp->overflow = 1;
+	} else if (strcmp(path, "/Tags/TagSet/Tag/Value") == 0 &&
+	    s->n < BLOB_MAX_TAGS) {
+		if (copy_span(s->value[s->n], sizeof s->value[s->n], sp) != 0)
+			tp->overflow = 1;
+	}
+	return 0;
+}
+
+enum blob_xml_err
+blob_parse_tags_answer(const char *xml, size_t len, struct blob_tag_set *out)
+{
+	struct tags_parse tp = { out, 0 };
+	struct blob_xml_walk w = { &tp, NULL, tags_end };
+	enum blob_xml_err e;
+
+	memset(out, 0, sizeof *out);
+	e = blob_xml_walk(xml, len, &w);
+	return e == BLOB_XML_OK && tp.overflow ? BLOB_XML_MALFORMED : e;
+}
+
+int
+blob_get_tags(struct blob_client *c, const char *name, struct blob_tag_set *out,
+    struct blob_result *res)
+{
+	struct blob_req r;
+	enum blob_xml_err xe;
+	int rc;
+
+	bh_result_clear(res);
+	memset(out, 0, sizeof *out);
+	if (!bh_name_ok(name))
+		return bh_result_set(res, BLOB_BAD_INPUT, "bad blob name");
+	bh_req_init(&r, "GET");
+	if (bh_req_path_blob(c, &r, name) != 0 || bh_req_query_param(&r, "comp", "tags") != 0) {
+		rc = bh_result_nomem(res);
+		goto out;
+	}
+	rc = bh_exec_one(c, &r, res);
+	if (rc == BLOB_OK && (xe = blob_parse_tags_answer(r.answer.ptr ? r.answer.ptr : "",
+	    r.answer.len, out)) != BLOB_XML_OK)
+		rc = xe == BLOB_XML_NOMEM ? bh_result_nomem(res) :
+		    bh_result_set(res, BLOB_FAILED, "malformed tag answer");
+out:
+	bh_req_free(&r);
+	return rc;
+}
+
+int
+blob_container_create(struct blob_client *c, struct blob_result *res)
+{
+	struct blob_req r;
+	int rc;
+
+	bh_result_clear(res);
+	bh_req_init(&r, "PUT");
+	r.has_body = 1;	/* an empty PUT still says Content-Length: 0 */
+	if (bh_req_path_container(c, &r) != 0 ||
+	    bh_req_query_param(&r, "restype", "container") != 0) {
+		rc = bh_result_nomem(res);
+		goto out;
+	}
+	rc = bh_exec_one(c, &r, res);
+	if (rc == BLOB_FAILED && res->http_status == 409 &&
+	    strcmp(res->code, "ContainerAlreadyExists") == 0) {
+		bh_result_clear(res);
+		res->http_status = 409;
+		rc = BLOB_OK;
+	}
+out:
+	bh_req_free(&r);
+	return rc;
+}
+
+int
+blob_container_delete(struct blob_client *c, struct blob_result *res)
+{
+	struct blob_req r;
+	int rc;
+
+	bh_result_clear(res);
+	bh_req_init(&r, "DELETE");
+	if (bh_req_path_container(c, &r) != 0 ||
+	    bh_req_query_param(&r, "restype", "container") != 0) {
+		rc = bh_result_nomem(res);
+		goto out;
+	}
+	rc = bh_exec_one(c, &r, res);
+out:
+	bh_req_free(&r);
+	return rc;
+}
+
+int
+blob_undelete(struct blob_client *c, const char *name, struct blob_result *res)
+{
+	struct blob_req r;
+	int rc;
+
+	bh_result_clear(res);
+	if (!bh_name_ok(name))
+		return bh_result_set(res, BLOB_BAD_INPUT, "bad blob name");
+	bh_req_init(&r, "PUT");
+	r.has_body = 1;
+	if (bh_req_path_blob(c, &r, name) != 0 ||
+	    bh_req_query_param(&r, "comp", "undelete") != 0) {
+		rc = bh_result_nomem(res);
+		goto out;
+	}
+	rc = bh_exec_one(c, &r, res);
+out:
+	bh_req_free(&r);
+	return rc;
+}
+
+struct block_counts_parse {
+	struct blob_block_counts *out;
+};
+
+static int
+block_list_end(void *ctx, const char *path, const char *text, size_t len)
+{
+	struct blob_block_counts *out = ctx;
+
+	(void)text;
+	(void)len;
+	if (strcmp(path, "/BlockList/CommittedBlocks/Block") == 0)
+		out->committed++;
+	else if (strcmp(path, "/BlockList/UncommittedBlocks/Block") == 0)
+		out->uncommitted++;
+	return 0;
+}
+
+enum blob_xml_err
+blob_parse_block_list_answer(const char *xml, size_t len, struct blob_block_counts *out)
+{
+	struct blob_xml_walk w = { out, NULL, block_list_end };
+
+	memset(out, 0, sizeof *out);
+	return blob_xml_walk(xml, len, &w);
+}
+
+int
+blob_get_block_list(struct blob_client *c, const char *name,
+    struct blob_block_counts *out, struct blob_result *res)
+{
+	struct blob_req r;
+	enum blob_xml_err xe;
+	int rc;
+
+	bh_result_clear(res);
+	memset(out, 0, sizeof *out);
+	if (!bh_name_ok(name))
+		return bh_result_set(res, BLOB_BAD_INPUT, "bad blob name");
+	bh_req_init(&r, "GET");
+	if (bh_req_path_blob(c, &r, name) != 0 ||
+	    bh_req_query_param(&r, "comp", "blocklist") != 0 ||
+	    bh_req_query_param(&r, "blocklisttype", "all") != 0) {
+		rc = bh_result_nomem(res);
+		goto out;
+	}
+	rc = bh_exec_one(c, &r, res);
+	if (rc == BLOB_OK && (xe = blob_parse_block_list_answer(r.answer.ptr ?
+	    r.answer.ptr : "", r.answer.len, out)) != BLOB_XML_OK)
+		rc = xe == BLOB_XML_NOMEM ? bh_result_nomem(res) :
+		    bh_result_set(res, BLOB_FAILED, "malformed block list answer");
+out:
+	bh_req_free(&r);
+	return rc;
+}
+
+/* ---- listing -------------------------------------------------------------- */
+
+struct list_parse {
+	struct buf name;
+	char etag[128];
+	char sha[65];
+	uint64_t size;
+	struct blob_tag_set tags;
+	struct blob_tag tagv[BLOB_MAX_TAGS];
+	struct buf *marker;
+	blob_list_fn on_item;
+	int (*on_name)(void *, const char *);
+	void *ctx;
+	int stopped;
+	int nomem;
+};
+
+static int
+list_start(void *ctx, const char *path)
+{
+	struct list_parse *lp = ctx;
+
+	if (strcmp(path, "/EnumerationResults/Blobs/Blob") == 0) {
+		buf_reset(&lp->name);
+		lp->etag[0] = lp->sha[0] = '\0';
+		lp->size = 0;
+		/* A Tag without Key or Value must not inherit the last blob's. */
+		memset(&lp->tags, 0, sizeof lp->tags);
+	}
+	return 0;
+}
+
+/* Nonzero (stop the walk) when text does not fit in b. */
+static int
+list_append(struct list_parse *lp, struct buf *b, const char *text, size_t len)
+{
+	enum buf_err e = buf_append(b, text, len);
+
+	if (e == BUF_NOMEM)
+		lp->nomem = 1;
+	return e != BUF_OK;
+}
+
+static int
+list_end(void *ctx, const char *path, const char *text, size_t len)
+{
+	struct list_parse *lp = ctx;
+	static const char blob[] = "/EnumerationResults/Blobs/Blob";
+	struct span sp = { text, len };
+	const char *rest;
+	size_t i;
+
+	if (strcmp(path, "/EnumerationResults/NextMarker") == 0) {
+		buf_reset(lp->marker);
+		return list_append(lp, lp->marker, text, len);
+	}
+	if (strncmp(path, blob, sizeof blob - 1) != 0)
+		return 0;
+	rest = path + sizeof blob - 1;
+	if (strcmp(rest, "/Name") == 0) {
+		buf_reset(&lp->name);
+		return list_append(lp, &lp->name, text, len);
+	} else if (strcmp(rest, "/Properties/Content-Length") == 0) {
+		int64_t v = bh_parse_i64(text, len);
+
+		lp->size = v > 0 ? (uint64_t)v : 0;
+	} else if (strcmp(rest, "/Properties/Etag") == 0)
+		bh_set_field(lp->etag, sizeof lp->etag, text, len);
+	else if (strcmp(rest, "/Metadata/sha256") == 0)
+		bh_set_field(lp->sha, sizeof lp->sha, text, len);
+	else if (strcmp(rest, "/Tags/TagSet/Tag") == 0) {
+		if (lp->tags.n < BLOB_MAX_TAGS)
+			lp->tags.n++;
+	} else if (strcmp(rest, "/Tags/TagSet/Tag/Key") == 0) {
+		if (lp->tags.n < BLOB_MAX_TAGS && copy_span(lp->tags.key[lp->tags.n],
+		    sizeof lp->tags.key[0], sp) != 0)
+			lp->tags.key[lp->tags.n][0] = '\0';
+	} else if (strcmp(rest, "/Tags/TagSet/Tag/Value") == 0) {
+		if (lp->tags.n < BLOB_MAX_TAGS && copy_span(lp->tags.value[lp->tags.n],
+		    sizeof lp->tags.value[0], sp) != 0)
+			lp->tags.value[lp->tags.n][0] = '\0';
+	} else if (rest[0] == '\0') {
+		if (lp->on_name != NULL) {
+			if (lp->on_name(lp->ctx, buf_cstr(&lp->name)) != 0)
+				lp->stopped = 1;
+		} else {
+			struct blob_list_item it;
+
+			for (i = 0; i < lp->tags.n; i++) {
+				lp->tagv[i].key = lp->tags.key[i];
+				lp->tagv[i].value = lp->tags.value[i];
+			}
+			it.name = buf_cstr(&lp->name);
+			it.size = lp->size;
+			it.etag = lp->etag;
+			it.meta_sha256 = lp->sha;
+			it.tags = lp->tagv;
+			it.ntags = lp->tags.n;
+			if (lp->on_item(lp->ctx, &it) != 0)
+				lp->stopped = 1;
+		}
+		return lp->stopped;
+	}
+	return 0;
+}
+
+enum blob_xml_err
+blob_parse_list_answer(const char *xml, size_t len, blob_list_fn on_item,
+    int (*on_name)(void *, const char *), void *ctx, struct buf *next_marker)
+{
+	struct blob_xml_walk w = { NULL, list_start, list_end };
+	struct list_parse *lp;
+	enum blob_xml_err e;
+
+	assert((on_item == NULL) != (on_name == NULL));
+	buf_reset(next_marker);
+	lp = bx_calloc(1, sizeof *lp);
+	if (lp == NULL)
+		return BLOB_XML_NOMEM;
+	buf_init(&lp->name, 4096);
+	lp->marker = next_marker;
+	lp->on_item = on_item;
+	lp->on_name = on_name;
+	lp->ctx = ctx;
+	w.ctx = lp;
+	e = blob_xml_walk(xml, len, &w);
+	if (lp->stopped)
+		e = BLOB_XML_STOPPED;
+	else if (e == BLOB_XML_STOPPED)	/* a name or marker did not fit */
+		e = lp->nomem ? BLOB_XML_NOMEM : BLOB_XML_MALFORMED;
+	buf_free(&lp->name);
+	bx_free(lp);
+	return e;
+}
+
+/* Page through a container listing (List Blobs or Find Blobs by Tags). */
+static int
+list_pages(struct blob_client *c, const char *comp, const char *prefix,
+    const char *include, const char *where, blob_list_fn on_item,
+    int (*on_name)(void *, const char *), void *ctx, struct blob_result *res)
+{
+	struct blob_req r;
+	struct buf marker = BUF_INIT(4096);
+	char maxres[16];
+	int rc = BLOB_OK;
+	enum blob_xml_err xe;
+
+	do {
+		bh_req_init(&r, "GET");
+		snprintf(maxres, sizeof maxres, "%u", c->page_size);
+		if (bh_req_path_container(c, &r) != 0 ||
+		    bh_req_query_param(&r, "restype", "container") != 0 ||
+		    bh_req_query_param(&r, "comp", comp) != 0 ||
+		    (prefix && prefix[0] && bh_req_query_param(&r, "prefix", prefix) != 0) ||
+		    (include && include[0] && bh_req_query_param(&r, "include", include) != 0) ||
+		    (where && bh_req_query_param(&r, "where", where) != 0) ||
+		    (c->page_size && bh_req_query_param(&r, "maxresults", maxres) != 0) ||
+		    (marker.len && bh_req_query_param(&r, "marker",
+		    buf_cstr(&marker)) != 0)) {
+			bh_req_free(&r);
+			rc = bh_result_nomem(res);
+			break;
+		}
+		buf_reset(&marker);
+		rc = bh_exec_one(c, &r, res);
+		if (rc == BLOB_OK) {
+			xe = blob_parse_list_answer(r.answer.ptr ? r.answer.ptr : "",
+			    r.answer.len, on_item, on_name, ctx, &marker);
+			if (xe == BLOB_XML_STOPPED)
+				rc = bh_result_set(res, BLOB_ABORTED, "stopped by the caller");
+			else if (xe == BLOB_XML_NOMEM)
+				rc = bh_result_nomem(res);
+			else if (xe != BLOB_XML_OK)
+				rc = bh_result_set(res, BLOB_FAILED, "malformed listing");
+		}
+		bh_req_free(&r);
+	} while (rc == BLOB_OK && marker.len > 0);
+	buf_free(&marker);
+	return rc;
+}
+
+int
+blob_list(struct blob_client *c, const char *prefix, unsigned include,
+    blob_list_fn on_item, void *ctx, struct blob_result *res)
+{
+	char inc[64];
+
+	bh_result_clear(res);
+	if (on_item == NULL)
+		return bh_result_set(res, BLOB_BAD_INPUT, "no callback");
+	snprintf(inc, sizeof inc, "%s%s%s",
+	    include & BLOB_LIST_TAGS ? "tags," : "",
+	    include & BLOB_LIST_METADATA ? "metadata," : "",
+	    include & BLOB_LIST_UNCOMMITTED ? "uncommittedblobs," : "");
+	if (inc[0])
+		inc[strlen(inc) - 1] = '\0';
+	return list_pages(c, "list", prefix, inc, NULL, on_item, NULL, ctx, res);
+}
+
+int
+blob_find_by_tags(struct blob_client *c, const char *where_expr,
+    int (*on_name)(void *, const char *), void *ctx, struct blob_result *res)
+{
+	bh_result_clear(res);
+	if (where_expr == NULL || on_name == NULL)
+		return bh_result_set(res, BLOB_BAD_INPUT, "no expression or callback");
+	return list_pages(c, "blobs", NULL, NULL, where_expr, NULL, on_name, ctx, res);
+}
+
+/* ---- Blob Batch ------------------------------------------------------------ */
+
+/* One sub-request of a batch: "DELETE <path> HTTP/1.1" with its own date and
+ * signature ("Blob Batch" in the REST reference). */
+static int
+batch_append_delete(struct blob_client *c, struct buf *body, const char *boundary,
+    size_t idx, const char *name, const char *if_tags, const char *date)
+{
+	struct blob_req sub;
+	struct buf auth = BUF_INIT(256);
+	size_t i;
+	int rc = -1;
+
+	bh_req_init(&sub, "DELETE");
+	if (bh_req_path_blob(c, &sub, name) != 0 ||
+	    bh_req_header(&sub, "x-ms-date", date) != 0 ||
+	    bh_req_header(&sub, "x-ms-delete-snapshots", "include") != 0 ||
+	    (if_tags && bh_req_header(&sub, "x-ms-if-tags", if_tags) != 0) ||
+	    bh_req_header(&sub, "Content-Length", "0") != 0)
+		goto out;
+	if (buf_appendf(body, "--%s\r\nContent-Type: application/http\r\n"
+	    "Content-Transfer-Encoding: binary\r\nContent-ID: %zu\r\n\r\n"
+	    "DELETE %s%s%s HTTP/1.1\r\n", boundary, idx, buf_cstr(&sub.path),
+	    c->sas ? "?" : "", c->sas ? c->sas : "") != BUF_OK)
+		goto out;
+	if (c->sas == NULL) {
+		if (sign_shared_key(c->key, c->keylen, "DELETE", c->account,
+		    buf_cstr(&sub.path), "", sub.hdr, sub.nhdr, &auth) != SIGN_OK ||
+		    buf_appendf(body, "Authorization: %s\r\n", buf_cstr(&auth)) != BUF_OK)
+			goto out;
+	}
+	for (i = 0; i < sub.nhdr; i++)
+		if (buf_appendf(body, "%s: %s\r\n", sub.hdr[i].name,
+		    sub.hdr[i].value) != BUF_OK)
+			goto out;
+	if (buf_append_cstr(body, "\r\n") != BUF_OK)
+		goto out;
+	rc = 0;
+out:
+	if (auth.ptr != NULL)
+		memset(auth.ptr, 0, auth.len);
+	buf_free(&auth);
+	bh_req_free(&sub);
+	return rc;
+}
+
+/* Walk the multipart/mixed answer: each part carries "Content-ID: N" and
+ * then the sub-response's status line and headers. */
+void
+blob_parse_batch_answer(const char *p, size_t len, struct blob_result *each, size_t n)
+{
+	const char *end = p + len, *part = p;
+
+	for (;;) {
+		const char *cid = memmem(part, (size_t)(end - part), "Content-ID:", 11);
+		const char *http, *next, *code;
+		char *stop;
+		unsigned long idx;
+		long st;
+
+		if (cid == NULL)
+			return;
+		idx = strtoul(cid + 11, &stop, 10);
+		next = memmem(cid + 11, (size_t)(end - cid - 11), "Content-ID:", 11);
+		if (next == NULL)
+			next = end;
+		http = memmem(cid, (size_t)(next - cid), "HTTP/1.1 ", 9);
+		part = next;
+		if (http == NULL || idx >= n)
+			continue;
+		st = strtol(http + 9, NULL, 10);
+		bh_result_clear(&each[idx]);
+		each[idx].http_status = st;
+		code = memmem(http, (size_t)(next - http), "x-ms-error-code:", 16);
+		if (code != NULL) {
+			size_t cl;
+
+			code += 16;
+			while (*code == ' ')
+				code++;
+			cl = strcspn(code, "\r\n");
+			bh_set_field(each[idx].code, sizeof each[idx].code, code, cl);
+		}
+		each[idx].status = bh_status_for_http(st, each[idx].code, 0);
+		if (each[idx].status != BLOB_OK) {
+			snprintf(each[idx].message, sizeof each[idx].message,
+			    "HTTP %ld %s", st, each[idx].code);
+		}
+		if (next == end)
+			return;
+	}
+}
+
+int
+blob_batch_delete(struct blob_client *c, const char *const *names, size_t n,
+    const char *if_tags, struct blob_result *each, struct blob_result *res)
+{
+	struct blob_req r;
+	struct buf body = BUF_INIT(4 * 1024 * 1024);
+	unsigned char rnd[12];
+	char boundary[64], ctype[128], date[32];
+	size_t i;
+	int rc;
+
+	bh_result_clear(res);
+	if (n == 0 || n > BATCH_MAX || names == NULL || each == NULL)
+		return bh_result_set(res, BLOB_BAD_INPUT, "a batch holds 1 to 256 names");
+	for (i = 0; i < n; i++) {
+		bh_result_clear(&each[i]);
+		(void)bh_result_set(&each[i], BLOB_FAILED, "no answer for this name");
+		if (!bh_name_ok(names[i]))
+			return bh_result_set(res, BLOB_BAD_INPUT, "bad blob name");
+	}
+	if (gnutls_rnd(GNUTLS_RND_NONCE, rnd, sizeof rnd) < 0)
+		return bh_result_set(res, BLOB_FAILED, "no randomness");
+	snprintf(boundary, sizeof boundary, "batch_");
+	for (i = 0; i < sizeof rnd; i++)
+		snprintf(boundary + 6 + 2 * i, 3, "%02x", rnd[i]);
+	snprintf(ctype, sizeof ctype, "multipart/mixed; boundary=%s", boundary);
+	sign_time_rfc1123(time(NULL), date);
+	bh_req_init(&r, "POST");
+	for (i = 0; i < n; i++)
+		if (batch_append_delete(c, &body, boundary, i, names[i], if_tags,
+		    date) != 0)
+			goto nomem;
+	if (buf_appendf(&body, "--%s--\r\n", boundary) != BUF_OK ||
+	    bh_req_path_container(c, &r) != 0 ||
+	    bh_req_query_param(&r, "restype", "container") != 0 ||
+	    bh_req_query_param(&r, "comp", "batch") != 0 ||
+	    bh_req_header(&r, "Content-Type", ctype) != 0)
+		goto nomem;
+	r.body = buf_cstr(&body);
+	r.body_len = body.len;
+	r.has_body = 1;
+	rc = bh_exec_one(c, &r, res);
+	if (rc == BLOB_OK)
+		blob_parse_batch_answer(buf_cstr(&r.answer), r.answer.len, each, n);
+	goto out;
+nomem:
+	rc = bh_result_nomem(res);
+out:
+	bh_req_free(&r);
+	if (body.ptr != NULL)
+		memset(body.ptr, 0, body.len);	/* it held signatures */
+	buf_free(&body);
+	return rc;
+}
+
+/* ---- service properties --------------------------------------------------- */
+
+static int
+service_props_end(void *ctx, const char *path, const char *text, size_t len)
+{
+	struct blob_service_props *p = ctx;
+	struct span s = { text, len };
+
+	if (strcmp(path, "/StorageServiceProperties/DeleteRetentionPolicy/Enabled") == 0)
+		p->delete_retention_enabled = span_eq_nocase_cstr(s, "true");
+	else if (strcmp(path, "/StorageServiceProperties/DeleteRetentionPolicy/Days") == 0)
+		p->delete_retention_days = (int)bh_parse_i64(text, len);
+	return 0;
+}
+
+static int
+req_path_service(struct blob_client *c, struct blob_req *r)
+{
+	if (buf_appendf(&r->path, "%s/", c->path_prefix) != BUF_OK ||
+	    bh_req_query_param(r, "restype", "service") != 0 ||
+	    bh_req_query_param(r, "comp", "properties") != 0)
+		return -1;
+	return 0;
+}
+
+enum blob_xml_err
+blob_parse_service_props_answer(const char *xml, size_t len, struct blob_service_props *out)
+{
+	struct blob_xml_walk w = { out, NULL, service_props_end };
+	enum blob_xml_err e;
+
+	memset(out, 0, sizeof *out);
+	e = blob_xml_walk(xml, len, &w);
+	if (out->delete_retention_days < 0)
+		out->delete_retention_days = 0;
+	return e;
+}
+
+int
+blob_service_properties_get(struct blob_client *c, struct blob_service_props *out,
+    struct blob_result *res)
+{
+	struct blob_req r;
+	enum blob_xml_err xe;
+	int rc;
+
+	bh_result_clear(res);
+	memset(out, 0, sizeof *out);
+	bh_req_init(&r, "GET");
+	if (req_path_service(c, &r) != 0) {
+		rc = bh_result_nomem(res);
+		goto out;
+	}
+	rc = bh_exec_one(c, &r, res);
+	if (rc == BLOB_OK && (xe = blob_parse_service_props_answer(r.answer.ptr ?
+	    r.answer.ptr : "", r.answer.len, out)) != BLOB_XML_OK)
+		rc = xe == BLOB_XML_NOMEM ? bh_result_nomem(res) :
+		    bh_result_set(res, BLOB_FAILED, "malformed service properties");
+out:
+	bh_req_free(&r);
+	return rc;
+}
+
+int
+blob_service_properties_set(struct blob_client *c,
+    const struct blob_service_props *p, struct blob_result *res)
+{
+	struct blob_req r;
+	struct buf body = BUF_INIT(4096);
+	int rc;
+
+	bh_result_clear(res);
+	if (p->delete_retention_enabled && (p->delete_retention_days < 1 ||
+	    p->delete_retention_days > 365))
+		return bh_result_set(res, BLOB_BAD_INPUT, "retention days must be 1..365");
+	bh_req_init(&r, "PUT");
+	if (buf_appendf(&body, "<?xml version=\"1.0\" encoding=\"utf-8\"?>"
+	    "<StorageServiceProperties><DeleteRetentionPolicy>"
+	    "<Enabled>%s</Enabled>", p->delete_retention_enabled ? "true" :
+	    "false") != BUF_OK ||
+	    (p->delete_retention_enabled && buf_appendf(&body, "<Days>%d</Days>",
+	    p->delete_retention_days) != BUF_OK) ||
+	    buf_append_cstr(&body, "</DeleteRetentionPolicy>"
+	    "</StorageServiceProperties>") != BUF_OK ||
+	    req_path_service(c, &r) != 0 ||
+	    bh_req_header(&r, "Content-Type", "application/xml; charset=utf-8") != 0) {
+		rc = bh_result_nomem(res);
+		goto out;
+	}
+	r.body = buf_cstr(&body);
+	r.body_len = body.len;
+	r.has_body = 1;
+	rc = bh_exec_one(c, &r, res);
+out:
+	bh_req_free(&r);
+	buf_free(&body);
+	return rc;
+}
+
+/* ---- SAS URLs -------------------------------------------------------------- */
+
+int
+blob_sas_url(struct blob_client *c, const char *name, const char *perms,
+    int64_t lifetime_s, const char *content_disposition, struct buf *out,
+    struct blob_result *res)
+{
+	struct sas_service_fields f;
+	struct blob_req r;
+	struct buf q = BUF_INIT(8192);
+	char start[24], expiry[24];
+	time_t now = time(NULL);
+	int rc;
+
+	bh_result_clear(res);
+	if (!bh_name_ok(name) || perms == NULL || perms[0] == '\0' || lifetime_s <= 0)
+		return bh_result_set(res, BLOB_BAD_INPUT, "bad name, permissions or lifetime");
+	if (c->keylen == 0)
+		return bh_result_set(res, BLOB_BAD_INPUT, "a SAS needs the account key");
+	memset(&f, 0, sizeof f);
+	sign_time_iso8601(now - 300, start);
+	sign_time_iso8601(now + (time_t)lifetime_s, expiry);
+	f.permissions = perms;
+	f.start = start;
+	f.expiry = expiry;
+	f.protocol = c->https ? "https" : "https,http";
+	f.resource = "b";
+	f.content_disposition = content_disposition;
+	bh_req_init(&r, "GET");
+	if (bh_req_path_blob(c, &r, name) != 0 ||
+	    sas_sign_service(c->key, c->keylen, c->account, c->container, name,
+	    &f, &q) != SIGN_OK ||
+	    buf_appendf(out, "%s%s?%s", c->url_base, buf_cstr(&r.path),
+	    buf_cstr(&q)) != BUF_OK)
+		rc = bh_result_nomem(res);
+	else
+		rc = BLOB_OK;
+	bh_req_free(&r);
+	buf_free(&q);
+	return rc;
+}

@@ -1,0 +1,264 @@
+/*
+ * blob.h - the Azure Blob Storage client: libcurl (GnuTLS) + expat.
+ *
+ * One struct blob_client per process (or per thread: a client is not
+ * thread-safe).  It keeps its connections alive across calls and signs
+ * every request with Shared Key, or appends the configured SAS.
+ *
+ * Every call fills a struct blob_result: a status the caller switches on,
+ * the HTTP status, the curl code, and the service's error code and message
+ * (x-ms-error-code or the XML <Code>/<Message>).  No result ever holds the
+ * account key or a SAS signature.
+ *
+ * Uploads are create-only (If-None-Match: *) unless the function name says
+ * overwrite.  Transient failures (connect errors, timeouts, 408, 429, 500,
+ * 502, 503, 504) are retried with exponential backoff and jitter, honouring
+ * Retry-After and x-ms-retry-after-ms, and only where repeating the request
+ * is safe.  See DESIGN.md, "Storage client rules".
+ */
+#ifndef BINDERY_BLOB_H
+#define BINDERY_BLOB_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "base/buf.h"
+#include "base/compat.h"
+
+struct blob_client;
+
+enum blob_status {
+	BLOB_OK = 0,
+	BLOB_EXISTS,		/* create refused: 409 BlobAlreadyExists or 412 on a create */
+	BLOB_EXISTS_MAYBE_OURS,	/* create retried after an ambiguous try, then refused */
+	BLOB_CONDITION_NOT_MET,	/* 412 on If-Match / x-ms-if-tags */
+	BLOB_NOT_FOUND,		/* 404 (BlobNotFound, ContainerNotFound) */
+	BLOB_AUTH_FAILED,	/* 401/403 */
+	BLOB_TRANSIENT,		/* still failing transiently after the retries */
+	BLOB_NOT_SUPPORTED,	/* 501 */
+	BLOB_DEADLINE,		/* the deadline passed before a call; nothing was sent */
+	BLOB_ABORTED,		/* a caller callback asked to stop or failed */
+	BLOB_BAD_INPUT,		/* 400, or impossible input from the caller */
+	BLOB_NOMEM,
+	BLOB_FAILED,		/* anything else */
+};
+
+struct blob_result {
+	enum blob_status status;
+	long http_status;	/* 0 when no answer was received */
+	int curl_code;		/* CURLcode of the last attempt */
+	char code[64];		/* x-ms-error-code or XML <Code> */
+	char message[256];	/* never contains a credential */
+};
+
+const char *blob_status_name(enum blob_status);
+
+struct blob_settings {		/* all borrowed; copied by blob_client_new */
+	const char *endpoint;	/* "https://acct.blob.core.windows.net" or
+				 * path-style "http://127.0.0.1:10000/devstoreaccount1" */
+	const char *account;
+	const char *key_b64;	/* NULL when SAS-only */
+	const char *sas;	/* account/container SAS query (no '?'); NULL with a key */
+	const char *container;
+	size_t block_size;	/* staged upload block size (0: 4 MiB) */
+	unsigned blocks_in_flight; /* (0: 4) */
+	size_t single_put_max;	/* bodies up to this go as one Put Blob (0: 4 MiB);
+				 * never more than block_size */
+	long connect_timeout_ms; /* (0: 10000) */
+	long low_speed_time_s;	/* abort a transfer below 1 byte/s for this long (0: 30) */
+	unsigned max_retries;	/* retries after the first attempt */
+};
+
+/* Validate and copy the settings, decode the key and open nothing yet (the
+ * first call connects). On failure *out is NULL and res says why. */
+BINDERY_NODISCARD int blob_client_new(const struct blob_settings *,
+    struct blob_client **out, struct blob_result *res);
+void blob_client_free(struct blob_client *);
+
+/* Absolute CLOCK_MONOTONIC deadline in milliseconds (0 = none).  Checked
+ * before every storage call and every retry: past it a call returns
+ * BLOB_DEADLINE without sending anything. */
+void blob_client_set_deadline(struct blob_client *, int64_t deadline_ms);
+/* CLOCK_MONOTONIC now in milliseconds, for computing deadlines. */
+int64_t blob_now_ms(void);
+
+struct blob_tag {
+	const char *key;
+	const char *value;
+};
+
+/* A blob's tags, owned by the struct (the service allows 10 per blob, keys
+ * up to 128 bytes, values up to 256). */
+#define BLOB_MAX_TAGS 10
+struct blob_tag_set {
+	size_t n;
+	char key[BLOB_MAX_TAGS][129];
+	char value[BLOB_MAX_TAGS][257];
+};
+
+struct blob_upload_opts {
+	const char *content_type;	/* NULL: application/octet-stream */
+	const struct blob_tag *tags;
+	size_t ntags;
+	int64_t expected_size;		/* -1 unknown; else a mismatch is BLOB_BAD_INPUT
+					 * and nothing is committed */
+};
+
+/* Fills up to len bytes; returns the count, 0 at EOF, -1 on error. */
+typedef long (*blob_read_fn)(void *ctx, char *buf, size_t len);
+
+struct blob_upload_info {
+	uint64_t size;
+	unsigned char sha256[32];
+	char sha256_hex[65];
+	char etag[128];
+};
+
+/*
+ * Create-only upload (If-None-Match: * always; no option removes it).
+ * Streams from read_fn: one Put Blob when the body fits in single_put_max,
+ * else Put Block (Content-MD5 on each; block ids unique to this attempt and
+ * all of one length; at most blocks_in_flight in flight) and then Put Block
+ * List, create-only.  Tags and content type go on the creating call, with
+ * x-ms-meta-size and x-ms-meta-sha256 computed on the way.  Memory is
+ * bounded by block_size * blocks_in_flight.  A refused create is BLOB_EXISTS
+ * (BLOB_EXISTS_MAYBE_OURS if an earlier try of the create had an unknown
+ * outcome: verify by hash); info's size and SHA-256 are set for it too
+ * (the etag only on success).
+ */
+BINDERY_NODISCARD int blob_upload_create(struct blob_client *, const char *name,
+    const struct blob_upload_opts *, blob_read_fn, void *ctx,
+    struct blob_upload_info *info, struct blob_result *res);
+/* The only way to overwrite an existing blob. Same as above without the
+ * condition. */
+BINDERY_NODISCARD int blob_upload_overwrite(struct blob_client *, const char *name,
+    const struct blob_upload_opts *, blob_read_fn, void *ctx,
+    struct blob_upload_info *info, struct blob_result *res);
+
+/* Block ids for Put Block must be base64 and, per blob, of one length. */
+BINDERY_NODISCARD int blob_put_block(struct blob_client *, const char *name,
+    const char *block_id_b64, const void *data, size_t len,
+    struct blob_result *res);
+/* Commit ids (base64, as staged) as a new blob, create-only, with the
+ * options' tags and content type. */
+BINDERY_NODISCARD int blob_put_block_list_create(struct blob_client *,
+    const char *name, const char *const *ids, size_t nids,
+    const struct blob_upload_opts *, struct blob_result *res);
+
+struct blob_block_counts {
+	unsigned committed, uncommitted;
+};
+/* Get Block List (blocklisttype=all). */
+BINDERY_NODISCARD int blob_get_block_list(struct blob_client *, const char *name,
+    struct blob_block_counts *out, struct blob_result *res);
+
+/* Purge staged uncommitted blocks on a name that holds NO committed blob:
+ * commit an empty block list create-only tagged state=pending (which drops
+ * the staged blocks), then delete guarded by "state" = 'pending'.  Returns
+ * BLOB_EXISTS, touching nothing, if a committed blob is there. */
+BINDERY_NODISCARD int blob_purge_uncommitted(struct blob_client *,
+    const char *name, struct blob_result *res);
+
+struct blob_props {
+	uint64_t size;
+	char content_type[256];
+	char etag[128];
+	char content_md5[32];	/* base64, "" if none */
+	char meta_sha256[65];	/* "" if absent */
+	int64_t meta_size;	/* -1 if absent */
+	char last_modified[64];
+	unsigned tag_count;
+};
+BINDERY_NODISCARD int blob_get_properties(struct blob_client *, const char *name,
+    struct blob_props *out, struct blob_result *res);
+
+typedef int (*blob_headers_fn)(void *ctx, const struct blob_props *,
+    uint64_t total_size);
+typedef int (*blob_data_fn)(void *ctx, const char *data, size_t len);
+/* Streamed download of [range_start, range_start + range_len) (range_len 0:
+ * to the end).  on_headers (may be NULL) is called once before the first
+ * body byte; on_data for each chunk.  A nonzero return from either aborts
+ * with BLOB_ABORTED.  Retried only before the first byte reached on_data. */
+BINDERY_NODISCARD int blob_get(struct blob_client *, const char *name,
+    uint64_t range_start, uint64_t range_len, blob_headers_fn on_headers,
+    blob_data_fn on_data, void *ctx, struct blob_result *res);
+
+/* Delete the blob and its snapshots.  if_tags (e.g. "\"state\" = 'pending'")
+ * and if_match (an ETag) are optional; unmet -> BLOB_CONDITION_NOT_MET. */
+BINDERY_NODISCARD int blob_delete(struct blob_client *, const char *name,
+    const char *if_tags, const char *if_match, struct blob_result *res);
+/* Replace the blob's tags (Set Blob Tags), optionally guarded by if_tags. */
+BINDERY_NODISCARD int blob_set_tags(struct blob_client *, const char *name,
+    const struct blob_tag *, size_t n, const char *if_tags,
+    struct blob_result *res);
+BINDERY_NODISCARD int blob_get_tags(struct blob_client *, const char *name,
+    struct blob_tag_set *out, struct blob_result *res);
+/* Create the configured container; one that already exists is BLOB_OK. */
+BINDERY_NODISCARD int blob_container_create(struct blob_client *,
+    struct blob_result *res);
+/* Delete the configured container (tests clean up with it). */
+BINDERY_NODISCARD int blob_container_delete(struct blob_client *,
+    struct blob_result *res);
+
+enum {
+	BLOB_LIST_TAGS = 1,
+	BLOB_LIST_METADATA = 2,
+	BLOB_LIST_UNCOMMITTED = 4,
+};
+struct blob_list_item {		/* all borrowed for the callback's duration */
+	const char *name;
+	uint64_t size;
+	const char *etag;
+	const char *meta_sha256;	/* "" unless BLOB_LIST_METADATA and present */
+	const struct blob_tag *tags;	/* only with BLOB_LIST_TAGS */
+	size_t ntags;
+};
+typedef int (*blob_list_fn)(void *ctx, const struct blob_list_item *);
+/* List Blobs under prefix (NULL: all), following NextMarker to the end;
+ * on_item returning nonzero stops with BLOB_ABORTED. */
+BINDERY_NODISCARD int blob_list(struct blob_client *, const char *prefix,
+    unsigned include, blob_list_fn on_item, void *ctx, struct blob_result *res);
+/* Page size for blob_list and blob_find_by_tags (0: the service default);
+ * tests make it small so markers are exercised. */
+void blob_client_set_page_size(struct blob_client *, unsigned maxresults);
+
+/* Find Blobs by Tags in the container; where_expr as in the REST reference,
+ * e.g. "\"state\" = 'pending'".  The index is eventually consistent: never
+ * decide correctness on it. */
+BINDERY_NODISCARD int blob_find_by_tags(struct blob_client *,
+    const char *where_expr, int (*on_name)(void *, const char *name),
+    void *ctx, struct blob_result *res);
+
+/* Blob Batch delete of up to 256 names, each guarded by if_tags when
+ * given; each[i] receives the result for names[i].  res covers the batch
+ * request itself. */
+BINDERY_NODISCARD int blob_batch_delete(struct blob_client *,
+    const char *const *names, size_t n, const char *if_tags,
+    struct blob_result *each, struct blob_result *res);
+
+struct blob_service_props {
+	int delete_retention_enabled;
+	int delete_retention_days;
+	int versioning_known;	/* the data plane cannot tell: always 0 */
+	int versioning_enabled;
+};
+BINDERY_NODISCARD int blob_service_properties_get(struct blob_client *,
+    struct blob_service_props *, struct blob_result *res);
+/* Sets only the delete retention policy. */
+BINDERY_NODISCARD int blob_service_properties_set(struct blob_client *,
+    const struct blob_service_props *, struct blob_result *res);
+
+/* Undelete Blob; an endpoint without it (Azurite: 501) gives
+ * BLOB_NOT_SUPPORTED. */
+BINDERY_NODISCARD int blob_undelete(struct blob_client *, const char *name,
+    struct blob_result *res);
+
+/* Append the full URL of one blob with a service SAS (sr=b) valid for
+ * lifetime_s seconds (starting five minutes back for clock skew), perms in
+ * the documented order (e.g. "r").  content_disposition, when set, is the
+ * rscd the service will answer with.  Needs the account key. */
+BINDERY_NODISCARD int blob_sas_url(struct blob_client *, const char *name,
+    const char *perms, int64_t lifetime_s, const char *content_disposition,
+    struct buf *out, struct blob_result *res);
+
+#endif

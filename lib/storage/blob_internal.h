@@ -1,0 +1,236 @@
+/*
+ * blob_internal.h - pieces of the blob client shared between its modules;
+ * not part of the public interface.
+ *
+ *   blob_http.c    the HTTP engine: client lifecycle, request building and
+ *                  signing, the curl handle pool and multi execution,
+ *                  retries, answer headers, results.  Its internal names
+ *                  carry the prefix bh_ (the responder has req_* of its own).
+ *   blob_upload.c  streaming create-only / overwrite uploads, Put Block,
+ *                  Put Block List and purge of uncommitted blocks.
+ *   blob.c         the other operations (properties, get, delete, tags,
+ *                  containers, block list, listing, batch, service
+ *                  properties, SAS URLs) and their answer parsers.
+ *   blob_xml.c     the XML walk the parsers are built on.
+ */
+#ifndef BINDERY_BLOB_INTERNAL_H
+#define BINDERY_BLOB_INTERNAL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <curl/curl.h>
+
+#include "storage/blob.h"
+#include "base/buf.h"
+#include "base/compat.h"
+#include "storage/sign.h"
+
+/* ---- the HTTP engine (blob_http.c) ---------------------------------------- */
+
+#define BH_MAX_HEADERS	24	/* request headers one struct blob_req holds */
+
+/* Where a request stands in the engine; only blob_http.c moves it. */
+enum bh_req_state { BH_REQ_IDLE, BH_REQ_RUNNING, BH_REQ_WAITING, BH_REQ_DONE };
+
+/* What the engine keeps from an answer's headers (reset per attempt;
+ * -1: absent for the int64_t fields and retry_after_ms). */
+struct bh_resp_headers {
+	char etag[128];
+	char error_code[64];
+	char content_type[256];
+	char content_md5[32];
+	char blob_content_md5[32];
+	char meta_sha256[65];
+	char last_modified[64];
+	int64_t meta_size;
+	int64_t content_length;
+	int64_t range_total;
+	unsigned tag_count;
+	long retry_after_ms;
+};
+
+/* One REST call: built with bh_req_*, run with bh_exec_*, freed with
+ * bh_req_free; the answer's status, headers and body are read from it. */
+struct blob_req {
+	const char *method;
+	struct buf path;		/* encoded, with the endpoint's prefix */
+	struct buf query;		/* encoded, without '?' or the SAS */
+	struct sign_header hdr[BH_MAX_HEADERS];
+	char *hdr_value[BH_MAX_HEADERS];	/* owned copies of hdr[].value */
+	size_t nhdr;
+	const char *body;		/* borrowed */
+	size_t body_len, body_off;
+	int has_body, retry_safe, create_only;
+
+	long status;
+	struct bh_resp_headers rh;
+	struct buf answer;		/* error or XML body */
+	int answer_overflow;
+
+	blob_headers_fn on_headers;
+	blob_data_fn on_data;
+	void *cb_ctx;
+	int headers_delivered, cb_aborted;
+	uint64_t delivered;
+
+	enum bh_req_state state;
+	CURL *easy;
+	struct curl_slist *slist;
+	unsigned attempt;
+	int ambiguous;			/* an earlier try may have taken effect */
+	int64_t retry_at;
+	struct blob_result res;
+};
+
+/* The opaque client of blob.h: settings, credentials, the curl multi
+ * handle and its easy-handle pool.  Only blob_http.c changes it. */
+struct blob_client {
+	char *url_base;		/* scheme://host[:port] */
+	char *path_prefix;	/* "" or "/devstoreaccount1" */
+	char *account;
+	char *container;
+	char *sas;		/* NULL with a key */
+	unsigned char key[128];
+	size_t keylen;
+	int https;
+	size_t block_size, single_put_max;
+	unsigned in_flight, max_retries, page_size;
+	long connect_timeout_ms, low_speed_time_s;
+	int64_t deadline_ms;
+	CURLM *multi;
+	CURL **easy;		/* pool of in_flight handles, made lazily */
+	int *easy_busy;
+	struct blob_req **active;	/* requests started and not yet collected */
+	unsigned nactive;
+};
+
+/* Zero *res. */
+void bh_result_clear(struct blob_result *res);
+/* Set res's status and (when msg is non-NULL) its message, truncated to
+ * fit; returns st. */
+int bh_result_set(struct blob_result *res, enum blob_status st, const char *msg);
+/* bh_result_set(res, BLOB_NOMEM, "out of memory"). */
+int bh_result_nomem(struct blob_result *res);
+
+/* Empty request for method (a literal); pair with bh_req_free. */
+void bh_req_init(struct blob_req *r, const char *method);
+/* Free what r owns; r may be bh_req_init'ed again afterwards. */
+void bh_req_free(struct blob_req *r);
+/* Add or replace header name (a literal, borrowed) with a copy of value;
+ * -1 out of memory. */
+int bh_req_header(struct blob_req *r, const char *name,
+    const char *value);
+/* Append name=value (value percent-encoded) to r's query; -1 on failure. */
+int bh_req_query_param(struct blob_req *r, const char *name,
+    const char *value);
+/* Append the container's encoded path to r's path; -1 on failure. */
+int bh_req_path_container(struct blob_client *c, struct blob_req *r);
+/* Append the blob name's encoded path to r's path; -1 on failure. */
+int bh_req_path_blob(struct blob_client *c, struct blob_req *r,
+    const char *name);
+/* Nonzero when name is a valid blob name (1..1024 characters). */
+int bh_name_ok(const char *name);
+
+/* The non-negative decimal s[n], or -1 when it is not one. */
+int64_t bh_parse_i64(const char *s, size_t n);
+/* Copy v[n] into dst as a C string; an oversize value leaves dst empty. */
+void bh_set_field(char *dst, size_t dstsize, const char *v, size_t n);
+/* Fill *p from the answer headers rh. */
+void bh_props_from_headers(const struct bh_resp_headers *rh, struct blob_props *p);
+/* Hand r's answer headers to its on_headers (once); nonzero stops. */
+int bh_deliver_headers(struct blob_req *r);
+/* Nonzero once c's deadline (if any) has passed. */
+int bh_deadline_passed(const struct blob_client *c);
+/* The status for HTTP status http with service error code (pure). */
+enum blob_status bh_status_for_http(long http, const char *code, int create_only);
+
+/* Run r to its end, retries included; copies its result to res and returns
+ * its status. */
+int bh_exec_one(struct blob_client *c, struct blob_req *r, struct blob_result *res);
+/* Start r (kept alive by the caller until collected); -1 when c already
+ * runs in_flight requests. */
+int bh_exec_start(struct blob_client *c, struct blob_req *r);
+/* One finished started request without blocking, or NULL; *next_retry is
+ * the earliest pending retry time (-1: none). */
+struct blob_req *bh_exec_collect(struct blob_client *c, int64_t *next_retry);
+/* Sleep until curl, a curl_multi_wakeup(), the next retry or max_ms. */
+void bh_exec_poll(struct blob_client *c, int64_t next_retry, int max_ms);
+/* Abandon the started request r wherever it is. */
+void bh_exec_cancel(struct blob_client *c, struct blob_req *r);
+
+/* ---- operations (blob.c) ------------------------------------------------- */
+
+/* Nonzero when tags[n] obey "Set Blob Tags" (at most ten, key 1..128 and
+ * value 0..256 characters of [A-Za-z0-9 +-./:=_]). */
+int blob_tags_ok(const struct blob_tag *tags, size_t n);
+
+/* ---- XML (blob_xml.c, parsers in blob.c) ---------------------------------- */
+
+/*
+ * A flattening XML walk: on_start gets the element path ("/A/B/C") when an
+ * element opens, on_end gets the path and the element's own character data
+ * when it closes.  Enough for every answer the Blob service sends.  A
+ * nonzero return from a callback stops the walk.
+ */
+struct blob_xml_walk {
+	void *ctx;
+	int (*on_start)(void *ctx, const char *path);
+	int (*on_end)(void *ctx, const char *path, const char *text, size_t len);
+};
+
+enum blob_xml_err {
+	BLOB_XML_OK = 0,
+	BLOB_XML_MALFORMED,
+	BLOB_XML_NOMEM,
+	BLOB_XML_STOPPED,	/* a callback returned nonzero */
+};
+
+BINDERY_NODISCARD enum blob_xml_err blob_xml_walk(const char *xml, size_t len,
+    const struct blob_xml_walk *w);
+
+/* Pull <Error><Code> and <Message> out of an error body; fields left as
+ * they were when absent. */
+void blob_xml_error(const char *xml, size_t len, char *code, size_t codesize,
+    char *message, size_t messagesize);
+
+/*
+ * The pure parse step of each call that reads an XML answer, so the fuzz
+ * harness and the allocation-failure loop reach the code the network calls
+ * run.  Each takes the answer body as received (any bytes; need not end in
+ * NUL), resets *out first, and returns BLOB_XML_OK, BLOB_XML_MALFORMED (not
+ * XML, or a value that does not fit) or BLOB_XML_NOMEM.  Element layouts are
+ * the REST reference's.
+ */
+/* Get Blob Tags: <Tags><TagSet><Tag><Key/><Value/></Tag>...; more than
+ * BLOB_MAX_TAGS tags or an over-long key or value is MALFORMED. */
+BINDERY_NODISCARD enum blob_xml_err blob_parse_tags_answer(const char *xml, size_t len,
+    struct blob_tag_set *out);
+/* Get Block List: counts of <CommittedBlocks>/<UncommittedBlocks> <Block>s. */
+BINDERY_NODISCARD enum blob_xml_err blob_parse_block_list_answer(const char *xml,
+    size_t len, struct blob_block_counts *out);
+/* Get Blob Service Properties: the delete retention policy (days >= 0). */
+BINDERY_NODISCARD enum blob_xml_err blob_parse_service_props_answer(const char *xml,
+    size_t len, struct blob_service_props *out);
+/*
+ * One page of List Blobs (on_item) or Find Blobs by Tags (on_name; exactly
+ * one of the two is non-NULL): the callback runs per <Blob>, its arguments
+ * borrowed for the call; nonzero from it gives BLOB_XML_STOPPED.
+ * next_marker (reset first; its cap bounds the marker) receives
+ * <NextMarker>, empty on the last page.
+ */
+BINDERY_NODISCARD enum blob_xml_err blob_parse_list_answer(const char *xml, size_t len,
+    blob_list_fn on_item, int (*on_name)(void *, const char *), void *ctx,
+    struct buf *next_marker);
+/*
+ * Blob Batch: the multipart/mixed answer; each part's "Content-ID: N" and
+ * status line fill each[N] (N < n); entries without a part are left as
+ * they were.  Unlike the XML parsers, body[len] must be '\0'.
+ */
+void blob_parse_batch_answer(const char *body, size_t len, struct blob_result *each,
+    size_t n);
+
+/* Append s with &, <, >, " and ' escaped for element content. */
+BINDERY_NODISCARD enum buf_err blob_xml_escape(struct buf *out, const char *s);
+
+#endif

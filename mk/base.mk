@@ -1,0 +1,9 @@
+# lib/base: spans and capped buffers, the allocation hook, logging, random
+# ids, failpoints.  It includes nothing above itself.
+lib_libbindery_a_SOURCES += lib/base/compat.h lib/base/buf.c lib/base/buf.h \
+	lib/base/alloc.c lib/base/alloc.h lib/base/log.c lib/base/log.h \
+	lib/base/rand.c lib/base/rand.h lib/base/failpoint.c lib/base/failpoint.h
+
+check_PROGRAMS += tests/unit/test_buf
+UNIT_TESTS += tests/unit/test_buf tests/unit/banned.sh
+EXTRA_DIST += tests/unit/banned.sh

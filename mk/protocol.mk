@@ -1,0 +1,20 @@
+# lib/protocol: the order of steps of DESIGN.md (create, replace, delete,
+# outbox), the sweeper, the audit, and the services bundle they run on.
+lib_libbindery_a_SOURCES += lib/protocol/services.c lib/protocol/services.h \
+	lib/protocol/protocol.c lib/protocol/protocol.h \
+	lib/protocol/sweep.c lib/protocol/sweep.h \
+	lib/protocol/audit.c lib/protocol/audit.h
+
+check_PROGRAMS += tests/unit/test_sweep_decide
+UNIT_TESTS += tests/unit/test_sweep_decide
+
+check_PROGRAMS += tests/integration/test_experiments \
+	tests/integration/test_sweep tests/integration/test_audit
+INTEGRATION_TESTS += tests/integration/test_experiments \
+	tests/integration/test_sweep tests/integration/test_audit \
+	tests/integration/sweep.sh tests/integration/audit_deep.sh
+EXTRA_DIST += tests/integration/sweep_plant.h tests/integration/sweep.sh \
+	tests/integration/audit_deep.sh
+
+noinst_PROGRAMS += tests/bench/bench_sweep
+EXTRA_DIST += tests/bench/bench_sweep.sh

@@ -1,0 +1,12 @@
+# lib/registry: MariaDB (prepared statements only), the documents, blobs and
+# idempotency rows, the sweeper's claims, migrations.  It knows no storage.
+lib_libbindery_a_SOURCES += lib/registry/db.c lib/registry/db.h \
+	lib/registry/migrate.c lib/registry/migrate.h \
+	lib/registry/docs_db.c lib/registry/docs_db.h \
+	lib/registry/sweep_db.c lib/registry/sweep_db.h
+dist_sql_DATA += sql/001_schema.sql sql/002_idempotency_blob_index.sql
+
+UNIT_TESTS += tests/unit/sql_literal.sh
+EXTRA_DIST += tests/unit/sql_literal.sh
+INTEGRATION_TESTS += tests/integration/migrate.sh
+EXTRA_DIST += tests/integration/migrate.sh

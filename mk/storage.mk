@@ -1,0 +1,18 @@
+# lib/storage: the Azure Blob Storage client (REST over libcurl, signing).
+# It knows no database.
+lib_libbindery_a_SOURCES += lib/storage/sign.c lib/storage/sign.h \
+	lib/storage/blob.c lib/storage/blob.h lib/storage/blob_http.c \
+	lib/storage/blob_upload.c lib/storage/blob_xml.c lib/storage/blob_internal.h
+
+check_PROGRAMS += tests/unit/test_sign tests/integration/test_blob \
+	tests/integration/blobtool
+UNIT_TESTS += tests/unit/test_sign
+INTEGRATION_TESTS += tests/integration/test_blob \
+	tests/integration/test_blob_interop.sh
+tests_integration_test_blob_LDADD = $(LDADD) -lpthread
+EXTRA_DIST += tests/integration/test_blob_interop.sh
+
+# The benchmark program is built with everything else and run by
+# tests/bench/bench_blob.sh; it is not a test.
+noinst_PROGRAMS += tests/bench/bench_blob
+EXTRA_DIST += tests/bench/bench_blob.sh
