@@ -87,7 +87,7 @@ serve(struct app *app, struct request *r)
 		r->content_length = (int64_t)n;
 	}
 	r->owner = authenticate(app, r);
-	if (http_route(r->method, r->path, &r->route) == ROUTE_HEALTHZ ||
+	if (route_request(r->method, r->path, &r->route) == ROUTE_HEALTHZ ||
 	    r->route.id == ROUTE_NOT_FOUND || r->route.id == ROUTE_METHOD_NOT_ALLOWED) {
 		/* no database needed to answer these */
 	} else if (db_ensure(app->svc->db) != DB_OK && r->route.id != ROUTE_INDEX) {

@@ -16,6 +16,7 @@
 #include "base/buf.h"
 #include "base/compat.h"
 #include "parse/http_parse.h"
+#include "routes.h"
 
 struct request {
 	/* transport: FastCGI when fcgi is set, else CGI via stdin/stdout/environ */

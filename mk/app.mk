@@ -1,9 +1,15 @@
 # app: the FastCGI/CGI responder and the admin CLI, their man pages.
 bin_PROGRAMS += app/bindery.fcgi
-app_bindery_fcgi_SOURCES = app/bindery_fcgi.c app/app.h app/handlers.c app/page.c \
-	app/request.c app/request.h
+app_bindery_fcgi_SOURCES = app/bindery_fcgi.c app/app.h app/routes.c app/routes.h \
+	app/handlers.c app/page.c app/request.c app/request.h
 bin_PROGRAMS += app/bindery
 app_bindery_SOURCES = app/bindery_cli.c app/cli.h \
-	app/cmd_sweep.c app/cmd_audit.c app/cmd_account.c
+	app/cmd_sweep.c app/cmd_audit.c app/cmd_lifecycle_policy.c \
+	app/cmd_check_account.c app/cmd_migrate.c
+# The route table is the responder's, not the library's: its test compiles it in.
+check_PROGRAMS += tests/unit/test_routes
+tests_unit_test_routes_SOURCES = tests/unit/test_routes.c app/routes.c
+tests_unit_test_routes_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)
+UNIT_TESTS += tests/unit/test_routes
 dist_man_MANS += man/bindery.1 man/bindery.fcgi.8
 EXTRA_DIST += tests/bench/bench_fcgi_rss.sh

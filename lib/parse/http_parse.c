@@ -445,98 +445,39 @@ http_bearer_token(struct span authorization, struct span *token)
 	return HTTP_AUTH_OK;
 }
 
-/* {id}: canonical decimal, 1..UINT64_MAX, so "/documents/07" is not "/7". */
-static int
-parse_doc_id(struct span seg, uint64_t *id)
+int
+http_parse_id(struct span seg, uint64_t *id)
 {
 	if (seg.len == 0 || seg.ptr[0] == '0')
 		return 0;
 	return http_parse_uint(seg, UINT64_MAX, id) == HTTP_UINT_OK;
 }
 
-enum route_id
-http_route(struct span method, struct span path, struct route_match *out)
+int
+http_path_split(struct span path, struct http_path *out)
 {
-	struct span seg[4];
-	size_t nseg = 0, i, s;
-	int get, head;
+	size_t i, start;
+	struct span seg;
 
-	memset(out, 0, sizeof *out);
-	out->id = ROUTE_NOT_FOUND;
+	out->nseg = 0;
 	if (path.len == 0 || path.ptr[0] != '/' || memchr(path.ptr, '\0', path.len) != NULL)
-		return out->id;
+		return -1;
 	/* Split after the leading '/'; "/" alone has no segment. */
-	for (s = 1, i = 1; path.len > 1 && i <= path.len; i++) {
+	for (start = 1, i = 1; path.len > 1 && i <= path.len; i++) {
 		if (i < path.len && path.ptr[i] != '/')
 			continue;
-		if (nseg == ARRAY_LEN(seg))
-			return out->id;
-		seg[nseg].ptr = path.ptr + s;
-		seg[nseg].len = i - s;
-		if (seg[nseg].len == 0 || span_eq_cstr(seg[nseg], ".") ||
-		    span_eq_cstr(seg[nseg], ".."))
-			return out->id;
-		nseg++;
-		s = i + 1;
+		seg.ptr = path.ptr + start;
+		seg.len = i - start;
+		if (out->nseg == HTTP_PATH_MAX_SEGMENTS || seg.len == 0 ||
+		    span_eq_cstr(seg, ".") || span_eq_cstr(seg, ".."))
+			goto refuse;
+		out->seg[out->nseg++] = seg;
+		start = i + 1;
 	}
-	head = span_eq_cstr(method, "HEAD");
-	get = head || span_eq_cstr(method, "GET");
-	if (nseg == 0) {
-		out->allow = "GET, HEAD";
-		out->id = get ? ROUTE_INDEX : ROUTE_METHOD_NOT_ALLOWED;
-	} else if (nseg == 1 && span_eq_cstr(seg[0], "healthz")) {
-		out->allow = "GET, HEAD";
-		out->id = get ? ROUTE_HEALTHZ : ROUTE_METHOD_NOT_ALLOWED;
-	} else if (!span_eq_cstr(seg[0], "documents")) {
-		return out->id;
-	} else if (nseg == 1) {
-		out->allow = "GET, HEAD, POST";
-		out->id = get ? ROUTE_DOCUMENTS_LIST : span_eq_cstr(method, "POST") ?
-		    ROUTE_DOCUMENTS_CREATE : ROUTE_METHOD_NOT_ALLOWED;
-	} else if (!parse_doc_id(seg[1], &out->doc_id)) {
-		return out->id;
-	} else if (nseg == 2) {
-		out->allow = "GET, HEAD, DELETE";
-		out->id = get ? ROUTE_DOCUMENT_GET : span_eq_cstr(method, "DELETE") ?
-		    ROUTE_DOCUMENT_DELETE : ROUTE_METHOD_NOT_ALLOWED;
-	} else if (nseg == 3 && span_eq_cstr(seg[2], "content")) {
-		out->allow = "GET, HEAD, PUT";
-		out->id = get ? ROUTE_CONTENT_GET : span_eq_cstr(method, "PUT") ?
-		    ROUTE_CONTENT_PUT : ROUTE_METHOD_NOT_ALLOWED;
-	} else {
-		out->doc_id = 0;
-		return out->id;
-	}
-	out->head = head && out->id != ROUTE_METHOD_NOT_ALLOWED;
-	return out->id;
-}
-
-const char *
-route_name(enum route_id id)
-{
-	switch (id) {
-	case ROUTE_NOT_FOUND:
-		return "not_found";
-	case ROUTE_METHOD_NOT_ALLOWED:
-		return "method_not_allowed";
-	case ROUTE_INDEX:
-		return "index";
-	case ROUTE_HEALTHZ:
-		return "healthz";
-	case ROUTE_DOCUMENTS_LIST:
-		return "documents_list";
-	case ROUTE_DOCUMENTS_CREATE:
-		return "documents_create";
-	case ROUTE_DOCUMENT_GET:
-		return "document_get";
-	case ROUTE_DOCUMENT_DELETE:
-		return "document_delete";
-	case ROUTE_CONTENT_GET:
-		return "content_get";
-	case ROUTE_CONTENT_PUT:
-		return "content_put";
-	}
-	return "unknown";
+	return 0;
+refuse:
+	out->nseg = 0;
+	return -1;
 }
 
 enum buf_err

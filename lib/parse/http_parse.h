@@ -1,8 +1,9 @@
 /*
  * http_parse.h - small parsers for the pieces of a request: query strings,
  * document names, Range, If-Match, Authorization, decimal numbers and the
- * route table of the v1 API.  Pure functions over spans, no I/O; output that
- * must be owned goes into a caller's capped struct buf.
+ * request path's segments (the API's route table is app/routes.c).  Pure
+ * functions over spans, no I/O; output that must be owned goes into a
+ * caller's capped struct buf.
  */
 #ifndef BINDERY_HTTP_PARSE_H
 #define BINDERY_HTTP_PARSE_H
@@ -114,36 +115,26 @@ enum http_auth_result {
 BINDERY_NODISCARD enum http_auth_result http_bearer_token(struct span authorization,
     struct span *token);
 
-enum route_id {
-	ROUTE_NOT_FOUND = 0,
-	ROUTE_METHOD_NOT_ALLOWED,
-	ROUTE_INDEX,		/* GET / */
-	ROUTE_HEALTHZ,		/* GET /healthz */
-	ROUTE_DOCUMENTS_LIST,	/* GET /documents */
-	ROUTE_DOCUMENTS_CREATE,	/* POST /documents */
-	ROUTE_DOCUMENT_GET,	/* GET /documents/{id} */
-	ROUTE_DOCUMENT_DELETE,	/* DELETE /documents/{id} */
-	ROUTE_CONTENT_GET,	/* GET /documents/{id}/content */
-	ROUTE_CONTENT_PUT,	/* PUT /documents/{id}/content */
-};
+/* Enough for every route of the API; a longer path matches none. */
+#define HTTP_PATH_MAX_SEGMENTS 4
 
-struct route_match {
-	enum route_id id;
-	uint64_t doc_id;	/* > 0 for the /documents/{id} routes, else 0 */
-	const char *allow;	/* Allow header value for the path; NULL on NOT_FOUND */
-	int head;		/* the method was HEAD, routed as GET: send no body */
+struct http_path {
+	struct span seg[HTTP_PATH_MAX_SEGMENTS];	/* point into the path */
+	size_t nseg;					/* "/" has none */
 };
 
 /*
- * Route a request.  path is the decoded-nothing request path with the query
- * already stripped; {id} is a canonical decimal uint64 > 0 (no leading
- * zeros, no sign).  HEAD is routed like GET with head set.  Paths with a
- * NUL, an empty segment ("//", a trailing '/') or a dot segment are
- * NOT_FOUND, so no two spellings reach one resource.  Returns out->id.
+ * Split an absolute request path (query already stripped, nothing decoded)
+ * into its segments.  A path with a NUL, an empty segment ("//", a trailing
+ * '/'), a dot segment or more than HTTP_PATH_MAX_SEGMENTS segments is
+ * refused (returns -1), so no two spellings of a path can reach one
+ * resource; 0 otherwise.
  */
-enum route_id http_route(struct span method, struct span path, struct route_match *out);
-/* The route's name for logs, e.g. "document_get"; never NULL. */
-const char *route_name(enum route_id id);
+BINDERY_NODISCARD int http_path_split(struct span path, struct http_path *out);
+
+/* A resource id in a path: canonical decimal 1..UINT64_MAX (no leading
+ * zeros, no sign), so "/documents/07" is not "/documents/7".  1 if valid. */
+BINDERY_NODISCARD int http_parse_id(struct span seg, uint64_t *id);
 
 /* Append in to out with & < > " ' escaped for HTML text and attributes. */
 BINDERY_NODISCARD enum buf_err html_escape(struct span in, struct buf *out);

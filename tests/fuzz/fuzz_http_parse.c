@@ -1,5 +1,5 @@
 /*
- * libFuzzer harness for http_parse.c.
+ * libFuzzer harness for http_parse.c and the route table on it (app/routes.c).
  *
  * The first byte picks the function (modulo 9); the rest is its input.
  * Beyond "no crash, no UB", each result is checked against the promise its
@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "app/routes.h"
 #include "parse/http_parse.h"
 
 static void
@@ -39,15 +40,26 @@ take_line(struct span *s)
 	return a;
 }
 
+/* The path splitter (lib/parse) and the route table on it (app/routes.c). */
 static void
 fuzz_route(struct span in)
 {
 	struct span method = take_line(&in);
+	struct http_path path;
 	struct route_match m;
-	enum route_id r = http_route(method, in, &m);
+	enum route_id r = route_request(method, in, &m);
 	char want[64];
 	size_t i;
 
+	if (http_path_split(in, &path) == 0) {
+		check(path.nseg <= HTTP_PATH_MAX_SEGMENTS);
+		for (i = 0; i < path.nseg; i++)
+			check(path.seg[i].len > 0 && path.seg[i].ptr > in.ptr &&
+			    path.seg[i].ptr + path.seg[i].len <= in.ptr + in.len &&
+			    memchr(path.seg[i].ptr, '/', path.seg[i].len) == NULL);
+	} else {
+		check(r == ROUTE_NOT_FOUND);
+	}
 	check(r == m.id);
 	check((r == ROUTE_NOT_FOUND) == (m.allow == NULL));
 	if (r == ROUTE_NOT_FOUND)

@@ -371,83 +371,46 @@ test_bearer(void)
 }
 
 static void
-test_route(void)
+test_path_split(void)
 {
 	static const struct {
-		const char *method, *path;
-		enum route_id want;
-		uint64_t id;
-		const char *allow;
-		int head;
+		const char *path;
+		int ok;
+		size_t nseg;
 	} cases[] = {
-		{ "GET", "/", ROUTE_INDEX, 0, "GET, HEAD", 0 },
-		{ "HEAD", "/", ROUTE_INDEX, 0, "GET, HEAD", 1 },
-		{ "POST", "/", ROUTE_METHOD_NOT_ALLOWED, 0, "GET, HEAD", 0 },
-		{ "GET", "/healthz", ROUTE_HEALTHZ, 0, "GET, HEAD", 0 },
-		{ "DELETE", "/healthz", ROUTE_METHOD_NOT_ALLOWED, 0, "GET, HEAD", 0 },
-		{ "GET", "/documents", ROUTE_DOCUMENTS_LIST, 0, "GET, HEAD, POST", 0 },
-		{ "POST", "/documents", ROUTE_DOCUMENTS_CREATE, 0, "GET, HEAD, POST", 0 },
-		{ "PUT", "/documents", ROUTE_METHOD_NOT_ALLOWED, 0, "GET, HEAD, POST", 0 },
-		{ "HEAD", "/documents", ROUTE_DOCUMENTS_LIST, 0, "GET, HEAD, POST", 1 },
-		{ "GET", "/documents/1", ROUTE_DOCUMENT_GET, 1, "GET, HEAD, DELETE", 0 },
-		{ "DELETE", "/documents/42", ROUTE_DOCUMENT_DELETE, 42, "GET, HEAD, DELETE", 0 },
-		{ "PUT", "/documents/42", ROUTE_METHOD_NOT_ALLOWED, 42, "GET, HEAD, DELETE", 0 },
-		{ "POST", "/documents/42", ROUTE_METHOD_NOT_ALLOWED, 42, "GET, HEAD, DELETE", 0 },
-		{ "GET", "/documents/18446744073709551615", ROUTE_DOCUMENT_GET, UINT64_MAX,
-		  "GET, HEAD, DELETE", 0 },
-		{ "GET", "/documents/7/content", ROUTE_CONTENT_GET, 7, "GET, HEAD, PUT", 0 },
-		{ "PUT", "/documents/7/content", ROUTE_CONTENT_PUT, 7, "GET, HEAD, PUT", 0 },
-		{ "HEAD", "/documents/7/content", ROUTE_CONTENT_GET, 7, "GET, HEAD, PUT", 1 },
-		{ "DELETE", "/documents/7/content", ROUTE_METHOD_NOT_ALLOWED, 7, "GET, HEAD, PUT", 0 },
-		{ "get", "/documents", ROUTE_METHOD_NOT_ALLOWED, 0, "GET, HEAD, POST", 0 },
-		{ "GET", "/documents/0", ROUTE_NOT_FOUND, 0, NULL, 0 },
-		{ "GET", "/documents/01", ROUTE_NOT_FOUND, 0, NULL, 0 },
-		{ "GET", "/documents/-1", ROUTE_NOT_FOUND, 0, NULL, 0 },
-		{ "GET", "/documents/+1", ROUTE_NOT_FOUND, 0, NULL, 0 },
-		{ "GET", "/documents/1a", ROUTE_NOT_FOUND, 0, NULL, 0 },
-		{ "GET", "/documents/18446744073709551616", ROUTE_NOT_FOUND, 0, NULL, 0 },
-		{ "GET", "/documents/%31", ROUTE_NOT_FOUND, 0, NULL, 0 },
-		{ "GET", "/documents/", ROUTE_NOT_FOUND, 0, NULL, 0 },
-		{ "GET", "/documents/1/", ROUTE_NOT_FOUND, 0, NULL, 0 },
-		{ "GET", "/documents/1/content/", ROUTE_NOT_FOUND, 0, NULL, 0 },
-		{ "GET", "/documents/1/content/x", ROUTE_NOT_FOUND, 0, NULL, 0 },
-		{ "GET", "/documents/1/contents", ROUTE_NOT_FOUND, 0, NULL, 0 },
-		{ "GET", "/documents/1/2/3/4/5", ROUTE_NOT_FOUND, 0, NULL, 0 },
-		{ "GET", "//documents", ROUTE_NOT_FOUND, 0, NULL, 0 },
-		{ "GET", "/documents//1", ROUTE_NOT_FOUND, 0, NULL, 0 },
-		{ "GET", "//", ROUTE_NOT_FOUND, 0, NULL, 0 },
-		{ "GET", "/./documents", ROUTE_NOT_FOUND, 0, NULL, 0 },
-		{ "GET", "/documents/.", ROUTE_NOT_FOUND, 0, NULL, 0 },
-		{ "GET", "/documents/1/../2", ROUTE_NOT_FOUND, 0, NULL, 0 },
-		{ "GET", "/x/../documents", ROUTE_NOT_FOUND, 0, NULL, 0 },
-		{ "GET", "/..", ROUTE_NOT_FOUND, 0, NULL, 0 },
-		{ "GET", "/healthz/", ROUTE_NOT_FOUND, 0, NULL, 0 },
-		{ "GET", "/Documents", ROUTE_NOT_FOUND, 0, NULL, 0 },
-		{ "GET", "/index.html", ROUTE_NOT_FOUND, 0, NULL, 0 },
-		{ "GET", "documents", ROUTE_NOT_FOUND, 0, NULL, 0 },
-		{ "GET", "", ROUTE_NOT_FOUND, 0, NULL, 0 },
-		{ "GET", "/documents?limit=1", ROUTE_NOT_FOUND, 0, NULL, 0 },
+		{ "/", 1, 0 },
+		{ "/documents", 1, 1 },
+		{ "/documents/7/content", 1, 3 },
+		{ "/a/b/c/d", 1, 4 },
+		{ "/a/b/c/d/e", 0, 0 },
+		{ "", 0, 0 },
+		{ "documents", 0, 0 },
+		{ "//", 0, 0 },
+		{ "/documents/", 0, 0 },
+		{ "/documents//1", 0, 0 },
+		{ "/./documents", 0, 0 },
+		{ "/documents/..", 0, 0 },
+		{ "/x/../documents", 0, 0 },
+		{ "/...", 1, 1 },
 	};
-	struct route_match m;
-	enum route_id r;
+	struct http_path p;
 	size_t i;
+	uint64_t id;
 
 	for (i = 0; i < ARRAY_LEN(cases); i++) {
-		r = http_route(span_from_cstr(cases[i].method), span_from_cstr(cases[i].path), &m);
-		tap_ok(r == cases[i].want && m.id == r && m.doc_id == cases[i].id &&
-		    m.head == cases[i].head &&
-		    (cases[i].allow ? m.allow && strcmp(m.allow, cases[i].allow) == 0 : !m.allow),
-		    "%s %s -> %s", cases[i].method, cases[i].path, route_name(r));
+		int rc = http_path_split(span_from_cstr(cases[i].path), &p);
+
+		tap_ok((rc == 0) == cases[i].ok && p.nseg == cases[i].nseg, "split \"%s\": %s, %zu segments",
+		    cases[i].path, rc == 0 ? "ok" : "refused", p.nseg);
 	}
-	r = http_route(SPAN_LIT("GET"), (struct span){ "/documents/1\0", 13 }, &m);
-	tap_ok(r == ROUTE_NOT_FOUND, "NUL in a path");
-	r = http_route(SPAN_LIT("GET"), (struct span){ "/\0", 2 }, &m);
-	tap_ok(r == ROUTE_NOT_FOUND, "NUL after /");
-	r = http_route(SPAN_NULL, SPAN_LIT("/"), &m);
-	tap_ok(r == ROUTE_METHOD_NOT_ALLOWED, "empty method");
-	for (i = ROUTE_NOT_FOUND; i <= ROUTE_CONTENT_PUT; i++)
-		tap_ok(strcmp(route_name((enum route_id)i), "unknown") != 0, "route_name(%zu) = %s",
-		    i, route_name((enum route_id)i));
+	tap_ok(http_path_split(SPAN_LIT("/documents/7/content"), &p) == 0 &&
+	    span_eq_cstr(p.seg[0], "documents") && span_eq_cstr(p.seg[1], "7") &&
+	    span_eq_cstr(p.seg[2], "content"), "segments point into the path");
+	tap_ok(http_path_split((struct span){ "/documents/1\0", 13 }, &p) != 0, "NUL in a path");
+	tap_ok(http_parse_id(SPAN_LIT("18446744073709551615"), &id) && id == UINT64_MAX, "id UINT64_MAX");
+	tap_ok(!http_parse_id(SPAN_LIT("0"), &id) && !http_parse_id(SPAN_LIT("07"), &id) &&
+	    !http_parse_id(SPAN_LIT("+7"), &id) && !http_parse_id(SPAN_NULL, &id) &&
+	    !http_parse_id(SPAN_LIT("18446744073709551616"), &id), "ids: no zero, sign, leading zero, overflow");
 }
 
 static void
@@ -480,7 +443,7 @@ main(void)
 	test_uint();
 	test_etag();
 	test_bearer();
-	test_route();
+	test_path_split();
 	test_html_escape();
 	return tap_done();
 }

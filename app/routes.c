@@ -1,0 +1,99 @@
+/* routes.c - see routes.h. */
+#include <string.h>
+
+#include "parse/http_parse.h"
+#include "routes.h"
+
+#define ID_SEGMENT "{id}"	/* a pattern segment that takes a document id */
+
+/* One path of the API: its segments, the methods it answers (HEAD is GET's)
+ * and the Allow header a 405 names. */
+struct route_path {
+	const char *pattern[HTTP_PATH_MAX_SEGMENTS];
+	size_t nseg;
+	const char *allow;
+	struct {
+		const char *method;
+		enum route_id id;
+	} methods[2];
+};
+
+static const struct route_path table[] = {
+	{ { NULL }, 0, "GET, HEAD", { { "GET", ROUTE_INDEX } } },
+	{ { "healthz" }, 1, "GET, HEAD", { { "GET", ROUTE_HEALTHZ } } },
+	{ { "documents" }, 1, "GET, HEAD, POST",
+	  { { "GET", ROUTE_DOCUMENTS_LIST }, { "POST", ROUTE_DOCUMENTS_CREATE } } },
+	{ { "documents", ID_SEGMENT }, 2, "GET, HEAD, DELETE",
+	  { { "GET", ROUTE_DOCUMENT_GET }, { "DELETE", ROUTE_DOCUMENT_DELETE } } },
+	{ { "documents", ID_SEGMENT, "content" }, 3, "GET, HEAD, PUT",
+	  { { "GET", ROUTE_CONTENT_GET }, { "PUT", ROUTE_CONTENT_PUT } } },
+};
+
+static const char *const names[ROUTE_COUNT] = {
+	[ROUTE_NOT_FOUND] = "not_found",
+	[ROUTE_METHOD_NOT_ALLOWED] = "method_not_allowed",
+	[ROUTE_INDEX] = "index",
+	[ROUTE_HEALTHZ] = "healthz",
+	[ROUTE_DOCUMENTS_LIST] = "documents_list",
+	[ROUTE_DOCUMENTS_CREATE] = "documents_create",
+	[ROUTE_DOCUMENT_GET] = "document_get",
+	[ROUTE_DOCUMENT_DELETE] = "document_delete",
+	[ROUTE_CONTENT_GET] = "content_get",
+	[ROUTE_CONTENT_PUT] = "content_put",
+};
+
+/* Whether path's segments fit rp's pattern; the id segment's value to *id. */
+static int
+path_matches(const struct route_path *rp, const struct http_path *path, uint64_t *id)
+{
+	size_t i;
+
+	if (path->nseg != rp->nseg)
+		return 0;
+	for (i = 0; i < rp->nseg; i++) {
+		if (strcmp(rp->pattern[i], ID_SEGMENT) == 0) {
+			if (!http_parse_id(path->seg[i], id))
+				return 0;
+		} else if (!span_eq_cstr(path->seg[i], rp->pattern[i])) {
+			return 0;
+		}
+	}
+	return 1;
+}
+
+enum route_id
+route_request(struct span method, struct span path, struct route_match *out)
+{
+	const struct route_path *rp = NULL;
+	struct http_path split;
+	int head = span_eq_cstr(method, "HEAD");
+	uint64_t id = 0;
+	size_t i;
+
+	memset(out, 0, sizeof *out);
+	out->id = ROUTE_NOT_FOUND;
+	if (http_path_split(path, &split) != 0)
+		return out->id;
+	for (i = 0; i < ARRAY_LEN(table) && rp == NULL; i++)
+		if (path_matches(&table[i], &split, &id))
+			rp = &table[i];
+	if (rp == NULL)
+		return out->id;
+	out->doc_id = id;
+	out->allow = rp->allow;
+	out->id = ROUTE_METHOD_NOT_ALLOWED;
+	for (i = 0; i < ARRAY_LEN(rp->methods) && rp->methods[i].method; i++) {
+		if (span_eq_cstr(method, rp->methods[i].method) ||
+		    (head && strcmp(rp->methods[i].method, "GET") == 0)) {
+			out->id = rp->methods[i].id;
+			out->head = head;
+		}
+	}
+	return out->id;
+}
+
+const char *
+route_name(enum route_id id)
+{
+	return (unsigned)id < ROUTE_COUNT && names[id] ? names[id] : "unknown";
+}

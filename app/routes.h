@@ -1,0 +1,45 @@
+/*
+ * routes.h - the v1 API's route table: which (method, path) reaches which
+ * handler.  The path is split by http_path_split(), so every spelling the
+ * parser refuses (dot segments, "//", NUL) is simply not found here.
+ */
+#ifndef BINDERY_ROUTES_H
+#define BINDERY_ROUTES_H
+
+#include <stdint.h>
+
+#include "base/buf.h"
+
+enum route_id {
+	ROUTE_NOT_FOUND = 0,
+	ROUTE_METHOD_NOT_ALLOWED,
+	ROUTE_INDEX,		/* GET / */
+	ROUTE_HEALTHZ,		/* GET /healthz */
+	ROUTE_DOCUMENTS_LIST,	/* GET /documents */
+	ROUTE_DOCUMENTS_CREATE,	/* POST /documents */
+	ROUTE_DOCUMENT_GET,	/* GET /documents/{id} */
+	ROUTE_DOCUMENT_DELETE,	/* DELETE /documents/{id} */
+	ROUTE_CONTENT_GET,	/* GET /documents/{id}/content */
+	ROUTE_CONTENT_PUT,	/* PUT /documents/{id}/content */
+};
+#define ROUTE_COUNT (ROUTE_CONTENT_PUT + 1)
+
+struct route_match {
+	enum route_id id;
+	uint64_t doc_id;	/* > 0 for the /documents/{id} routes, else 0 */
+	const char *allow;	/* Allow header value for the path; NULL on NOT_FOUND */
+	int head;		/* the method was HEAD, routed as GET: send no body */
+};
+
+/*
+ * Route a request.  path is the request path with the query already
+ * stripped; {id} is a canonical decimal uint64 > 0 (http_parse_id).  HEAD is
+ * routed like GET with head set.  A path that matches no route, or that
+ * http_path_split() refuses, is NOT_FOUND; a known path with another method
+ * is METHOD_NOT_ALLOWED with allow set.  Returns out->id.
+ */
+enum route_id route_request(struct span method, struct span path, struct route_match *out);
+/* The route's name for logs, e.g. "document_get"; never NULL. */
+const char *route_name(enum route_id id);
+
+#endif

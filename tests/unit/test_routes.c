@@ -1,0 +1,96 @@
+/*
+ * test_routes.c - the v1 API's route table (app/routes.c): every route,
+ * every refused spelling of a path, HEAD as GET, 405 with Allow.
+ */
+#include <stdint.h>
+#include <string.h>
+
+#include "app/routes.h"
+#include "tap.h"
+
+static void
+test_route(void)
+{
+	static const struct {
+		const char *method, *path;
+		enum route_id want;
+		uint64_t id;
+		const char *allow;
+		int head;
+	} cases[] = {
+		{ "GET", "/", ROUTE_INDEX, 0, "GET, HEAD", 0 },
+		{ "HEAD", "/", ROUTE_INDEX, 0, "GET, HEAD", 1 },
+		{ "POST", "/", ROUTE_METHOD_NOT_ALLOWED, 0, "GET, HEAD", 0 },
+		{ "GET", "/healthz", ROUTE_HEALTHZ, 0, "GET, HEAD", 0 },
+		{ "DELETE", "/healthz", ROUTE_METHOD_NOT_ALLOWED, 0, "GET, HEAD", 0 },
+		{ "GET", "/documents", ROUTE_DOCUMENTS_LIST, 0, "GET, HEAD, POST", 0 },
+		{ "POST", "/documents", ROUTE_DOCUMENTS_CREATE, 0, "GET, HEAD, POST", 0 },
+		{ "PUT", "/documents", ROUTE_METHOD_NOT_ALLOWED, 0, "GET, HEAD, POST", 0 },
+		{ "HEAD", "/documents", ROUTE_DOCUMENTS_LIST, 0, "GET, HEAD, POST", 1 },
+		{ "GET", "/documents/1", ROUTE_DOCUMENT_GET, 1, "GET, HEAD, DELETE", 0 },
+		{ "DELETE", "/documents/42", ROUTE_DOCUMENT_DELETE, 42, "GET, HEAD, DELETE", 0 },
+		{ "PUT", "/documents/42", ROUTE_METHOD_NOT_ALLOWED, 42, "GET, HEAD, DELETE", 0 },
+		{ "POST", "/documents/42", ROUTE_METHOD_NOT_ALLOWED, 42, "GET, HEAD, DELETE", 0 },
+		{ "GET", "/documents/18446744073709551615", ROUTE_DOCUMENT_GET, UINT64_MAX,
+		  "GET, HEAD, DELETE", 0 },
+		{ "GET", "/documents/7/content", ROUTE_CONTENT_GET, 7, "GET, HEAD, PUT", 0 },
+		{ "PUT", "/documents/7/content", ROUTE_CONTENT_PUT, 7, "GET, HEAD, PUT", 0 },
+		{ "HEAD", "/documents/7/content", ROUTE_CONTENT_GET, 7, "GET, HEAD, PUT", 1 },
+		{ "DELETE", "/documents/7/content", ROUTE_METHOD_NOT_ALLOWED, 7, "GET, HEAD, PUT", 0 },
+		{ "get", "/documents", ROUTE_METHOD_NOT_ALLOWED, 0, "GET, HEAD, POST", 0 },
+		{ "GET", "/documents/0", ROUTE_NOT_FOUND, 0, NULL, 0 },
+		{ "GET", "/documents/01", ROUTE_NOT_FOUND, 0, NULL, 0 },
+		{ "GET", "/documents/-1", ROUTE_NOT_FOUND, 0, NULL, 0 },
+		{ "GET", "/documents/+1", ROUTE_NOT_FOUND, 0, NULL, 0 },
+		{ "GET", "/documents/1a", ROUTE_NOT_FOUND, 0, NULL, 0 },
+		{ "GET", "/documents/18446744073709551616", ROUTE_NOT_FOUND, 0, NULL, 0 },
+		{ "GET", "/documents/%31", ROUTE_NOT_FOUND, 0, NULL, 0 },
+		{ "GET", "/documents/", ROUTE_NOT_FOUND, 0, NULL, 0 },
+		{ "GET", "/documents/1/", ROUTE_NOT_FOUND, 0, NULL, 0 },
+		{ "GET", "/documents/1/content/", ROUTE_NOT_FOUND, 0, NULL, 0 },
+		{ "GET", "/documents/1/content/x", ROUTE_NOT_FOUND, 0, NULL, 0 },
+		{ "GET", "/documents/1/contents", ROUTE_NOT_FOUND, 0, NULL, 0 },
+		{ "GET", "/documents/1/2/3/4/5", ROUTE_NOT_FOUND, 0, NULL, 0 },
+		{ "GET", "//documents", ROUTE_NOT_FOUND, 0, NULL, 0 },
+		{ "GET", "/documents//1", ROUTE_NOT_FOUND, 0, NULL, 0 },
+		{ "GET", "//", ROUTE_NOT_FOUND, 0, NULL, 0 },
+		{ "GET", "/./documents", ROUTE_NOT_FOUND, 0, NULL, 0 },
+		{ "GET", "/documents/.", ROUTE_NOT_FOUND, 0, NULL, 0 },
+		{ "GET", "/documents/1/../2", ROUTE_NOT_FOUND, 0, NULL, 0 },
+		{ "GET", "/x/../documents", ROUTE_NOT_FOUND, 0, NULL, 0 },
+		{ "GET", "/..", ROUTE_NOT_FOUND, 0, NULL, 0 },
+		{ "GET", "/healthz/", ROUTE_NOT_FOUND, 0, NULL, 0 },
+		{ "GET", "/Documents", ROUTE_NOT_FOUND, 0, NULL, 0 },
+		{ "GET", "/index.html", ROUTE_NOT_FOUND, 0, NULL, 0 },
+		{ "GET", "documents", ROUTE_NOT_FOUND, 0, NULL, 0 },
+		{ "GET", "", ROUTE_NOT_FOUND, 0, NULL, 0 },
+		{ "GET", "/documents?limit=1", ROUTE_NOT_FOUND, 0, NULL, 0 },
+	};
+	struct route_match m;
+	enum route_id r;
+	size_t i;
+
+	for (i = 0; i < ARRAY_LEN(cases); i++) {
+		r = route_request(span_from_cstr(cases[i].method), span_from_cstr(cases[i].path), &m);
+		tap_ok(r == cases[i].want && m.id == r && m.doc_id == cases[i].id &&
+		    m.head == cases[i].head &&
+		    (cases[i].allow ? m.allow && strcmp(m.allow, cases[i].allow) == 0 : !m.allow),
+		    "%s %s -> %s", cases[i].method, cases[i].path, route_name(r));
+	}
+	r = route_request(SPAN_LIT("GET"), (struct span){ "/documents/1\0", 13 }, &m);
+	tap_ok(r == ROUTE_NOT_FOUND, "NUL in a path");
+	r = route_request(SPAN_LIT("GET"), (struct span){ "/\0", 2 }, &m);
+	tap_ok(r == ROUTE_NOT_FOUND, "NUL after /");
+	r = route_request(SPAN_NULL, SPAN_LIT("/"), &m);
+	tap_ok(r == ROUTE_METHOD_NOT_ALLOWED, "empty method");
+	for (i = ROUTE_NOT_FOUND; i <= ROUTE_CONTENT_PUT; i++)
+		tap_ok(strcmp(route_name((enum route_id)i), "unknown") != 0, "route_name(%zu) = %s",
+		    i, route_name((enum route_id)i));
+}
+
+int
+main(void)
+{
+	test_route();
+	return tap_done();
+}
