@@ -5,5 +5,6 @@ lib_libbindery_a_SOURCES += lib/base/compat.h lib/base/buf.c lib/base/buf.h \
 	lib/base/rand.c lib/base/rand.h lib/base/failpoint.c lib/base/failpoint.h
 
 check_PROGRAMS += tests/unit/test_buf
-UNIT_TESTS += tests/unit/test_buf tests/unit/banned.sh
-EXTRA_DIST += tests/unit/banned.sh
+# banned.sh and layers.sh read every layer's sources: the house rules.
+UNIT_TESTS += tests/unit/test_buf tests/unit/banned.sh tests/unit/layers.sh
+EXTRA_DIST += tests/unit/banned.sh tests/unit/layers.sh
