@@ -67,6 +67,10 @@ for server in lighttpd apache; do
 	REQ_TIMEOUT=20 req POST "$url/documents?name=$n" "${auth[@]}" -H 'Content-Length: 70000000' \
 		--data-binary "@$work/one"
 	is "$HTTP_CODE" 413 "$server: Content-Length 70000000 with a 1-byte body is 413"
+	if [ "$server" = apache ]; then
+		is "$HTTP_CTYPE" application/json "$server: ... answered in JSON"
+		like "$HTTP_BODY" '"error":"too_large"' "$server: ... with the API's error code"
+	fi
 	is "$(rows "$n")" 0 "$server: ... and no document row"
 
 	# The client gives up after 3 bytes of a declared 1000: whatever the
