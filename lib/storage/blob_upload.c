@@ -46,7 +46,7 @@ tags_header(const struct blob_tag *tags, size_t n, struct buf *out)
 /* The headers every creating call carries: condition, tags, content type,
  * and (when known) the size and SHA-256 metadata. */
 static int
-creating_headers(struct blob_req *r, const struct blob_upload_opts *o,
+creating_headers(struct blob_request *r, const struct blob_upload_opts *o,
     int create_only, int type_header_is_blob, const char *size,
     const char *sha_hex)
 {
@@ -55,20 +55,20 @@ creating_headers(struct blob_req *r, const struct blob_upload_opts *o,
 	const char *ct = o->content_type && o->content_type[0] ?
 	    o->content_type : "application/octet-stream";
 
-	if (create_only && bh_req_header(r, "If-None-Match", "*") != 0)
+	if (create_only && blob_request_header(r, "If-None-Match", "*") != 0)
 		goto out;
 	r->create_only = create_only;
 	if (o->ntags > 0) {
 		if (tags_header(o->tags, o->ntags, &tags) != 0 ||
-		    bh_req_header(r, "x-ms-tags", buf_cstr(&tags)) != 0)
+		    blob_request_header(r, "x-ms-tags", buf_cstr(&tags)) != 0)
 			goto out;
 	}
-	if (bh_req_header(r, type_header_is_blob ? "x-ms-blob-content-type" :
+	if (blob_request_header(r, type_header_is_blob ? "x-ms-blob-content-type" :
 	    "Content-Type", ct) != 0)
 		goto out;
-	if (size && bh_req_header(r, "x-ms-meta-size", size) != 0)
+	if (size && blob_request_header(r, "x-ms-meta-size", size) != 0)
 		goto out;
-	if (sha_hex && bh_req_header(r, "x-ms-meta-sha256", sha_hex) != 0)
+	if (sha_hex && blob_request_header(r, "x-ms-meta-sha256", sha_hex) != 0)
 		goto out;
 	rc = 0;
 out:
@@ -79,7 +79,7 @@ out:
 /* Content-MD5 for data[len]; known is the digest when the caller already
  * computed it on the way in. */
 static int
-md5_header(struct blob_req *r, const void *data, size_t len,
+md5_header(struct blob_request *r, const void *data, size_t len,
     const unsigned char *known)
 {
 	unsigned char md5[16];
@@ -91,7 +91,7 @@ md5_header(struct blob_req *r, const void *data, size_t len,
 	else if (gnutls_hash_fast(GNUTLS_DIG_MD5, data, len, md5) < 0)
 		goto out;
 	if (sign_base64_encode(md5, sizeof md5, &b64) != SIGN_OK ||
-	    bh_req_header(r, "Content-MD5", buf_cstr(&b64)) != 0)
+	    blob_request_header(r, "Content-MD5", buf_cstr(&b64)) != 0)
 		goto out;
 	rc = 0;
 out:
@@ -101,16 +101,16 @@ out:
 
 /* Set up (not start) a Put Block request for data[len]. */
 static int
-put_block_req(struct blob_client *c, struct blob_req *r, const char *name,
+put_block_req(struct blob_client *c, struct blob_request *r, const char *name,
     const char *id_b64, const void *data, size_t len, const unsigned char *md5)
 {
-	bh_req_init(r, "PUT");
+	blob_request_init(r, "PUT");
 	r->body = data;
 	r->body_len = len;
 	r->has_body = 1;
-	if (bh_req_path_blob(c, r, name) != 0 ||
-	    bh_req_query_param(r, "comp", "block") != 0 ||
-	    bh_req_query_param(r, "blockid", id_b64) != 0 ||
+	if (blob_request_path_blob(c, r, name) != 0 ||
+	    blob_request_query(r, "comp", "block") != 0 ||
+	    blob_request_query(r, "blockid", id_b64) != 0 ||
 	    md5_header(r, data, len, md5) != 0)
 		return -1;
 	return 0;
@@ -120,18 +120,18 @@ int
 blob_put_block(struct blob_client *c, const char *name, const char *block_id_b64,
     const void *data, size_t len, struct blob_result *res)
 {
-	struct blob_req r;
+	struct blob_request r;
 	int rc;
 
-	bh_result_clear(res);
-	if (!bh_name_ok(name) || block_id_b64 == NULL || block_id_b64[0] == '\0' ||
+	blob_result_clear(res);
+	if (!blob_name_ok(name) || block_id_b64 == NULL || block_id_b64[0] == '\0' ||
 	    strlen(block_id_b64) > 88 || (len > 0 && data == NULL))
-		return bh_result_set(res, BLOB_BAD_INPUT, "bad blob name or block");
+		return blob_result_set(res, BLOB_BAD_INPUT, "bad blob name or block");
 	if (put_block_req(c, &r, name, block_id_b64, data, len, NULL) != 0)
-		rc = bh_result_nomem(res);
+		rc = blob_result_nomem(res);
 	else
-		rc = bh_exec_one(c, &r, res);
-	bh_req_free(&r);
+		rc = blob_exec_run(c, &r, res);
+	blob_request_free(&r);
 	return rc;
 }
 
@@ -156,24 +156,24 @@ static int
 commit_block_list(struct blob_client *c, const char *name,
     const char *const *ids, size_t nids, const struct blob_upload_opts *o,
     int create_only, const char *size, const char *sha_hex,
-    struct blob_req *r, struct blob_result *res)
+    struct blob_request *r, struct blob_result *res)
 {
 	struct buf body = BUF_INIT((size_t)MAX_BLOCKS * 128 + 256);
 	int rc;
 
-	bh_req_init(r, "PUT");
+	blob_request_init(r, "PUT");
 	if (block_list_body(ids, nids, &body) != 0 ||
-	    bh_req_path_blob(c, r, name) != 0 ||
-	    bh_req_query_param(r, "comp", "blocklist") != 0 ||
+	    blob_request_path_blob(c, r, name) != 0 ||
+	    blob_request_query(r, "comp", "blocklist") != 0 ||
 	    creating_headers(r, o, create_only, 1, size, sha_hex) != 0 ||
-	    bh_req_header(r, "Content-Type", "application/xml; charset=utf-8") != 0) {
-		rc = bh_result_nomem(res);
+	    blob_request_header(r, "Content-Type", "application/xml; charset=utf-8") != 0) {
+		rc = blob_result_nomem(res);
 		goto out;
 	}
 	r->body = buf_cstr(&body);
 	r->body_len = body.len;
 	r->has_body = 1;
-	rc = bh_exec_one(c, r, res);
+	rc = blob_exec_run(c, r, res);
 out:
 	buf_free(&body);
 	return rc;
@@ -185,17 +185,17 @@ blob_put_block_list_create(struct blob_client *c, const char *name,
     struct blob_result *res)
 {
 	static const struct blob_upload_opts none = { NULL, NULL, 0, -1 };
-	struct blob_req r;
+	struct blob_request r;
 	int rc;
 
-	bh_result_clear(res);
+	blob_result_clear(res);
 	if (opts == NULL)
 		opts = &none;
-	if (!bh_name_ok(name) || nids > MAX_BLOCKS || (nids > 0 && ids == NULL) ||
+	if (!blob_name_ok(name) || nids > MAX_BLOCKS || (nids > 0 && ids == NULL) ||
 	    !blob_tags_ok(opts->tags, opts->ntags))
-		return bh_result_set(res, BLOB_BAD_INPUT, "bad blob name, ids or tags");
+		return blob_result_set(res, BLOB_BAD_INPUT, "bad blob name, ids or tags");
 	rc = commit_block_list(c, name, ids, nids, opts, 1, NULL, NULL, &r, res);
-	bh_req_free(&r);
+	blob_request_free(&r);
 	return rc;
 }
 
@@ -222,7 +222,7 @@ struct upload_slot {
 	unsigned index;		/* the block's number in the body */
 	unsigned char md5[16];	/* written by the hasher before it publishes */
 	enum slot_state state;
-	struct blob_req req;
+	struct blob_request req;
 };
 
 struct hasher {
@@ -395,7 +395,7 @@ upload_read_chunk(struct upload *u, struct upload_slot *s, struct blob_result *r
 		n = READ_CHUNK;
 	got = u->read(u->ctx, s->data + s->len, n);
 	if (got < 0 || (size_t)got > n)
-		return bh_result_set(res, BLOB_ABORTED, "the body could not be read");
+		return blob_result_set(res, BLOB_ABORTED, "the body could not be read");
 	if (got == 0)
 		u->eof = 1;
 	s->len += (size_t)got;
@@ -445,7 +445,7 @@ block_id(const unsigned char token[12], unsigned idx, struct buf *out)
 }
 
 static struct upload_slot *
-slot_of(struct upload_slot *slots, unsigned n, const struct blob_req *r)
+slot_of(struct upload_slot *slots, unsigned n, const struct blob_request *r)
 {
 	unsigned i;
 
@@ -479,22 +479,22 @@ upload_common(struct blob_client *c, const char *name,
 	struct upload_slot *slots = NULL, *filling = NULL;
 	struct buf idtext = BUF_INIT((size_t)MAX_BLOCKS * 32), id = BUF_INIT(64);
 	const char **ids = NULL;
-	struct blob_req commit;
+	struct blob_request commit;
 	unsigned char token[12], sha[32];
 	char size_str[32], sha_hex[65];
 	unsigned i, nslots = c->in_flight, nblocks = 0;
 	size_t idlen = 0;
 	int rc, have_hasher = 0, commit_used = 0;
 
-	bh_result_clear(res);
+	blob_result_clear(res);
 	memset(info, 0, sizeof *info);
 	memset(&u, 0, sizeof u);
 	if (opts == NULL)
 		opts = &none;
-	if (!bh_name_ok(name) || read_fn == NULL || !blob_tags_ok(opts->tags, opts->ntags))
-		return bh_result_set(res, BLOB_BAD_INPUT, "bad blob name, reader or tags");
-	if (bh_deadline_passed(c))
-		return bh_result_set(res, BLOB_DEADLINE, "deadline passed before the call");
+	if (!blob_name_ok(name) || read_fn == NULL || !blob_tags_ok(opts->tags, opts->ntags))
+		return blob_result_set(res, BLOB_BAD_INPUT, "bad blob name, reader or tags");
+	if (blob_deadline_passed(c))
+		return blob_result_set(res, BLOB_DEADLINE, "deadline passed before the call");
 	u.c = c;
 	u.read = read_fn;
 	u.ctx = ctx;
@@ -503,14 +503,14 @@ upload_common(struct blob_client *c, const char *name,
 		if (slots != NULL)
 			hasher_free(&h, NULL);
 		free(slots);
-		return bh_result_set(res, BLOB_NOMEM, "out of memory");
+		return blob_result_set(res, BLOB_NOMEM, "out of memory");
 	}
 	have_hasher = 1;
 	for (i = 0; i < nslots; i++)
-		bh_req_init(&slots[i].req, "PUT");
+		blob_request_init(&slots[i].req, "PUT");
 	if (gnutls_rnd(GNUTLS_RND_NONCE, token, sizeof token) < 0 ||
 	    slot_map(c, &slots[0]) != 0) {
-		rc = bh_result_nomem(res);
+		rc = blob_result_nomem(res);
 		goto out;
 	}
 	/* The first block decides between one Put Blob and staged blocks;
@@ -523,7 +523,7 @@ upload_common(struct blob_client *c, const char *name,
 		/* One Put Blob: the whole body is in slot 0. */
 		hasher_submit(&h, &slots[0]);
 		if (h.failed) {
-			rc = bh_result_set(res, BLOB_FAILED, "hashing failed");
+			rc = blob_result_set(res, BLOB_FAILED, "hashing failed");
 			goto out;
 		}
 		have_hasher = 0;
@@ -534,21 +534,21 @@ upload_common(struct blob_client *c, const char *name,
 	hasher_start(&h);
 	filling = &slots[0];
 	for (;;) {
-		struct blob_req *done;
+		struct blob_request *done;
 		struct upload_slot *s;
 		int64_t next_retry;
 		unsigned hashed;
 		int failed, progressed = 0, busy = 0;
 
 		/* A block whose transfer finished frees its buffer. */
-		while ((done = bh_exec_collect(c, &next_retry)) != NULL) {
+		while ((done = blob_exec_collect(c, &next_retry)) != NULL) {
 			if (done->res.status != BLOB_OK) {
 				*res = done->res;
 				rc = res->status;
 				goto out;
 			}
 			if ((s = slot_of(slots, nslots, done)) == NULL) {
-				rc = bh_result_set(res, BLOB_FAILED, "lost a block transfer");
+				rc = blob_result_set(res, BLOB_FAILED, "lost a block transfer");
 				goto out;
 			}
 			s->state = SLOT_FREE;
@@ -557,18 +557,18 @@ upload_common(struct blob_client *c, const char *name,
 		/* A hashed block goes out. */
 		hasher_progress(&h, &hashed, &failed);
 		if (failed) {
-			rc = bh_result_set(res, BLOB_FAILED, "hashing failed");
+			rc = blob_result_set(res, BLOB_FAILED, "hashing failed");
 			goto out;
 		}
 		for (i = 0; i < nslots; i++) {
 			s = &slots[i];
 			if (s->state != SLOT_HASHING || s->index >= hashed)
 				continue;
-			bh_req_free(&s->req);
+			blob_request_free(&s->req);
 			if (put_block_req(c, &s->req, name,
 			    idtext.ptr + (size_t)s->index * (idlen + 1), s->data,
-			    s->len, s->md5) != 0 || bh_exec_start(c, &s->req) != 0) {
-				rc = bh_result_nomem(res);
+			    s->len, s->md5) != 0 || blob_exec_start(c, &s->req) != 0) {
+				rc = blob_result_nomem(res);
 				goto out;
 			}
 			s->state = SLOT_SENDING;
@@ -582,7 +582,7 @@ upload_common(struct blob_client *c, const char *name,
 					filling = &slots[i];
 			if (filling != NULL) {
 				if (slot_map(c, filling) != 0) {
-					rc = bh_result_nomem(res);
+					rc = blob_result_nomem(res);
 					goto out;
 				}
 				filling->len = 0;
@@ -599,14 +599,14 @@ upload_common(struct blob_client *c, const char *name,
 				filling->state = SLOT_FREE;
 			} else {
 				if (nblocks >= MAX_BLOCKS) {
-					rc = bh_result_set(res, BLOB_BAD_INPUT, "body needs more "
+					rc = blob_result_set(res, BLOB_BAD_INPUT, "body needs more "
 					    "than 50000 blocks: raise block_size");
 					goto out;
 				}
 				block_id(token, nblocks, &id);
 				if (id.len == 0 || (idlen && id.len != idlen) ||
 				    buf_append(&idtext, id.ptr, id.len + 1) != BUF_OK) {
-					rc = bh_result_nomem(res);
+					rc = blob_result_nomem(res);
 					goto out;
 				}
 				idlen = id.len;
@@ -625,18 +625,18 @@ upload_common(struct blob_client *c, const char *name,
 		/* Nothing to do until a socket, the hasher or a retry
 		 * timer calls. */
 		if (!progressed)
-			bh_exec_poll(c, next_retry, 1000);
+			blob_exec_poll(c, next_retry, 1000);
 	}
 	have_hasher = 0;
 	hasher_free(&h, sha);
 	if (opts->expected_size >= 0 && (uint64_t)opts->expected_size != u.total) {
-		rc = bh_result_set(res, BLOB_BAD_INPUT, "body size differs from the "
+		rc = blob_result_set(res, BLOB_BAD_INPUT, "body size differs from the "
 		    "expected size; nothing committed");
 		goto out;
 	}
 	ids = calloc(nblocks ? nblocks : 1, sizeof *ids);
 	if (ids == NULL) {
-		rc = bh_result_nomem(res);
+		rc = blob_result_nomem(res);
 		goto out;
 	}
 	for (i = 0; i < nblocks; i++)
@@ -649,36 +649,36 @@ upload_common(struct blob_client *c, const char *name,
 	rc = commit_block_list(c, name, ids, nblocks, opts, create_only, size_str,
 	    sha_hex, &commit, res);
 	if (rc == BLOB_OK)
-		bh_set_field(info->etag, sizeof info->etag, commit.rh.etag,
+		blob_copy_field(info->etag, sizeof info->etag, commit.rh.etag,
 		    strlen(commit.rh.etag));
 	goto done;
 
 single:
 	if (opts->expected_size >= 0 && (uint64_t)opts->expected_size != u.total) {
-		rc = bh_result_set(res, BLOB_BAD_INPUT, "body size differs from the "
+		rc = blob_result_set(res, BLOB_BAD_INPUT, "body size differs from the "
 		    "expected size; nothing committed");
 		goto out;
 	}
 	snprintf(size_str, sizeof size_str, "%llu", (unsigned long long)u.total);
 	sha_hex_of(sha, sha_hex);
 	{
-		struct blob_req *r = &slots[0].req;
+		struct blob_request *r = &slots[0].req;
 
-		bh_req_free(r);
-		bh_req_init(r, "PUT");
+		blob_request_free(r);
+		blob_request_init(r, "PUT");
 		r->body = slots[0].data;
 		r->body_len = slots[0].len;
 		r->has_body = 1;
-		if (bh_req_path_blob(c, r, name) != 0 ||
-		    bh_req_header(r, "x-ms-blob-type", "BlockBlob") != 0 ||
+		if (blob_request_path_blob(c, r, name) != 0 ||
+		    blob_request_header(r, "x-ms-blob-type", "BlockBlob") != 0 ||
 		    md5_header(r, r->body, r->body_len, slots[0].md5) != 0 ||
 		    creating_headers(r, opts, create_only, 1, size_str, sha_hex) != 0) {
-			rc = bh_result_nomem(res);
+			rc = blob_result_nomem(res);
 			goto out;
 		}
-		rc = bh_exec_one(c, r, res);
+		rc = blob_exec_run(c, r, res);
 		if (rc == BLOB_OK)
-			bh_set_field(info->etag, sizeof info->etag, r->rh.etag,
+			blob_copy_field(info->etag, sizeof info->etag, r->rh.etag,
 			    strlen(r->rh.etag));
 	}
 done:
@@ -696,12 +696,12 @@ out:
 		hasher_free(&h, NULL);
 	for (i = 0; i < nslots; i++) {
 		if (slots[i].state == SLOT_SENDING)
-			bh_exec_cancel(c, &slots[i].req);
-		bh_req_free(&slots[i].req);
+			blob_exec_cancel(c, &slots[i].req);
+		blob_request_free(&slots[i].req);
 		slot_unmap(c, &slots[i]);
 	}
 	if (commit_used)
-		bh_req_free(&commit);
+		blob_request_free(&commit);
 	free(slots);
 	free(ids);
 	buf_free(&idtext);
