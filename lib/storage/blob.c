@@ -23,31 +23,107 @@
 
 #define BATCH_MAX	256
 
-/* ---- small operations -------------------------------------------------------- */
+/* ---- simple calls ---------------------------------------------------------- */
+
+static int
+call_path(struct blob_client *c, const struct blob_call *call, const char *name,
+    struct blob_request *r)
+{
+	switch (call->target) {
+	case BLOB_CALL_BLOB:
+		return blob_request_path_blob(c, r, name);
+	case BLOB_CALL_CONTAINER:
+		return blob_request_path_container(c, r);
+	case BLOB_CALL_SERVICE:
+		return buf_appendf(&r->path, "%s/", c->path_prefix) == BUF_OK ? 0 : -1;
+	}
+	return -1;
+}
+
+/* Headers go in the order the hand-written calls used: the fixed one,
+ * Content-Type, then the conditions. */
+static int
+call_headers(const struct blob_call *call, const struct blob_call_args *a,
+    struct blob_request *r)
+{
+	if ((call->header[0] != NULL &&
+	    blob_request_header(r, call->header[0], call->header[1]) != 0) ||
+	    (a->body != NULL && call->content_type != NULL &&
+	    blob_request_header(r, "Content-Type", call->content_type) != 0) ||
+	    (a->if_tags != NULL && blob_request_header(r, "x-ms-if-tags", a->if_tags) != 0) ||
+	    (a->if_match != NULL && blob_request_header(r, "If-Match", a->if_match) != 0))
+		return -1;
+	return 0;
+}
+
+int
+blob_call(struct blob_client *c, const struct blob_call *call,
+    const struct blob_call_args *a, struct blob_result *res)
+{
+	struct blob_request r;
+	enum blob_xml_err xe;
+	size_t i;
+	int rc;
+
+	blob_result_clear(res);
+	if (call->target == BLOB_CALL_BLOB && !blob_name_ok(a->name))
+		return blob_result_set(res, BLOB_BAD_INPUT, "bad blob name");
+	blob_request_init(&r, call->method);
+	if (call_path(c, call, a->name, &r) != 0)
+		goto nomem;
+	for (i = 0; i < ARRAY_LEN(call->query) && call->query[i][0] != NULL; i++)
+		if (blob_request_query(&r, call->query[i][0], call->query[i][1]) != 0)
+			goto nomem;
+	if (call_headers(call, a, &r) != 0)
+		goto nomem;
+	if (a->body != NULL) {
+		r.body = buf_cstr(a->body);
+		r.body_len = a->body->len;
+	}
+	r.has_body = a->body != NULL || call->empty_body;
+	rc = blob_exec_run(c, &r, res);
+	if (rc == BLOB_FAILED && call->ok_code != NULL &&
+	    res->http_status == call->ok_http && strcmp(res->code, call->ok_code) == 0) {
+		blob_result_clear(res);
+		res->http_status = call->ok_http;
+		rc = BLOB_OK;
+	} else if (rc == BLOB_OK && call->read_headers != NULL)
+		call->read_headers(&r.rh, a->out);
+	else if (rc == BLOB_OK && call->read_body != NULL &&
+	    (xe = call->read_body(r.answer.ptr ? r.answer.ptr : "", r.answer.len,
+	    a->out)) != BLOB_XML_OK)
+		rc = xe == BLOB_XML_NOMEM ? blob_result_nomem(res) :
+		    blob_result_set(res, BLOB_FAILED, call->malformed);
+	goto out;
+nomem:
+	rc = blob_result_nomem(res);
+out:
+	blob_request_free(&r);
+	return rc;
+}
+
+/* ---- properties, get, delete, undelete -------------------------------------- */
+
+static void
+props_read(const struct blob_answer_headers *rh, void *out)
+{
+	blob_props_from_answer(rh, out);
+}
+
+/* Get Blob Properties: a HEAD whose answer is all headers. */
+static const struct blob_call get_properties_call = {
+	.method = "HEAD", .target = BLOB_CALL_BLOB, .read_headers = props_read,
+};
 
 int
 blob_get_properties(struct blob_client *c, const char *name,
     struct blob_props *out, struct blob_result *res)
 {
-	struct blob_request r;
-	int rc;
+	struct blob_call_args a = { .name = name, .out = out };
 
-	blob_result_clear(res);
 	memset(out, 0, sizeof *out);
 	out->meta_size = -1;
-	if (!blob_name_ok(name))
-		return blob_result_set(res, BLOB_BAD_INPUT, "bad blob name");
-	blob_request_init(&r, "HEAD");
-	if (blob_request_path_blob(c, &r, name) != 0) {
-		rc = blob_result_nomem(res);
-		goto out;
-	}
-	rc = blob_exec_run(c, &r, res);
-	if (rc == BLOB_OK)
-		blob_props_from_answer(&r.rh, out);
-out:
-	blob_request_free(&r);
-	return rc;
+	return blob_call(c, &get_properties_call, &a, res);
 }
 
 int
@@ -92,29 +168,37 @@ out:
 	return rc;
 }
 
+/* Delete Blob, its snapshots with it. */
+static const struct blob_call delete_call = {
+	.method = "DELETE", .target = BLOB_CALL_BLOB,
+	.header = { "x-ms-delete-snapshots", "include" },
+};
+
 int
 blob_delete(struct blob_client *c, const char *name, const char *if_tags,
     const char *if_match, struct blob_result *res)
 {
-	struct blob_request r;
-	int rc;
+	struct blob_call_args a = { .name = name, .if_tags = if_tags,
+	    .if_match = if_match };
 
-	blob_result_clear(res);
-	if (!blob_name_ok(name))
-		return blob_result_set(res, BLOB_BAD_INPUT, "bad blob name");
-	blob_request_init(&r, "DELETE");
-	if (blob_request_path_blob(c, &r, name) != 0 ||
-	    blob_request_header(&r, "x-ms-delete-snapshots", "include") != 0 ||
-	    (if_tags && blob_request_header(&r, "x-ms-if-tags", if_tags) != 0) ||
-	    (if_match && blob_request_header(&r, "If-Match", if_match) != 0)) {
-		rc = blob_result_nomem(res);
-		goto out;
-	}
-	rc = blob_exec_run(c, &r, res);
-out:
-	blob_request_free(&r);
-	return rc;
+	return blob_call(c, &delete_call, &a, res);
 }
+
+/* Undelete Blob: an empty PUT. */
+static const struct blob_call undelete_call = {
+	.method = "PUT", .target = BLOB_CALL_BLOB,
+	.query = { { "comp", "undelete" } }, .empty_body = 1,
+};
+
+int
+blob_undelete(struct blob_client *c, const char *name, struct blob_result *res)
+{
+	struct blob_call_args a = { .name = name };
+
+	return blob_call(c, &undelete_call, &a, res);
+}
+
+/* ---- tags ------------------------------------------------------------------- */
 
 /* Tag keys 1..128 and values 0..256 of [A-Za-z0-9 +-./:=_] ("Set Blob
  * Tags"); at most ten. */
@@ -145,45 +229,46 @@ blob_tags_ok(const struct blob_tag *tags, size_t n)
 	return 1;
 }
 
+/* The Set Blob Tags body: <Tags><TagSet><Tag><Key/><Value/></Tag>... */
+static int
+tags_body(const struct blob_tag *tags, size_t n, struct buf *body)
+{
+	size_t i;
+
+	if (buf_append_cstr(body, "<?xml version=\"1.0\" encoding=\"utf-8\"?>"
+	    "<Tags><TagSet>") != BUF_OK)
+		return -1;
+	for (i = 0; i < n; i++)
+		if (buf_append_cstr(body, "<Tag><Key>") != BUF_OK ||
+		    blob_xml_escape(body, tags[i].key) != BUF_OK ||
+		    buf_append_cstr(body, "</Key><Value>") != BUF_OK ||
+		    blob_xml_escape(body, tags[i].value) != BUF_OK ||
+		    buf_append_cstr(body, "</Value></Tag>") != BUF_OK)
+			return -1;
+	return buf_append_cstr(body, "</TagSet></Tags>") == BUF_OK ? 0 : -1;
+}
+
+static const struct blob_call set_tags_call = {
+	.method = "PUT", .target = BLOB_CALL_BLOB, .query = { { "comp", "tags" } },
+	.content_type = "application/xml; charset=utf-8",
+};
+
 int
 blob_set_tags(struct blob_client *c, const char *name,
     const struct blob_tag *tags, size_t n, const char *if_tags,
     struct blob_result *res)
 {
-	struct blob_request r;
 	struct buf body = BUF_INIT(64 * 1024);
-	size_t i;
+	struct blob_call_args a = { .name = name, .if_tags = if_tags, .body = &body };
 	int rc;
 
 	blob_result_clear(res);
 	if (!blob_name_ok(name) || !blob_tags_ok(tags, n))
 		return blob_result_set(res, BLOB_BAD_INPUT, "bad blob name or tags");
-	blob_request_init(&r, "PUT");
-	if (buf_append_cstr(&body, "<?xml version=\"1.0\" encoding=\"utf-8\"?>"
-	    "<Tags><TagSet>") != BUF_OK)
-		goto nomem;
-	for (i = 0; i < n; i++)
-		if (buf_append_cstr(&body, "<Tag><Key>") != BUF_OK ||
-		    blob_xml_escape(&body, tags[i].key) != BUF_OK ||
-		    buf_append_cstr(&body, "</Key><Value>") != BUF_OK ||
-		    blob_xml_escape(&body, tags[i].value) != BUF_OK ||
-		    buf_append_cstr(&body, "</Value></Tag>") != BUF_OK)
-			goto nomem;
-	if (buf_append_cstr(&body, "</TagSet></Tags>") != BUF_OK ||
-	    blob_request_path_blob(c, &r, name) != 0 ||
-	    blob_request_query(&r, "comp", "tags") != 0 ||
-	    blob_request_header(&r, "Content-Type", "application/xml; charset=utf-8") != 0 ||
-	    (if_tags && blob_request_header(&r, "x-ms-if-tags", if_tags) != 0))
-		goto nomem;
-	r.body = buf_cstr(&body);
-	r.body_len = body.len;
-	r.has_body = 1;
-	rc = blob_exec_run(c, &r, res);
-	goto out;
-nomem:
-	rc = blob_result_nomem(res);
-out:
-	blob_request_free(&r);
+	if (tags_body(tags, n, &body) != 0)
+		rc = blob_result_nomem(res);
+	else
+		rc = blob_call(c, &set_tags_call, &a, res);
 	buf_free(&body);
 	return rc;
 }
@@ -228,103 +313,58 @@ blob_parse_tags_answer(const char *xml, size_t len, struct blob_tag_set *out)
 	return e == BLOB_XML_OK && tp.overflow ? BLOB_XML_MALFORMED : e;
 }
 
+static enum blob_xml_err
+tags_read(const char *xml, size_t len, void *out)
+{
+	return blob_parse_tags_answer(xml, len, out);
+}
+
+static const struct blob_call get_tags_call = {
+	.method = "GET", .target = BLOB_CALL_BLOB, .query = { { "comp", "tags" } },
+	.read_body = tags_read, .malformed = "malformed tag answer",
+};
+
 int
 blob_get_tags(struct blob_client *c, const char *name, struct blob_tag_set *out,
     struct blob_result *res)
 {
-	struct blob_request r;
-	enum blob_xml_err xe;
-	int rc;
+	struct blob_call_args a = { .name = name, .out = out };
 
-	blob_result_clear(res);
 	memset(out, 0, sizeof *out);
-	if (!blob_name_ok(name))
-		return blob_result_set(res, BLOB_BAD_INPUT, "bad blob name");
-	blob_request_init(&r, "GET");
-	if (blob_request_path_blob(c, &r, name) != 0 || blob_request_query(&r, "comp", "tags") != 0) {
-		rc = blob_result_nomem(res);
-		goto out;
-	}
-	rc = blob_exec_run(c, &r, res);
-	if (rc == BLOB_OK && (xe = blob_parse_tags_answer(r.answer.ptr ? r.answer.ptr : "",
-	    r.answer.len, out)) != BLOB_XML_OK)
-		rc = xe == BLOB_XML_NOMEM ? blob_result_nomem(res) :
-		    blob_result_set(res, BLOB_FAILED, "malformed tag answer");
-out:
-	blob_request_free(&r);
-	return rc;
+	return blob_call(c, &get_tags_call, &a, res);
 }
+
+/* ---- containers -------------------------------------------------------------- */
+
+/* Create Container; one that is already there is what the caller wanted. */
+static const struct blob_call container_create_call = {
+	.method = "PUT", .target = BLOB_CALL_CONTAINER,
+	.query = { { "restype", "container" } }, .empty_body = 1,
+	.ok_http = 409, .ok_code = "ContainerAlreadyExists",
+};
 
 int
 blob_container_create(struct blob_client *c, struct blob_result *res)
 {
-	struct blob_request r;
-	int rc;
+	struct blob_call_args a = { .name = NULL };
 
-	blob_result_clear(res);
-	blob_request_init(&r, "PUT");
-	r.has_body = 1;	/* an empty PUT still says Content-Length: 0 */
-	if (blob_request_path_container(c, &r) != 0 ||
-	    blob_request_query(&r, "restype", "container") != 0) {
-		rc = blob_result_nomem(res);
-		goto out;
-	}
-	rc = blob_exec_run(c, &r, res);
-	if (rc == BLOB_FAILED && res->http_status == 409 &&
-	    strcmp(res->code, "ContainerAlreadyExists") == 0) {
-		blob_result_clear(res);
-		res->http_status = 409;
-		rc = BLOB_OK;
-	}
-out:
-	blob_request_free(&r);
-	return rc;
+	return blob_call(c, &container_create_call, &a, res);
 }
+
+static const struct blob_call container_delete_call = {
+	.method = "DELETE", .target = BLOB_CALL_CONTAINER,
+	.query = { { "restype", "container" } },
+};
 
 int
 blob_container_delete(struct blob_client *c, struct blob_result *res)
 {
-	struct blob_request r;
-	int rc;
+	struct blob_call_args a = { .name = NULL };
 
-	blob_result_clear(res);
-	blob_request_init(&r, "DELETE");
-	if (blob_request_path_container(c, &r) != 0 ||
-	    blob_request_query(&r, "restype", "container") != 0) {
-		rc = blob_result_nomem(res);
-		goto out;
-	}
-	rc = blob_exec_run(c, &r, res);
-out:
-	blob_request_free(&r);
-	return rc;
+	return blob_call(c, &container_delete_call, &a, res);
 }
 
-int
-blob_undelete(struct blob_client *c, const char *name, struct blob_result *res)
-{
-	struct blob_request r;
-	int rc;
-
-	blob_result_clear(res);
-	if (!blob_name_ok(name))
-		return blob_result_set(res, BLOB_BAD_INPUT, "bad blob name");
-	blob_request_init(&r, "PUT");
-	r.has_body = 1;
-	if (blob_request_path_blob(c, &r, name) != 0 ||
-	    blob_request_query(&r, "comp", "undelete") != 0) {
-		rc = blob_result_nomem(res);
-		goto out;
-	}
-	rc = blob_exec_run(c, &r, res);
-out:
-	blob_request_free(&r);
-	return rc;
-}
-
-struct block_counts_parse {
-	struct blob_block_counts *out;
-};
+/* ---- block lists ------------------------------------------------------------- */
 
 static int
 block_list_end(void *ctx, const char *path, const char *text, size_t len)
@@ -349,33 +389,26 @@ blob_parse_block_list_answer(const char *xml, size_t len, struct blob_block_coun
 	return blob_xml_walk(xml, len, &w);
 }
 
+static enum blob_xml_err
+block_list_read(const char *xml, size_t len, void *out)
+{
+	return blob_parse_block_list_answer(xml, len, out);
+}
+
+static const struct blob_call get_block_list_call = {
+	.method = "GET", .target = BLOB_CALL_BLOB,
+	.query = { { "comp", "blocklist" }, { "blocklisttype", "all" } },
+	.read_body = block_list_read, .malformed = "malformed block list answer",
+};
+
 int
 blob_get_block_list(struct blob_client *c, const char *name,
     struct blob_block_counts *out, struct blob_result *res)
 {
-	struct blob_request r;
-	enum blob_xml_err xe;
-	int rc;
+	struct blob_call_args a = { .name = name, .out = out };
 
-	blob_result_clear(res);
 	memset(out, 0, sizeof *out);
-	if (!blob_name_ok(name))
-		return blob_result_set(res, BLOB_BAD_INPUT, "bad blob name");
-	blob_request_init(&r, "GET");
-	if (blob_request_path_blob(c, &r, name) != 0 ||
-	    blob_request_query(&r, "comp", "blocklist") != 0 ||
-	    blob_request_query(&r, "blocklisttype", "all") != 0) {
-		rc = blob_result_nomem(res);
-		goto out;
-	}
-	rc = blob_exec_run(c, &r, res);
-	if (rc == BLOB_OK && (xe = blob_parse_block_list_answer(r.answer.ptr ?
-	    r.answer.ptr : "", r.answer.len, out)) != BLOB_XML_OK)
-		rc = xe == BLOB_XML_NOMEM ? blob_result_nomem(res) :
-		    blob_result_set(res, BLOB_FAILED, "malformed block list answer");
-out:
-	blob_request_free(&r);
-	return rc;
+	return blob_call(c, &get_block_list_call, &a, res);
 }
 
 /* ---- listing -------------------------------------------------------------- */
@@ -750,16 +783,6 @@ service_props_end(void *ctx, const char *path, const char *text, size_t len)
 	return 0;
 }
 
-static int
-request_path_service(struct blob_client *c, struct blob_request *r)
-{
-	if (buf_appendf(&r->path, "%s/", c->path_prefix) != BUF_OK ||
-	    blob_request_query(r, "restype", "service") != 0 ||
-	    blob_request_query(r, "comp", "properties") != 0)
-		return -1;
-	return 0;
-}
-
 enum blob_xml_err
 blob_parse_service_props_answer(const char *xml, size_t len, struct blob_service_props *out)
 {
@@ -773,44 +796,46 @@ blob_parse_service_props_answer(const char *xml, size_t len, struct blob_service
 	return e;
 }
 
+static enum blob_xml_err
+service_props_read(const char *xml, size_t len, void *out)
+{
+	return blob_parse_service_props_answer(xml, len, out);
+}
+
+static const struct blob_call service_properties_get_call = {
+	.method = "GET", .target = BLOB_CALL_SERVICE,
+	.query = { { "restype", "service" }, { "comp", "properties" } },
+	.read_body = service_props_read, .malformed = "malformed service properties",
+};
+
 int
 blob_service_properties_get(struct blob_client *c, struct blob_service_props *out,
     struct blob_result *res)
 {
-	struct blob_request r;
-	enum blob_xml_err xe;
-	int rc;
+	struct blob_call_args a = { .out = out };
 
-	blob_result_clear(res);
 	memset(out, 0, sizeof *out);
-	blob_request_init(&r, "GET");
-	if (request_path_service(c, &r) != 0) {
-		rc = blob_result_nomem(res);
-		goto out;
-	}
-	rc = blob_exec_run(c, &r, res);
-	if (rc == BLOB_OK && (xe = blob_parse_service_props_answer(r.answer.ptr ?
-	    r.answer.ptr : "", r.answer.len, out)) != BLOB_XML_OK)
-		rc = xe == BLOB_XML_NOMEM ? blob_result_nomem(res) :
-		    blob_result_set(res, BLOB_FAILED, "malformed service properties");
-out:
-	blob_request_free(&r);
-	return rc;
+	return blob_call(c, &service_properties_get_call, &a, res);
 }
+
+static const struct blob_call service_properties_set_call = {
+	.method = "PUT", .target = BLOB_CALL_SERVICE,
+	.query = { { "restype", "service" }, { "comp", "properties" } },
+	.content_type = "application/xml; charset=utf-8",
+};
 
 int
 blob_service_properties_set(struct blob_client *c,
     const struct blob_service_props *p, struct blob_result *res)
 {
-	struct blob_request r;
 	struct buf body = BUF_INIT(4096);
+	struct blob_call_args a = { .body = &body };
 	int rc;
 
 	blob_result_clear(res);
 	if (p->delete_retention_enabled && (p->delete_retention_days < 1 ||
 	    p->delete_retention_days > 365))
 		return blob_result_set(res, BLOB_BAD_INPUT, "retention days must be 1..365");
-	blob_request_init(&r, "PUT");
 	if (buf_appendf(&body, "<?xml version=\"1.0\" encoding=\"utf-8\"?>"
 	    "<StorageServiceProperties><DeleteRetentionPolicy>"
 	    "<Enabled>%s</Enabled>", p->delete_retention_enabled ? "true" :
@@ -818,18 +843,10 @@ blob_service_properties_set(struct blob_client *c,
 	    (p->delete_retention_enabled && buf_appendf(&body, "<Days>%d</Days>",
 	    p->delete_retention_days) != BUF_OK) ||
 	    buf_append_cstr(&body, "</DeleteRetentionPolicy>"
-	    "</StorageServiceProperties>") != BUF_OK ||
-	    request_path_service(c, &r) != 0 ||
-	    blob_request_header(&r, "Content-Type", "application/xml; charset=utf-8") != 0) {
+	    "</StorageServiceProperties>") != BUF_OK)
 		rc = blob_result_nomem(res);
-		goto out;
-	}
-	r.body = buf_cstr(&body);
-	r.body_len = body.len;
-	r.has_body = 1;
-	rc = blob_exec_run(c, &r, res);
-out:
-	blob_request_free(&r);
+	else
+		rc = blob_call(c, &service_properties_set_call, &a, res);
 	buf_free(&body);
 	return rc;
 }

@@ -167,12 +167,6 @@ void blob_exec_poll(struct blob_client *c, int64_t next_retry, int max_ms);
 /* Abandon the started request r wherever it is. */
 void blob_exec_cancel(struct blob_client *c, struct blob_request *r);
 
-/* ---- operations (blob.c) ------------------------------------------------- */
-
-/* Nonzero when tags[n] obey "Set Blob Tags" (at most ten, key 1..128 and
- * value 0..256 characters of [A-Za-z0-9 +-./:=_]). */
-int blob_tags_ok(const struct blob_tag *tags, size_t n);
-
 /* ---- XML (blob_xml.c, parsers in blob.c) ---------------------------------- */
 
 /*
@@ -240,5 +234,59 @@ void blob_parse_batch_answer(const char *body, size_t len, struct blob_result *e
 
 /* Append s with &, <, >, " and ' escaped for element content. */
 BINDERY_NODISCARD enum buf_err blob_xml_escape(struct buf *out, const char *s);
+
+/* ---- operations (blob.c) ------------------------------------------------- */
+
+/* Nonzero when tags[n] obey "Set Blob Tags" (at most ten, key 1..128 and
+ * value 0..256 characters of [A-Za-z0-9 +-./:=_]). */
+int blob_tags_ok(const struct blob_tag *tags, size_t n);
+
+/* What a simple call addresses. */
+enum blob_call_target {
+	BLOB_CALL_BLOB,		/* the blob args->name in the container */
+	BLOB_CALL_CONTAINER,	/* the configured container */
+	BLOB_CALL_SERVICE,	/* the account's Blob service ("/") */
+};
+
+/*
+ * A simple REST call as data.  Every call that is one request with a fixed
+ * method, query and headers, at most an in-memory body, and at most one
+ * answer to read is a static struct blob_call run by blob_call(), so the
+ * request skeleton (build, sign, run, map the result, free) is written
+ * once.
+ */
+struct blob_call {
+	const char *method;		/* a literal */
+	enum blob_call_target target;
+	const char *query[3][2];	/* name, value pairs, sent in this order;
+					 * a NULL name ends them */
+	const char *header[2];		/* one fixed header (name, value) or none */
+	const char *content_type;	/* of args->body */
+	int empty_body;			/* no body, yet Content-Length: 0 (PUT) */
+	long ok_http;			/* this status with ok_code is BLOB_OK: */
+	const char *ok_code;		/* the call's goal was already reached */
+	/* Read a successful answer into args->out from its headers, or from
+	 * its XML body (a refused body is BLOB_FAILED with message malformed,
+	 * or BLOB_NOMEM).  Both NULL: the answer says nothing more. */
+	void (*read_headers)(const struct blob_answer_headers *, void *out);
+	enum blob_xml_err (*read_body)(const char *xml, size_t len, void *out);
+	const char *malformed;
+};
+
+/* What changes from one run of a call to the next; all borrowed, NULL for
+ * none. */
+struct blob_call_args {
+	const char *name;		/* the blob, for BLOB_CALL_BLOB */
+	const char *if_tags;		/* x-ms-if-tags */
+	const char *if_match;		/* If-Match */
+	const struct buf *body;
+	void *out;			/* for read_headers or read_body */
+};
+
+/* Build, run (retries included) and free the request that call and args
+ * describe; fills res and returns its status.  A bad blob name is
+ * BLOB_BAD_INPUT with nothing sent. */
+BINDERY_NODISCARD int blob_call(struct blob_client *c, const struct blob_call *call,
+    const struct blob_call_args *args, struct blob_result *res);
 
 #endif
