@@ -351,19 +351,6 @@ blob_container_create(struct blob_client *c, struct blob_result *res)
 	return blob_call(c, &container_create_call, &a, res);
 }
 
-static const struct blob_call container_delete_call = {
-	.method = "DELETE", .target = BLOB_CALL_CONTAINER,
-	.query = { { "restype", "container" } },
-};
-
-int
-blob_container_delete(struct blob_client *c, struct blob_result *res)
-{
-	struct blob_call_args a = { .name = NULL };
-
-	return blob_call(c, &container_delete_call, &a, res);
-}
-
 /* ---- block lists ------------------------------------------------------------- */
 
 static int
@@ -546,9 +533,8 @@ blob_parse_list_answer(const char *xml, size_t len, blob_list_fn on_item,
 	return e;
 }
 
-/* Page through a container listing (List Blobs or Find Blobs by Tags). */
-static int
-list_pages(struct blob_client *c, const char *comp, const char *prefix,
+int
+blob_list_pages(struct blob_client *c, const char *comp, const char *prefix,
     const char *include, const char *where, blob_list_fn on_item,
     int (*on_name)(void *, const char *), void *ctx, struct blob_result *res)
 {
@@ -607,17 +593,7 @@ blob_list(struct blob_client *c, const char *prefix, unsigned include,
 	    include & BLOB_LIST_UNCOMMITTED ? "uncommittedblobs," : "");
 	if (inc[0])
 		inc[strlen(inc) - 1] = '\0';
-	return list_pages(c, "list", prefix, inc, NULL, on_item, NULL, ctx, res);
-}
-
-int
-blob_find_by_tags(struct blob_client *c, const char *where_expr,
-    int (*on_name)(void *, const char *), void *ctx, struct blob_result *res)
-{
-	blob_result_clear(res);
-	if (where_expr == NULL || on_name == NULL)
-		return blob_result_set(res, BLOB_BAD_INPUT, "no expression or callback");
-	return list_pages(c, "blobs", NULL, NULL, where_expr, NULL, on_name, ctx, res);
+	return blob_list_pages(c, "list", prefix, inc, NULL, on_item, NULL, ctx, res);
 }
 
 /* ---- Blob Batch ------------------------------------------------------------ */
@@ -816,39 +792,6 @@ blob_service_properties_get(struct blob_client *c, struct blob_service_props *ou
 
 	memset(out, 0, sizeof *out);
 	return blob_call(c, &service_properties_get_call, &a, res);
-}
-
-static const struct blob_call service_properties_set_call = {
-	.method = "PUT", .target = BLOB_CALL_SERVICE,
-	.query = { { "restype", "service" }, { "comp", "properties" } },
-	.content_type = "application/xml; charset=utf-8",
-};
-
-int
-blob_service_properties_set(struct blob_client *c,
-    const struct blob_service_props *p, struct blob_result *res)
-{
-	struct buf body = BUF_INIT(4096);
-	struct blob_call_args a = { .body = &body };
-	int rc;
-
-	blob_result_clear(res);
-	if (p->delete_retention_enabled && (p->delete_retention_days < 1 ||
-	    p->delete_retention_days > 365))
-		return blob_result_set(res, BLOB_BAD_INPUT, "retention days must be 1..365");
-	if (buf_appendf(&body, "<?xml version=\"1.0\" encoding=\"utf-8\"?>"
-	    "<StorageServiceProperties><DeleteRetentionPolicy>"
-	    "<Enabled>%s</Enabled>", p->delete_retention_enabled ? "true" :
-	    "false") != BUF_OK ||
-	    (p->delete_retention_enabled && buf_appendf(&body, "<Days>%d</Days>",
-	    p->delete_retention_days) != BUF_OK) ||
-	    buf_append_cstr(&body, "</DeleteRetentionPolicy>"
-	    "</StorageServiceProperties>") != BUF_OK)
-		rc = blob_result_nomem(res);
-	else
-		rc = blob_call(c, &service_properties_set_call, &a, res);
-	buf_free(&body);
-	return rc;
 }
 
 /* ---- SAS URLs -------------------------------------------------------------- */

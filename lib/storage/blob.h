@@ -10,8 +10,8 @@
  * (x-ms-error-code or the XML <Code>/<Message>).  No result ever holds the
  * account key or a SAS signature.
  *
- * Uploads are create-only (If-None-Match: *) unless the function name says
- * overwrite.  Transient failures (connect errors, timeouts, 408, 429, 500,
+ * Uploads are create-only (If-None-Match: *): nothing here overwrites
+ * bytes.  Transient failures (connect errors, timeouts, 408, 429, 500,
  * 502, 503, 504) are retried with exponential backoff and jitter, honouring
  * Retry-After and x-ms-retry-after-ms, and only where repeating the request
  * is safe.  See DESIGN.md, "Storage client rules".
@@ -129,21 +129,11 @@ struct blob_upload_info {
 BINDERY_NODISCARD int blob_upload_create(struct blob_client *, const char *name,
     const struct blob_upload_opts *, blob_read_fn, void *ctx,
     struct blob_upload_info *info, struct blob_result *res);
-/* The only way to overwrite an existing blob. Same as above without the
- * condition. */
-BINDERY_NODISCARD int blob_upload_overwrite(struct blob_client *, const char *name,
-    const struct blob_upload_opts *, blob_read_fn, void *ctx,
-    struct blob_upload_info *info, struct blob_result *res);
 
 /* Block ids for Put Block must be base64 and, per blob, of one length. */
 BINDERY_NODISCARD int blob_put_block(struct blob_client *, const char *name,
     const char *block_id_b64, const void *data, size_t len,
     struct blob_result *res);
-/* Commit ids (base64, as staged) as a new blob, create-only, with the
- * options' tags and content type. */
-BINDERY_NODISCARD int blob_put_block_list_create(struct blob_client *,
-    const char *name, const char *const *ids, size_t nids,
-    const struct blob_upload_opts *, struct blob_result *res);
 
 struct blob_block_counts {
 	unsigned committed, uncommitted;
@@ -196,9 +186,6 @@ BINDERY_NODISCARD int blob_get_tags(struct blob_client *, const char *name,
 /* Create the configured container; one that already exists is BLOB_OK. */
 BINDERY_NODISCARD int blob_container_create(struct blob_client *,
     struct blob_result *res);
-/* Delete the configured container (tests clean up with it). */
-BINDERY_NODISCARD int blob_container_delete(struct blob_client *,
-    struct blob_result *res);
 
 enum {
 	BLOB_LIST_TAGS = 1,
@@ -218,16 +205,6 @@ typedef int (*blob_list_fn)(void *ctx, const struct blob_list_item *);
  * on_item returning nonzero stops with BLOB_ABORTED. */
 BINDERY_NODISCARD int blob_list(struct blob_client *, const char *prefix,
     unsigned include, blob_list_fn on_item, void *ctx, struct blob_result *res);
-/* Page size for blob_list and blob_find_by_tags (0: the service default);
- * tests make it small so markers are exercised. */
-void blob_client_set_page_size(struct blob_client *, unsigned maxresults);
-
-/* Find Blobs by Tags in the container; where_expr as in the REST reference,
- * e.g. "\"state\" = 'pending'".  The index is eventually consistent: never
- * decide correctness on it. */
-BINDERY_NODISCARD int blob_find_by_tags(struct blob_client *,
-    const char *where_expr, int (*on_name)(void *, const char *name),
-    void *ctx, struct blob_result *res);
 
 /* Blob Batch delete of up to 256 names, each guarded by if_tags when
  * given; each[i] receives the result for names[i].  res covers the batch
@@ -244,9 +221,6 @@ struct blob_service_props {
 };
 BINDERY_NODISCARD int blob_service_properties_get(struct blob_client *,
     struct blob_service_props *, struct blob_result *res);
-/* Sets only the delete retention policy. */
-BINDERY_NODISCARD int blob_service_properties_set(struct blob_client *,
-    const struct blob_service_props *, struct blob_result *res);
 
 /* Undelete Blob; an endpoint without it (Azurite: 501) gives
  * BLOB_NOT_SUPPORTED. */

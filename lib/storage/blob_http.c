@@ -385,12 +385,6 @@ blob_client_set_deadline(struct blob_client *c, int64_t deadline_ms)
 	c->deadline_ms = deadline_ms;
 }
 
-void
-blob_client_set_page_size(struct blob_client *c, unsigned maxresults)
-{
-	c->page_size = maxresults;
-}
-
 int
 blob_client_new(const struct blob_settings *s, struct blob_client **out,
     struct blob_result *res)

@@ -7,8 +7,8 @@
  *                  retries, answer headers, results.  Its names say what
  *                  they work on: blob_request_* builds a request,
  *                  blob_exec_* runs it, blob_result_* fills a result.
- *   blob_upload.c  streaming create-only / overwrite uploads, Put Block,
- *                  Put Block List and purge of uncommitted blocks.
+ *   blob_upload.c  streaming uploads, Put Block, Put Block List and purge
+ *                  of uncommitted blocks.
  *   blob.c         the other operations (properties, get, delete, tags,
  *                  containers, block list, listing, batch, service
  *                  properties, SAS URLs) and their answer parsers.
@@ -103,7 +103,9 @@ struct blob_client {
 	size_t keylen;
 	int https;
 	size_t block_size, single_put_max;
-	unsigned in_flight, max_retries, page_size;
+	unsigned in_flight, max_retries;
+	unsigned page_size;	/* listing maxresults (0: the service's);
+				 * tests make it small to walk markers */
 	long connect_timeout_ms, low_speed_time_s;
 	int64_t deadline_ms;
 	CURLM *multi;
@@ -235,6 +237,19 @@ void blob_parse_batch_answer(const char *body, size_t len, struct blob_result *e
 /* Append s with &, <, >, " and ' escaped for element content. */
 BINDERY_NODISCARD enum buf_err blob_xml_escape(struct buf *out, const char *s);
 
+/* ---- uploads (blob_upload.c) ---------------------------------------------- */
+
+/* blob_upload_create, or with create_only 0 the same without
+ * If-None-Match: an overwrite, which only the tests ask for. */
+BINDERY_NODISCARD int blob_upload_stream(struct blob_client *c, const char *name,
+    const struct blob_upload_opts *opts, blob_read_fn read_fn, void *ctx,
+    struct blob_upload_info *info, struct blob_result *res, int create_only);
+/* Commit ids (base64, as staged) as a new blob, create-only, with the
+ * options' tags and content type (NULL: none). */
+BINDERY_NODISCARD int blob_put_block_list_create(struct blob_client *c,
+    const char *name, const char *const *ids, size_t nids,
+    const struct blob_upload_opts *opts, struct blob_result *res);
+
 /* ---- operations (blob.c) ------------------------------------------------- */
 
 /* Nonzero when tags[n] obey "Set Blob Tags" (at most ten, key 1..128 and
@@ -288,5 +303,17 @@ struct blob_call_args {
  * BLOB_BAD_INPUT with nothing sent. */
 BINDERY_NODISCARD int blob_call(struct blob_client *c, const struct blob_call *call,
     const struct blob_call_args *args, struct blob_result *res);
+
+/*
+ * Page through a container listing to the end, following NextMarker: List
+ * Blobs (comp "list", with prefix and include when non-empty) or Find Blobs
+ * by Tags (comp "blobs", where set).  Exactly one of on_item and on_name is
+ * non-NULL, as for blob_parse_list_answer; a callback that stops the walk
+ * gives BLOB_ABORTED.  The caller clears res.
+ */
+BINDERY_NODISCARD int blob_list_pages(struct blob_client *c, const char *comp,
+    const char *prefix, const char *include, const char *where,
+    blob_list_fn on_item, int (*on_name)(void *, const char *), void *ctx,
+    struct blob_result *res);
 
 #endif

@@ -738,8 +738,8 @@ upload_end(struct upload *u)
 	buf_free(&u->id);
 }
 
-static int
-upload_stream(struct blob_client *c, const char *name,
+int
+blob_upload_stream(struct blob_client *c, const char *name,
     const struct blob_upload_opts *opts, blob_read_fn read_fn, void *ctx,
     struct blob_upload_info *info, struct blob_result *res, int create_only)
 {
@@ -795,15 +795,7 @@ blob_upload_create(struct blob_client *c, const char *name,
     const struct blob_upload_opts *opts, blob_read_fn read_fn, void *ctx,
     struct blob_upload_info *info, struct blob_result *res)
 {
-	return upload_stream(c, name, opts, read_fn, ctx, info, res, 1);
-}
-
-int
-blob_upload_overwrite(struct blob_client *c, const char *name,
-    const struct blob_upload_opts *opts, blob_read_fn read_fn, void *ctx,
-    struct blob_upload_info *info, struct blob_result *res)
-{
-	return upload_stream(c, name, opts, read_fn, ctx, info, res, 0);
+	return blob_upload_stream(c, name, opts, read_fn, ctx, info, res, 1);
 }
 
 int
