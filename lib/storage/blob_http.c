@@ -92,7 +92,6 @@ blob_request_init(struct blob_request *r, const char *method)
 	buf_init(&r->path, 8192);
 	buf_init(&r->query, 64 * 1024);
 	buf_init(&r->answer, ANSWER_MAX);
-	r->retry_safe = 1;
 }
 
 void
@@ -827,7 +826,11 @@ attempt_finish(struct blob_client *c, struct blob_request *r, CURLcode cc)
 		}
 		ambiguous_now = res->status == BLOB_TRANSIENT;
 	}
-	if (res->status != BLOB_TRANSIENT || !r->retry_safe ||
+	/* Every request this client makes may be repeated: reads, deletes,
+	 * tag sets and Put Block are idempotent, and a repeated create-only
+	 * is what r->ambiguous tracks.  A download that already handed bytes
+	 * or headers to its caller is not. */
+	if (res->status != BLOB_TRANSIENT ||
 	    r->attempt >= c->max_retries || r->delivered > 0 ||
 	    r->headers_delivered) {
 		request_done(c, r);

@@ -69,7 +69,7 @@ struct blob_request {
 	size_t nhdr;
 	const char *body;		/* borrowed */
 	size_t body_len, body_off;
-	int has_body, retry_safe, create_only;
+	int has_body, create_only;
 
 	long status;
 	struct blob_answer_headers rh;
