@@ -51,6 +51,7 @@ struct blob_result {
 	char message[256];	/* never contains a credential */
 };
 
+/* The enumerator's name ("BLOB_NOT_FOUND"), for logs; "BLOB_?" if unknown. */
 const char *blob_status_name(enum blob_status);
 
 struct blob_settings {		/* all borrowed; copied by blob_client_new */
@@ -73,6 +74,7 @@ struct blob_settings {		/* all borrowed; copied by blob_client_new */
  * first call connects). On failure *out is NULL and res says why. */
 BINDERY_NODISCARD int blob_client_new(const struct blob_settings *,
     struct blob_client **out, struct blob_result *res);
+/* Close the connections and wipe the key; NULL is a no-op. */
 void blob_client_free(struct blob_client *);
 
 /* Absolute CLOCK_MONOTONIC deadline in milliseconds (0 = none).  Checked
@@ -138,7 +140,8 @@ BINDERY_NODISCARD int blob_put_block(struct blob_client *, const char *name,
 struct blob_block_counts {
 	unsigned committed, uncommitted;
 };
-/* Get Block List (blocklisttype=all). */
+/* Get Block List (blocklisttype=all): how many blocks are committed and
+ * how many staged; *out is reset first. */
 BINDERY_NODISCARD int blob_get_block_list(struct blob_client *, const char *name,
     struct blob_block_counts *out, struct blob_result *res);
 
@@ -159,6 +162,7 @@ struct blob_props {
 	char last_modified[64];
 	unsigned tag_count;
 };
+/* Get Blob Properties (a HEAD) into *out, which is reset first. */
 BINDERY_NODISCARD int blob_get_properties(struct blob_client *, const char *name,
     struct blob_props *out, struct blob_result *res);
 
@@ -181,6 +185,7 @@ BINDERY_NODISCARD int blob_delete(struct blob_client *, const char *name,
 BINDERY_NODISCARD int blob_set_tags(struct blob_client *, const char *name,
     const struct blob_tag *, size_t n, const char *if_tags,
     struct blob_result *res);
+/* Get Blob Tags into *out (reset first); a malformed answer is BLOB_FAILED. */
 BINDERY_NODISCARD int blob_get_tags(struct blob_client *, const char *name,
     struct blob_tag_set *out, struct blob_result *res);
 /* Create the configured container; one that already exists is BLOB_OK. */
@@ -219,6 +224,8 @@ struct blob_service_props {
 	int versioning_known;	/* the data plane cannot tell: always 0 */
 	int versioning_enabled;
 };
+/* Get Blob Service Properties: the delete retention policy into *out
+ * (reset first). */
 BINDERY_NODISCARD int blob_service_properties_get(struct blob_client *,
     struct blob_service_props *, struct blob_result *res);
 
