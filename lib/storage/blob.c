@@ -514,7 +514,7 @@ blob_parse_list_answer(const char *xml, size_t len, blob_list_fn on_item,
 
 	assert((on_item == NULL) != (on_name == NULL));
 	buf_reset(next_marker);
-	lp = bx_calloc(1, sizeof *lp);
+	lp = alloc_calloc(1, sizeof *lp);
 	if (lp == NULL)
 		return BLOB_XML_NOMEM;
 	buf_init(&lp->name, 4096);
@@ -529,7 +529,7 @@ blob_parse_list_answer(const char *xml, size_t len, blob_list_fn on_item,
 	else if (e == BLOB_XML_STOPPED)	/* a name or marker did not fit */
 		e = lp->nomem ? BLOB_XML_NOMEM : BLOB_XML_MALFORMED;
 	buf_free(&lp->name);
-	bx_free(lp);
+	alloc_free(lp);
 	return e;
 }
 
