@@ -1,9 +1,11 @@
 /*
  * blob.c - the Blob REST operations other than streaming uploads:
- * properties, get, delete, tags, containers, undelete, block lists,
- * listing and Find Blobs by Tags, Blob Batch, service properties and SAS
- * URLs, with the pure parse step of each XML answer.  Requests run on the
- * engine of blob_http.c (blob_internal.h); uploads are in blob_upload.c.
+ * properties, get, delete, undelete, tags, container creation, block
+ * lists, listing (whose paging also serves Find Blobs by Tags), Blob
+ * Batch, service properties and SAS URLs, with the pure parse step of
+ * each XML answer.  The simple ones are a static struct blob_call each,
+ * run by blob_call().  Requests run on the engine of blob_http.c
+ * (blob_internal.h); uploads are in blob_upload.c.
  */
 #define _GNU_SOURCE	/* memmem */
 #include <assert.h>
@@ -40,8 +42,6 @@ call_path(struct blob_client *c, const struct blob_call *call, const char *name,
 	return -1;
 }
 
-/* Headers go in the order the hand-written calls used: the fixed one,
- * Content-Type, then the conditions. */
 static int
 call_headers(const struct blob_call *call, const struct blob_call_args *a,
     struct blob_request *r)
