@@ -241,6 +241,15 @@ blob_copy_field(char *dst, size_t dstsize, const char *v, size_t n)
 		dst[0] = '\0';	/* an oversize value is as good as absent */
 }
 
+/* Nothing known yet: the numbers that may be absent are -1. */
+static void
+answer_headers_reset(struct blob_answer_headers *rh)
+{
+	memset(rh, 0, sizeof *rh);
+	rh->meta_size = rh->content_length = rh->range_total = -1;
+	rh->retry_after_ms = -1;
+}
+
 static size_t
 on_header_line(char *line, size_t size, size_t nmemb, void *ud)
 {
@@ -255,9 +264,7 @@ on_header_line(char *line, size_t size, size_t nmemb, void *ud)
 
 		/* A new status line (after 100 Continue, too) resets what we
 		 * know about the answer. */
-		memset(rh, 0, sizeof *rh);
-		rh->meta_size = rh->content_length = rh->range_total = -1;
-		rh->retry_after_ms = -1;
+		answer_headers_reset(rh);
 		r->status = sp ? strtol(sp + 1, NULL, 10) : 0;
 		return n;
 	}
@@ -555,6 +562,53 @@ out:
 	return rc;
 }
 
+/* Point easy handle e at r: url (copied by curl), r's headers, limits and
+ * callbacks, and how the method and body go out. */
+static void
+attempt_configure(struct blob_client *c, struct blob_request *r, CURL *e,
+    const char *url)
+{
+	int64_t left_ms;
+
+	curl_easy_setopt(e, CURLOPT_URL, url);
+	curl_easy_setopt(e, CURLOPT_HTTPHEADER, r->slist);
+	curl_easy_setopt(e, CURLOPT_PRIVATE, r);
+	curl_easy_setopt(e, CURLOPT_NOSIGNAL, 1L);
+#if LIBCURL_VERSION_NUM >= 0x075500
+	curl_easy_setopt(e, CURLOPT_PROTOCOLS_STR, "http,https");
+#endif
+	curl_easy_setopt(e, CURLOPT_CONNECTTIMEOUT_MS, c->connect_timeout_ms);
+	curl_easy_setopt(e, CURLOPT_LOW_SPEED_LIMIT, 1L);
+	curl_easy_setopt(e, CURLOPT_LOW_SPEED_TIME, c->low_speed_time_s);
+	/* A stalled service must not hold a request past its deadline: each
+	 * attempt gets at most the time that is left (0: no limit). */
+	left_ms = c->deadline_ms - blob_now_ms();
+	curl_easy_setopt(e, CURLOPT_TIMEOUT_MS, c->deadline_ms > 0 ?
+	    (long)(left_ms > 1 ? left_ms : 1) : 0L);
+	curl_easy_setopt(e, CURLOPT_TCP_KEEPALIVE, 1L);
+	/* TLS verification stays at libcurl's default (on) for https. */
+	curl_easy_setopt(e, CURLOPT_SSL_VERIFYPEER, 1L);
+	curl_easy_setopt(e, CURLOPT_SSL_VERIFYHOST, 2L);
+	curl_easy_setopt(e, CURLOPT_HEADERFUNCTION, on_header_line);
+	curl_easy_setopt(e, CURLOPT_HEADERDATA, r);
+	curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, on_body);
+	curl_easy_setopt(e, CURLOPT_WRITEDATA, r);
+	if (strcmp(r->method, "HEAD") == 0)
+		curl_easy_setopt(e, CURLOPT_NOBODY, 1L);
+	else if (strcmp(r->method, "GET") == 0)
+		curl_easy_setopt(e, CURLOPT_HTTPGET, 1L);
+	else if (r->has_body) {
+		curl_easy_setopt(e, CURLOPT_UPLOAD, 1L);
+		curl_easy_setopt(e, CURLOPT_UPLOAD_BUFFERSIZE, UPLOAD_BUFSIZE);
+		curl_easy_setopt(e, CURLOPT_READFUNCTION, read_body);
+		curl_easy_setopt(e, CURLOPT_READDATA, r);
+		curl_easy_setopt(e, CURLOPT_INFILESIZE_LARGE, (curl_off_t)r->body_len);
+		if (strcmp(r->method, "PUT") != 0)
+			curl_easy_setopt(e, CURLOPT_CUSTOMREQUEST, r->method);
+	} else
+		curl_easy_setopt(e, CURLOPT_CUSTOMREQUEST, r->method);
+}
+
 /* Sign and configure one attempt of r on easy handle e. */
 static int
 attempt_prepare(struct blob_client *c, struct blob_request *r, CURL *e)
@@ -605,46 +659,8 @@ attempt_prepare(struct blob_client *c, struct blob_request *r, CURL *e)
 	r->body_off = 0;
 	r->answer_overflow = 0;
 	buf_reset(&r->answer);
-	memset(&r->rh, 0, sizeof r->rh);
-	r->rh.meta_size = r->rh.content_length = r->rh.range_total = -1;
-	r->rh.retry_after_ms = -1;
-
-	curl_easy_setopt(e, CURLOPT_URL, buf_cstr(&url));
-	curl_easy_setopt(e, CURLOPT_HTTPHEADER, r->slist);
-	curl_easy_setopt(e, CURLOPT_PRIVATE, r);
-	curl_easy_setopt(e, CURLOPT_NOSIGNAL, 1L);
-#if LIBCURL_VERSION_NUM >= 0x075500
-	curl_easy_setopt(e, CURLOPT_PROTOCOLS_STR, "http,https");
-#endif
-	curl_easy_setopt(e, CURLOPT_CONNECTTIMEOUT_MS, c->connect_timeout_ms);
-	curl_easy_setopt(e, CURLOPT_LOW_SPEED_LIMIT, 1L);
-	curl_easy_setopt(e, CURLOPT_LOW_SPEED_TIME, c->low_speed_time_s);
-	/* A stalled service must not hold a request past its deadline: each
-	 * attempt gets at most the time that is left (0: no limit). */
-	curl_easy_setopt(e, CURLOPT_TIMEOUT_MS, c->deadline_ms > 0 ?
-	    (long)(c->deadline_ms - blob_now_ms() > 1 ? c->deadline_ms - blob_now_ms() : 1) : 0L);
-	curl_easy_setopt(e, CURLOPT_TCP_KEEPALIVE, 1L);
-	/* TLS verification stays at libcurl's default (on) for https. */
-	curl_easy_setopt(e, CURLOPT_SSL_VERIFYPEER, 1L);
-	curl_easy_setopt(e, CURLOPT_SSL_VERIFYHOST, 2L);
-	curl_easy_setopt(e, CURLOPT_HEADERFUNCTION, on_header_line);
-	curl_easy_setopt(e, CURLOPT_HEADERDATA, r);
-	curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, on_body);
-	curl_easy_setopt(e, CURLOPT_WRITEDATA, r);
-	if (strcmp(r->method, "HEAD") == 0)
-		curl_easy_setopt(e, CURLOPT_NOBODY, 1L);
-	else if (strcmp(r->method, "GET") == 0)
-		curl_easy_setopt(e, CURLOPT_HTTPGET, 1L);
-	else if (r->has_body) {
-		curl_easy_setopt(e, CURLOPT_UPLOAD, 1L);
-		curl_easy_setopt(e, CURLOPT_UPLOAD_BUFFERSIZE, UPLOAD_BUFSIZE);
-		curl_easy_setopt(e, CURLOPT_READFUNCTION, read_body);
-		curl_easy_setopt(e, CURLOPT_READDATA, r);
-		curl_easy_setopt(e, CURLOPT_INFILESIZE_LARGE, (curl_off_t)r->body_len);
-		if (strcmp(r->method, "PUT") != 0)
-			curl_easy_setopt(e, CURLOPT_CUSTOMREQUEST, r->method);
-	} else
-		curl_easy_setopt(e, CURLOPT_CUSTOMREQUEST, r->method);
+	answer_headers_reset(&r->rh);
+	attempt_configure(c, r, e, buf_cstr(&url));
 	rc = 0;
 out:
 	/* CURLOPT_URL copies the string; the buffers can go. */
