@@ -738,6 +738,9 @@ upload_end(struct upload *u)
 	buf_free(&u->id);
 }
 
+/* Read, hash and send one body: one Put Blob when the first block is the
+ * whole body and fits single_put_max, else the staged pipeline and a Put
+ * Block List. */
 int
 blob_upload_stream(struct blob_client *c, const char *name,
     const struct blob_upload_opts *opts, blob_read_fn read_fn, void *ctx,
