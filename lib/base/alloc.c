@@ -4,7 +4,7 @@
 
 #include "base/alloc.h"
 
-static long alloc_calls;	/* bx_* allocation attempts so far */
+static long alloc_calls;	/* alloc_* allocation attempts so far */
 static long alloc_fail_at;	/* value of alloc_calls that fails; 0: none */
 static long alloc_failed;
 
@@ -28,25 +28,25 @@ alloc_should_fail(void)
 }
 
 void *
-bx_malloc(size_t n)
+alloc_malloc(size_t n)
 {
 	return alloc_should_fail() ? NULL : malloc(n);
 }
 
 void *
-bx_calloc(size_t nmemb, size_t size)
+alloc_calloc(size_t nmemb, size_t size)
 {
 	return alloc_should_fail() ? NULL : calloc(nmemb, size);
 }
 
 void *
-bx_realloc(void *p, size_t n)
+alloc_realloc(void *p, size_t n)
 {
 	return alloc_should_fail() ? NULL : realloc(p, n);
 }
 
 void
-bx_free(void *p)
+alloc_free(void *p)
 {
 	free(p);
 }

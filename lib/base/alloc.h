@@ -1,7 +1,7 @@
 /*
  * alloc.h - the allocation hook the parsers allocate through.
  *
- * bx_malloc() and friends are the libc functions unless a test has armed a
+ * alloc_malloc() and friends are the libc functions unless a test has armed a
  * failure with alloc_fail_after(): then exactly the n-th allocation from that
  * moment returns NULL (errno ENOMEM), once, and the hook disarms itself.  A
  * test can so fail every allocation of an operation in turn, as curl's
@@ -14,16 +14,16 @@
 
 #include <stddef.h>
 
-void *bx_malloc(size_t n);
-void *bx_calloc(size_t nmemb, size_t size);
-/* Like realloc(3); on failure p is left untouched.  bx_realloc(NULL, n) is
- * bx_malloc(n).  Both count as one allocation. */
-void *bx_realloc(void *p, size_t n);
-void bx_free(void *p);
+void *alloc_malloc(size_t n);
+void *alloc_calloc(size_t nmemb, size_t size);
+/* Like realloc(3); on failure p is left untouched.  alloc_realloc(NULL, n) is
+ * alloc_malloc(n).  Both count as one allocation. */
+void *alloc_realloc(void *p, size_t n);
+void alloc_free(void *p);
 
 /* Make the n-th allocation from now fail (n >= 1); -1 (or 0) disarms. */
 void alloc_fail_after(long n);
-/* Allocations attempted through bx_* since the program started, failed ones
+/* Allocations attempted through alloc_* since the program started, failed ones
  * included. */
 long alloc_count(void);
 /* Allocations the hook has made fail since the program started. */

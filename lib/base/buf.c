@@ -60,7 +60,7 @@ buf_reserve(struct buf *b, size_t n)
 	ncap = b->cap ? b->cap : 64;
 	while (ncap < want)
 		ncap = ncap > ((size_t)-1) / 2 ? want : ncap * 2;
-	p = bx_realloc(b->ptr, ncap);
+	p = alloc_realloc(b->ptr, ncap);
 	if (p == NULL)
 		return BUF_NOMEM;
 	b->ptr = p;
@@ -153,7 +153,7 @@ buf_take(struct buf *b)
 	char *p = b->ptr;
 
 	if (p == NULL)
-		p = bx_calloc(1, 1);
+		p = alloc_calloc(1, 1);
 	b->ptr = NULL;
 	b->len = b->cap = 0;
 	return p;
@@ -190,7 +190,7 @@ copy_cstr(char *dst, size_t dstsize, const char *s)
 char *
 span_dup(struct span s)
 {
-	char *p = bx_malloc(s.len + 1);
+	char *p = alloc_malloc(s.len + 1);
 
 	if (p == NULL)
 		return NULL;

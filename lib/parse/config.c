@@ -478,7 +478,7 @@ config_load_stream(FILE *fp, const char *name, struct bindery_config **out, char
 	*out = NULL;
 	if (warnbuf && warnlen)
 		warnbuf[0] = '\0';
-	cfg = bx_calloc(1, sizeof *cfg);
+	cfg = alloc_calloc(1, sizeof *cfg);
 	if (cfg == NULL || (cfg->path = span_dup(span_from_cstr(name))) == NULL) {
 		snprintf(errbuf, errlen, "%s: out of memory", name);
 		goto out;

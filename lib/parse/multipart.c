@@ -228,12 +228,12 @@ multipart_parser_new(struct span boundary, const struct multipart_limits *limits
 		e = MP_BAD_CONTENT_TYPE;
 		goto out;
 	}
-	if ((p = bx_calloc(1, sizeof *p)) == NULL) {
+	if ((p = alloc_calloc(1, sizeof *p)) == NULL) {
 		e = MP_NOMEM;
 		goto out;
 	}
 	p->lim = limits ? *limits : defaults;
-	if ((p->hdr = bx_malloc(p->lim.max_header_bytes)) == NULL) {
+	if ((p->hdr = alloc_malloc(p->lim.max_header_bytes)) == NULL) {
 		e = MP_NOMEM;
 		goto out;
 	}
@@ -257,8 +257,8 @@ multipart_parser_free(struct multipart_parser *p)
 {
 	if (p == NULL)
 		return;
-	bx_free(p->hdr);
-	bx_free(p);
+	alloc_free(p->hdr);
+	alloc_free(p);
 }
 
 unsigned

@@ -1,9 +1,11 @@
 /*
  * blob.c - the Blob REST operations other than streaming uploads:
- * properties, get, delete, tags, containers, undelete, block lists,
- * listing and Find Blobs by Tags, Blob Batch, service properties and SAS
- * URLs, with the pure parse step of each XML answer.  Requests run on the
- * engine of blob_http.c (blob_internal.h); uploads are in blob_upload.c.
+ * properties, get, delete, undelete, tags, container creation, block
+ * lists, listing (whose paging also serves Find Blobs by Tags), Blob
+ * Batch, service properties and SAS URLs, with the pure parse step of
+ * each XML answer.  The simple ones are a static struct blob_call each,
+ * run by blob_call().  Requests run on the engine of blob_http.c
+ * (blob_internal.h); uploads are in blob_upload.c.
  */
 #define _GNU_SOURCE	/* memmem */
 #include <assert.h>
@@ -23,31 +25,105 @@
 
 #define BATCH_MAX	256
 
-/* ---- small operations -------------------------------------------------------- */
+/* ---- simple calls ---------------------------------------------------------- */
+
+static int
+call_path(struct blob_client *c, const struct blob_call *call, const char *name,
+    struct blob_request *r)
+{
+	switch (call->target) {
+	case BLOB_CALL_BLOB:
+		return blob_request_path_blob(c, r, name);
+	case BLOB_CALL_CONTAINER:
+		return blob_request_path_container(c, r);
+	case BLOB_CALL_SERVICE:
+		return buf_appendf(&r->path, "%s/", c->path_prefix) == BUF_OK ? 0 : -1;
+	}
+	return -1;
+}
+
+static int
+call_headers(const struct blob_call *call, const struct blob_call_args *a,
+    struct blob_request *r)
+{
+	if ((call->header[0] != NULL &&
+	    blob_request_header(r, call->header[0], call->header[1]) != 0) ||
+	    (a->body != NULL && call->content_type != NULL &&
+	    blob_request_header(r, "Content-Type", call->content_type) != 0) ||
+	    (a->if_tags != NULL && blob_request_header(r, "x-ms-if-tags", a->if_tags) != 0) ||
+	    (a->if_match != NULL && blob_request_header(r, "If-Match", a->if_match) != 0))
+		return -1;
+	return 0;
+}
+
+int
+blob_call(struct blob_client *c, const struct blob_call *call,
+    const struct blob_call_args *a, struct blob_result *res)
+{
+	struct blob_request r;
+	enum blob_xml_err xe;
+	size_t i;
+	int rc;
+
+	blob_result_clear(res);
+	if (call->target == BLOB_CALL_BLOB && !blob_name_ok(a->name))
+		return blob_result_set(res, BLOB_BAD_INPUT, "bad blob name");
+	blob_request_init(&r, call->method);
+	if (call_path(c, call, a->name, &r) != 0)
+		goto nomem;
+	for (i = 0; i < ARRAY_LEN(call->query) && call->query[i][0] != NULL; i++)
+		if (blob_request_query(&r, call->query[i][0], call->query[i][1]) != 0)
+			goto nomem;
+	if (call_headers(call, a, &r) != 0)
+		goto nomem;
+	if (a->body != NULL) {
+		r.body = buf_cstr(a->body);
+		r.body_len = a->body->len;
+	}
+	r.has_body = a->body != NULL || call->empty_body;
+	rc = blob_exec_run(c, &r, res);
+	if (rc == BLOB_FAILED && call->ok_code != NULL &&
+	    res->http_status == call->ok_http && strcmp(res->code, call->ok_code) == 0) {
+		blob_result_clear(res);
+		res->http_status = call->ok_http;
+		rc = BLOB_OK;
+	} else if (rc == BLOB_OK && call->read_headers != NULL)
+		call->read_headers(&r.rh, a->out);
+	else if (rc == BLOB_OK && call->read_body != NULL &&
+	    (xe = call->read_body(r.answer.ptr ? r.answer.ptr : "", r.answer.len,
+	    a->out)) != BLOB_XML_OK)
+		rc = xe == BLOB_XML_NOMEM ? blob_result_nomem(res) :
+		    blob_result_set(res, BLOB_FAILED, call->malformed);
+	goto out;
+nomem:
+	rc = blob_result_nomem(res);
+out:
+	blob_request_free(&r);
+	return rc;
+}
+
+/* ---- properties, get, delete, undelete -------------------------------------- */
+
+static void
+props_read(const struct blob_answer_headers *rh, void *out)
+{
+	blob_props_from_answer(rh, out);
+}
+
+/* Get Blob Properties: a HEAD whose answer is all headers. */
+static const struct blob_call get_properties_call = {
+	.method = "HEAD", .target = BLOB_CALL_BLOB, .read_headers = props_read,
+};
 
 int
 blob_get_properties(struct blob_client *c, const char *name,
     struct blob_props *out, struct blob_result *res)
 {
-	struct blob_req r;
-	int rc;
+	struct blob_call_args a = { .name = name, .out = out };
 
-	bh_result_clear(res);
 	memset(out, 0, sizeof *out);
 	out->meta_size = -1;
-	if (!bh_name_ok(name))
-		return bh_result_set(res, BLOB_BAD_INPUT, "bad blob name");
-	bh_req_init(&r, "HEAD");
-	if (bh_req_path_blob(c, &r, name) != 0) {
-		rc = bh_result_nomem(res);
-		goto out;
-	}
-	rc = bh_exec_one(c, &r, res);
-	if (rc == BLOB_OK)
-		bh_props_from_headers(&r.rh, out);
-out:
-	bh_req_free(&r);
-	return rc;
+	return blob_call(c, &get_properties_call, &a, res);
 }
 
 int
@@ -55,19 +131,19 @@ blob_get(struct blob_client *c, const char *name, uint64_t range_start,
     uint64_t range_len, blob_headers_fn on_headers, blob_data_fn on_data,
     void *ctx, struct blob_result *res)
 {
-	struct blob_req r;
+	struct blob_request r;
 	char range[64];
 	int rc;
 
-	bh_result_clear(res);
-	if (!bh_name_ok(name) || on_data == NULL)
-		return bh_result_set(res, BLOB_BAD_INPUT, "bad blob name or callback");
-	bh_req_init(&r, "GET");
+	blob_result_clear(res);
+	if (!blob_name_ok(name) || on_data == NULL)
+		return blob_result_set(res, BLOB_BAD_INPUT, "bad blob name or callback");
+	blob_request_init(&r, "GET");
 	r.on_headers = on_headers;
 	r.on_data = on_data;
 	r.cb_ctx = ctx;
-	if (bh_req_path_blob(c, &r, name) != 0) {
-		rc = bh_result_nomem(res);
+	if (blob_request_path_blob(c, &r, name) != 0) {
+		rc = blob_result_nomem(res);
 		goto out;
 	}
 	if (range_start > 0 || range_len > 0) {
@@ -78,43 +154,51 @@ blob_get(struct blob_client *c, const char *name, uint64_t range_start,
 		else
 			snprintf(range, sizeof range, "bytes=%llu-",
 			    (unsigned long long)range_start);
-		if (bh_req_header(&r, "x-ms-range", range) != 0) {
-			rc = bh_result_nomem(res);
+		if (blob_request_header(&r, "x-ms-range", range) != 0) {
+			rc = blob_result_nomem(res);
 			goto out;
 		}
 	}
-	rc = bh_exec_one(c, &r, res);
+	rc = blob_exec_run(c, &r, res);
 	/* An empty body never reaches on_body; the headers are still due. */
-	if (rc == BLOB_OK && !r.headers_delivered && bh_deliver_headers(&r) != 0)
-		rc = bh_result_set(res, BLOB_ABORTED, "stopped by the caller");
+	if (rc == BLOB_OK && !r.headers_delivered && blob_request_deliver_headers(&r) != 0)
+		rc = blob_result_set(res, BLOB_ABORTED, "stopped by the caller");
 out:
-	bh_req_free(&r);
+	blob_request_free(&r);
 	return rc;
 }
+
+/* Delete Blob, its snapshots with it. */
+static const struct blob_call delete_call = {
+	.method = "DELETE", .target = BLOB_CALL_BLOB,
+	.header = { "x-ms-delete-snapshots", "include" },
+};
 
 int
 blob_delete(struct blob_client *c, const char *name, const char *if_tags,
     const char *if_match, struct blob_result *res)
 {
-	struct blob_req r;
-	int rc;
+	struct blob_call_args a = { .name = name, .if_tags = if_tags,
+	    .if_match = if_match };
 
-	bh_result_clear(res);
-	if (!bh_name_ok(name))
-		return bh_result_set(res, BLOB_BAD_INPUT, "bad blob name");
-	bh_req_init(&r, "DELETE");
-	if (bh_req_path_blob(c, &r, name) != 0 ||
-	    bh_req_header(&r, "x-ms-delete-snapshots", "include") != 0 ||
-	    (if_tags && bh_req_header(&r, "x-ms-if-tags", if_tags) != 0) ||
-	    (if_match && bh_req_header(&r, "If-Match", if_match) != 0)) {
-		rc = bh_result_nomem(res);
-		goto out;
-	}
-	rc = bh_exec_one(c, &r, res);
-out:
-	bh_req_free(&r);
-	return rc;
+	return blob_call(c, &delete_call, &a, res);
 }
+
+/* Undelete Blob: an empty PUT. */
+static const struct blob_call undelete_call = {
+	.method = "PUT", .target = BLOB_CALL_BLOB,
+	.query = { { "comp", "undelete" } }, .empty_body = 1,
+};
+
+int
+blob_undelete(struct blob_client *c, const char *name, struct blob_result *res)
+{
+	struct blob_call_args a = { .name = name };
+
+	return blob_call(c, &undelete_call, &a, res);
+}
+
+/* ---- tags ------------------------------------------------------------------- */
 
 /* Tag keys 1..128 and values 0..256 of [A-Za-z0-9 +-./:=_] ("Set Blob
  * Tags"); at most ten. */
@@ -145,45 +229,46 @@ blob_tags_ok(const struct blob_tag *tags, size_t n)
 	return 1;
 }
 
+/* The Set Blob Tags body: <Tags><TagSet><Tag><Key/><Value/></Tag>... */
+static int
+tags_body(const struct blob_tag *tags, size_t n, struct buf *body)
+{
+	size_t i;
+
+	if (buf_append_cstr(body, "<?xml version=\"1.0\" encoding=\"utf-8\"?>"
+	    "<Tags><TagSet>") != BUF_OK)
+		return -1;
+	for (i = 0; i < n; i++)
+		if (buf_append_cstr(body, "<Tag><Key>") != BUF_OK ||
+		    blob_xml_escape(body, tags[i].key) != BUF_OK ||
+		    buf_append_cstr(body, "</Key><Value>") != BUF_OK ||
+		    blob_xml_escape(body, tags[i].value) != BUF_OK ||
+		    buf_append_cstr(body, "</Value></Tag>") != BUF_OK)
+			return -1;
+	return buf_append_cstr(body, "</TagSet></Tags>") == BUF_OK ? 0 : -1;
+}
+
+static const struct blob_call set_tags_call = {
+	.method = "PUT", .target = BLOB_CALL_BLOB, .query = { { "comp", "tags" } },
+	.content_type = "application/xml; charset=utf-8",
+};
+
 int
 blob_set_tags(struct blob_client *c, const char *name,
     const struct blob_tag *tags, size_t n, const char *if_tags,
     struct blob_result *res)
 {
-	struct blob_req r;
 	struct buf body = BUF_INIT(64 * 1024);
-	size_t i;
+	struct blob_call_args a = { .name = name, .if_tags = if_tags, .body = &body };
 	int rc;
 
-	bh_result_clear(res);
-	if (!bh_name_ok(name) || !blob_tags_ok(tags, n))
-		return bh_result_set(res, BLOB_BAD_INPUT, "bad blob name or tags");
-	bh_req_init(&r, "PUT");
-	if (buf_append_cstr(&body, "<?xml version=\"1.0\" encoding=\"utf-8\"?>"
-	    "<Tags><TagSet>") != BUF_OK)
-		goto nomem;
-	for (i = 0; i < n; i++)
-		if (buf_append_cstr(&body, "<Tag><Key>") != BUF_OK ||
-		    blob_xml_escape(&body, tags[i].key) != BUF_OK ||
-		    buf_append_cstr(&body, "</Key><Value>") != BUF_OK ||
-		    blob_xml_escape(&body, tags[i].value) != BUF_OK ||
-		    buf_append_cstr(&body, "</Value></Tag>") != BUF_OK)
-			goto nomem;
-	if (buf_append_cstr(&body, "</TagSet></Tags>") != BUF_OK ||
-	    bh_req_path_blob(c, &r, name) != 0 ||
-	    bh_req_query_param(&r, "comp", "tags") != 0 ||
-	    bh_req_header(&r, "Content-Type", "application/xml; charset=utf-8") != 0 ||
-	    (if_tags && bh_req_header(&r, "x-ms-if-tags", if_tags) != 0))
-		goto nomem;
-	r.body = buf_cstr(&body);
-	r.body_len = body.len;
-	r.has_body = 1;
-	rc = bh_exec_one(c, &r, res);
-	goto out;
-nomem:
-	rc = bh_result_nomem(res);
-out:
-	bh_req_free(&r);
+	blob_result_clear(res);
+	if (!blob_name_ok(name) || !blob_tags_ok(tags, n))
+		return blob_result_set(res, BLOB_BAD_INPUT, "bad blob name or tags");
+	if (tags_body(tags, n, &body) != 0)
+		rc = blob_result_nomem(res);
+	else
+		rc = blob_call(c, &set_tags_call, &a, res);
 	buf_free(&body);
 	return rc;
 }
@@ -228,103 +313,45 @@ blob_parse_tags_answer(const char *xml, size_t len, struct blob_tag_set *out)
 	return e == BLOB_XML_OK && tp.overflow ? BLOB_XML_MALFORMED : e;
 }
 
+static enum blob_xml_err
+tags_read(const char *xml, size_t len, void *out)
+{
+	return blob_parse_tags_answer(xml, len, out);
+}
+
+static const struct blob_call get_tags_call = {
+	.method = "GET", .target = BLOB_CALL_BLOB, .query = { { "comp", "tags" } },
+	.read_body = tags_read, .malformed = "malformed tag answer",
+};
+
 int
 blob_get_tags(struct blob_client *c, const char *name, struct blob_tag_set *out,
     struct blob_result *res)
 {
-	struct blob_req r;
-	enum blob_xml_err xe;
-	int rc;
+	struct blob_call_args a = { .name = name, .out = out };
 
-	bh_result_clear(res);
 	memset(out, 0, sizeof *out);
-	if (!bh_name_ok(name))
-		return bh_result_set(res, BLOB_BAD_INPUT, "bad blob name");
-	bh_req_init(&r, "GET");
-	if (bh_req_path_blob(c, &r, name) != 0 || bh_req_query_param(&r, "comp", "tags") != 0) {
-		rc = bh_result_nomem(res);
-		goto out;
-	}
-	rc = bh_exec_one(c, &r, res);
-	if (rc == BLOB_OK && (xe = blob_parse_tags_answer(r.answer.ptr ? r.answer.ptr : "",
-	    r.answer.len, out)) != BLOB_XML_OK)
-		rc = xe == BLOB_XML_NOMEM ? bh_result_nomem(res) :
-		    bh_result_set(res, BLOB_FAILED, "malformed tag answer");
-out:
-	bh_req_free(&r);
-	return rc;
+	return blob_call(c, &get_tags_call, &a, res);
 }
+
+/* ---- containers -------------------------------------------------------------- */
+
+/* Create Container; one that is already there is what the caller wanted. */
+static const struct blob_call container_create_call = {
+	.method = "PUT", .target = BLOB_CALL_CONTAINER,
+	.query = { { "restype", "container" } }, .empty_body = 1,
+	.ok_http = 409, .ok_code = "ContainerAlreadyExists",
+};
 
 int
 blob_container_create(struct blob_client *c, struct blob_result *res)
 {
-	struct blob_req r;
-	int rc;
+	struct blob_call_args a = { .name = NULL };
 
-	bh_result_clear(res);
-	bh_req_init(&r, "PUT");
-	r.has_body = 1;	/* an empty PUT still says Content-Length: 0 */
-	if (bh_req_path_container(c, &r) != 0 ||
-	    bh_req_query_param(&r, "restype", "container") != 0) {
-		rc = bh_result_nomem(res);
-		goto out;
-	}
-	rc = bh_exec_one(c, &r, res);
-	if (rc == BLOB_FAILED && res->http_status == 409 &&
-	    strcmp(res->code, "ContainerAlreadyExists") == 0) {
-		bh_result_clear(res);
-		res->http_status = 409;
-		rc = BLOB_OK;
-	}
-out:
-	bh_req_free(&r);
-	return rc;
+	return blob_call(c, &container_create_call, &a, res);
 }
 
-int
-blob_container_delete(struct blob_client *c, struct blob_result *res)
-{
-	struct blob_req r;
-	int rc;
-
-	bh_result_clear(res);
-	bh_req_init(&r, "DELETE");
-	if (bh_req_path_container(c, &r) != 0 ||
-	    bh_req_query_param(&r, "restype", "container") != 0) {
-		rc = bh_result_nomem(res);
-		goto out;
-	}
-	rc = bh_exec_one(c, &r, res);
-out:
-	bh_req_free(&r);
-	return rc;
-}
-
-int
-blob_undelete(struct blob_client *c, const char *name, struct blob_result *res)
-{
-	struct blob_req r;
-	int rc;
-
-	bh_result_clear(res);
-	if (!bh_name_ok(name))
-		return bh_result_set(res, BLOB_BAD_INPUT, "bad blob name");
-	bh_req_init(&r, "PUT");
-	r.has_body = 1;
-	if (bh_req_path_blob(c, &r, name) != 0 ||
-	    bh_req_query_param(&r, "comp", "undelete") != 0) {
-		rc = bh_result_nomem(res);
-		goto out;
-	}
-	rc = bh_exec_one(c, &r, res);
-out:
-	bh_req_free(&r);
-	return rc;
-}
-
-struct block_counts_parse {
-	struct blob_block_counts *out;
-};
+/* ---- block lists ------------------------------------------------------------- */
 
 static int
 block_list_end(void *ctx, const char *path, const char *text, size_t len)
@@ -349,33 +376,26 @@ blob_parse_block_list_answer(const char *xml, size_t len, struct blob_block_coun
 	return blob_xml_walk(xml, len, &w);
 }
 
+static enum blob_xml_err
+block_list_read(const char *xml, size_t len, void *out)
+{
+	return blob_parse_block_list_answer(xml, len, out);
+}
+
+static const struct blob_call get_block_list_call = {
+	.method = "GET", .target = BLOB_CALL_BLOB,
+	.query = { { "comp", "blocklist" }, { "blocklisttype", "all" } },
+	.read_body = block_list_read, .malformed = "malformed block list answer",
+};
+
 int
 blob_get_block_list(struct blob_client *c, const char *name,
     struct blob_block_counts *out, struct blob_result *res)
 {
-	struct blob_req r;
-	enum blob_xml_err xe;
-	int rc;
+	struct blob_call_args a = { .name = name, .out = out };
 
-	bh_result_clear(res);
 	memset(out, 0, sizeof *out);
-	if (!bh_name_ok(name))
-		return bh_result_set(res, BLOB_BAD_INPUT, "bad blob name");
-	bh_req_init(&r, "GET");
-	if (bh_req_path_blob(c, &r, name) != 0 ||
-	    bh_req_query_param(&r, "comp", "blocklist") != 0 ||
-	    bh_req_query_param(&r, "blocklisttype", "all") != 0) {
-		rc = bh_result_nomem(res);
-		goto out;
-	}
-	rc = bh_exec_one(c, &r, res);
-	if (rc == BLOB_OK && (xe = blob_parse_block_list_answer(r.answer.ptr ?
-	    r.answer.ptr : "", r.answer.len, out)) != BLOB_XML_OK)
-		rc = xe == BLOB_XML_NOMEM ? bh_result_nomem(res) :
-		    bh_result_set(res, BLOB_FAILED, "malformed block list answer");
-out:
-	bh_req_free(&r);
-	return rc;
+	return blob_call(c, &get_block_list_call, &a, res);
 }
 
 /* ---- listing -------------------------------------------------------------- */
@@ -441,13 +461,13 @@ list_end(void *ctx, const char *path, const char *text, size_t len)
 		buf_reset(&lp->name);
 		return list_append(lp, &lp->name, text, len);
 	} else if (strcmp(rest, "/Properties/Content-Length") == 0) {
-		int64_t v = bh_parse_i64(text, len);
+		int64_t v = blob_parse_decimal(text, len);
 
 		lp->size = v > 0 ? (uint64_t)v : 0;
 	} else if (strcmp(rest, "/Properties/Etag") == 0)
-		bh_set_field(lp->etag, sizeof lp->etag, text, len);
+		blob_copy_field(lp->etag, sizeof lp->etag, text, len);
 	else if (strcmp(rest, "/Metadata/sha256") == 0)
-		bh_set_field(lp->sha, sizeof lp->sha, text, len);
+		blob_copy_field(lp->sha, sizeof lp->sha, text, len);
 	else if (strcmp(rest, "/Tags/TagSet/Tag") == 0) {
 		if (lp->tags.n < BLOB_MAX_TAGS)
 			lp->tags.n++;
@@ -494,7 +514,7 @@ blob_parse_list_answer(const char *xml, size_t len, blob_list_fn on_item,
 
 	assert((on_item == NULL) != (on_name == NULL));
 	buf_reset(next_marker);
-	lp = bx_calloc(1, sizeof *lp);
+	lp = alloc_calloc(1, sizeof *lp);
 	if (lp == NULL)
 		return BLOB_XML_NOMEM;
 	buf_init(&lp->name, 4096);
@@ -509,51 +529,50 @@ blob_parse_list_answer(const char *xml, size_t len, blob_list_fn on_item,
 	else if (e == BLOB_XML_STOPPED)	/* a name or marker did not fit */
 		e = lp->nomem ? BLOB_XML_NOMEM : BLOB_XML_MALFORMED;
 	buf_free(&lp->name);
-	bx_free(lp);
+	alloc_free(lp);
 	return e;
 }
 
-/* Page through a container listing (List Blobs or Find Blobs by Tags). */
-static int
-list_pages(struct blob_client *c, const char *comp, const char *prefix,
+int
+blob_list_pages(struct blob_client *c, const char *comp, const char *prefix,
     const char *include, const char *where, blob_list_fn on_item,
     int (*on_name)(void *, const char *), void *ctx, struct blob_result *res)
 {
-	struct blob_req r;
+	struct blob_request r;
 	struct buf marker = BUF_INIT(4096);
 	char maxres[16];
 	int rc = BLOB_OK;
 	enum blob_xml_err xe;
 
 	do {
-		bh_req_init(&r, "GET");
+		blob_request_init(&r, "GET");
 		snprintf(maxres, sizeof maxres, "%u", c->page_size);
-		if (bh_req_path_container(c, &r) != 0 ||
-		    bh_req_query_param(&r, "restype", "container") != 0 ||
-		    bh_req_query_param(&r, "comp", comp) != 0 ||
-		    (prefix && prefix[0] && bh_req_query_param(&r, "prefix", prefix) != 0) ||
-		    (include && include[0] && bh_req_query_param(&r, "include", include) != 0) ||
-		    (where && bh_req_query_param(&r, "where", where) != 0) ||
-		    (c->page_size && bh_req_query_param(&r, "maxresults", maxres) != 0) ||
-		    (marker.len && bh_req_query_param(&r, "marker",
+		if (blob_request_path_container(c, &r) != 0 ||
+		    blob_request_query(&r, "restype", "container") != 0 ||
+		    blob_request_query(&r, "comp", comp) != 0 ||
+		    (prefix && prefix[0] && blob_request_query(&r, "prefix", prefix) != 0) ||
+		    (include && include[0] && blob_request_query(&r, "include", include) != 0) ||
+		    (where && blob_request_query(&r, "where", where) != 0) ||
+		    (c->page_size && blob_request_query(&r, "maxresults", maxres) != 0) ||
+		    (marker.len && blob_request_query(&r, "marker",
 		    buf_cstr(&marker)) != 0)) {
-			bh_req_free(&r);
-			rc = bh_result_nomem(res);
+			blob_request_free(&r);
+			rc = blob_result_nomem(res);
 			break;
 		}
 		buf_reset(&marker);
-		rc = bh_exec_one(c, &r, res);
+		rc = blob_exec_run(c, &r, res);
 		if (rc == BLOB_OK) {
 			xe = blob_parse_list_answer(r.answer.ptr ? r.answer.ptr : "",
 			    r.answer.len, on_item, on_name, ctx, &marker);
 			if (xe == BLOB_XML_STOPPED)
-				rc = bh_result_set(res, BLOB_ABORTED, "stopped by the caller");
+				rc = blob_result_set(res, BLOB_ABORTED, "stopped by the caller");
 			else if (xe == BLOB_XML_NOMEM)
-				rc = bh_result_nomem(res);
+				rc = blob_result_nomem(res);
 			else if (xe != BLOB_XML_OK)
-				rc = bh_result_set(res, BLOB_FAILED, "malformed listing");
+				rc = blob_result_set(res, BLOB_FAILED, "malformed listing");
 		}
-		bh_req_free(&r);
+		blob_request_free(&r);
 	} while (rc == BLOB_OK && marker.len > 0);
 	buf_free(&marker);
 	return rc;
@@ -565,26 +584,16 @@ blob_list(struct blob_client *c, const char *prefix, unsigned include,
 {
 	char inc[64];
 
-	bh_result_clear(res);
+	blob_result_clear(res);
 	if (on_item == NULL)
-		return bh_result_set(res, BLOB_BAD_INPUT, "no callback");
+		return blob_result_set(res, BLOB_BAD_INPUT, "no callback");
 	snprintf(inc, sizeof inc, "%s%s%s",
 	    include & BLOB_LIST_TAGS ? "tags," : "",
 	    include & BLOB_LIST_METADATA ? "metadata," : "",
 	    include & BLOB_LIST_UNCOMMITTED ? "uncommittedblobs," : "");
 	if (inc[0])
 		inc[strlen(inc) - 1] = '\0';
-	return list_pages(c, "list", prefix, inc, NULL, on_item, NULL, ctx, res);
-}
-
-int
-blob_find_by_tags(struct blob_client *c, const char *where_expr,
-    int (*on_name)(void *, const char *), void *ctx, struct blob_result *res)
-{
-	bh_result_clear(res);
-	if (where_expr == NULL || on_name == NULL)
-		return bh_result_set(res, BLOB_BAD_INPUT, "no expression or callback");
-	return list_pages(c, "blobs", NULL, NULL, where_expr, NULL, on_name, ctx, res);
+	return blob_list_pages(c, "list", prefix, inc, NULL, on_item, NULL, ctx, res);
 }
 
 /* ---- Blob Batch ------------------------------------------------------------ */
@@ -595,17 +604,17 @@ static int
 batch_append_delete(struct blob_client *c, struct buf *body, const char *boundary,
     size_t idx, const char *name, const char *if_tags, const char *date)
 {
-	struct blob_req sub;
+	struct blob_request sub;
 	struct buf auth = BUF_INIT(256);
 	size_t i;
 	int rc = -1;
 
-	bh_req_init(&sub, "DELETE");
-	if (bh_req_path_blob(c, &sub, name) != 0 ||
-	    bh_req_header(&sub, "x-ms-date", date) != 0 ||
-	    bh_req_header(&sub, "x-ms-delete-snapshots", "include") != 0 ||
-	    (if_tags && bh_req_header(&sub, "x-ms-if-tags", if_tags) != 0) ||
-	    bh_req_header(&sub, "Content-Length", "0") != 0)
+	blob_request_init(&sub, "DELETE");
+	if (blob_request_path_blob(c, &sub, name) != 0 ||
+	    blob_request_header(&sub, "x-ms-date", date) != 0 ||
+	    blob_request_header(&sub, "x-ms-delete-snapshots", "include") != 0 ||
+	    (if_tags && blob_request_header(&sub, "x-ms-if-tags", if_tags) != 0) ||
+	    blob_request_header(&sub, "Content-Length", "0") != 0)
 		goto out;
 	if (buf_appendf(body, "--%s\r\nContent-Type: application/http\r\n"
 	    "Content-Transfer-Encoding: binary\r\nContent-ID: %zu\r\n\r\n"
@@ -629,7 +638,7 @@ out:
 	if (auth.ptr != NULL)
 		memset(auth.ptr, 0, auth.len);
 	buf_free(&auth);
-	bh_req_free(&sub);
+	blob_request_free(&sub);
 	return rc;
 }
 
@@ -658,7 +667,7 @@ blob_parse_batch_answer(const char *p, size_t len, struct blob_result *each, siz
 		if (http == NULL || idx >= n)
 			continue;
 		st = strtol(http + 9, NULL, 10);
-		bh_result_clear(&each[idx]);
+		blob_result_clear(&each[idx]);
 		each[idx].http_status = st;
 		code = memmem(http, (size_t)(next - http), "x-ms-error-code:", 16);
 		if (code != NULL) {
@@ -668,9 +677,9 @@ blob_parse_batch_answer(const char *p, size_t len, struct blob_result *each, siz
 			while (*code == ' ')
 				code++;
 			cl = strcspn(code, "\r\n");
-			bh_set_field(each[idx].code, sizeof each[idx].code, code, cl);
+			blob_copy_field(each[idx].code, sizeof each[idx].code, code, cl);
 		}
-		each[idx].status = bh_status_for_http(st, each[idx].code, 0);
+		each[idx].status = blob_status_for_http(st, each[idx].code, 0);
 		if (each[idx].status != BLOB_OK) {
 			snprintf(each[idx].message, sizeof each[idx].message,
 			    "HTTP %ld %s", st, each[idx].code);
@@ -684,51 +693,51 @@ int
 blob_batch_delete(struct blob_client *c, const char *const *names, size_t n,
     const char *if_tags, struct blob_result *each, struct blob_result *res)
 {
-	struct blob_req r;
+	struct blob_request r;
 	struct buf body = BUF_INIT(4 * 1024 * 1024);
 	unsigned char rnd[12];
 	char boundary[64], ctype[128], date[32];
 	size_t i;
 	int rc;
 
-	bh_result_clear(res);
+	blob_result_clear(res);
 	if (n == 0 || n > BATCH_MAX || names == NULL || each == NULL)
-		return bh_result_set(res, BLOB_BAD_INPUT, "a batch holds 1 to 256 names");
+		return blob_result_set(res, BLOB_BAD_INPUT, "a batch holds 1 to 256 names");
 	for (i = 0; i < n; i++) {
-		bh_result_clear(&each[i]);
-		(void)bh_result_set(&each[i], BLOB_FAILED, "no answer for this name");
-		if (!bh_name_ok(names[i]))
-			return bh_result_set(res, BLOB_BAD_INPUT, "bad blob name");
+		blob_result_clear(&each[i]);
+		(void)blob_result_set(&each[i], BLOB_FAILED, "no answer for this name");
+		if (!blob_name_ok(names[i]))
+			return blob_result_set(res, BLOB_BAD_INPUT, "bad blob name");
 	}
 	if (gnutls_rnd(GNUTLS_RND_NONCE, rnd, sizeof rnd) < 0)
-		return bh_result_set(res, BLOB_FAILED, "no randomness");
+		return blob_result_set(res, BLOB_FAILED, "no randomness");
 	snprintf(boundary, sizeof boundary, "batch_");
 	for (i = 0; i < sizeof rnd; i++)
 		snprintf(boundary + 6 + 2 * i, 3, "%02x", rnd[i]);
 	snprintf(ctype, sizeof ctype, "multipart/mixed; boundary=%s", boundary);
 	sign_time_rfc1123(time(NULL), date);
-	bh_req_init(&r, "POST");
+	blob_request_init(&r, "POST");
 	for (i = 0; i < n; i++)
 		if (batch_append_delete(c, &body, boundary, i, names[i], if_tags,
 		    date) != 0)
 			goto nomem;
 	if (buf_appendf(&body, "--%s--\r\n", boundary) != BUF_OK ||
-	    bh_req_path_container(c, &r) != 0 ||
-	    bh_req_query_param(&r, "restype", "container") != 0 ||
-	    bh_req_query_param(&r, "comp", "batch") != 0 ||
-	    bh_req_header(&r, "Content-Type", ctype) != 0)
+	    blob_request_path_container(c, &r) != 0 ||
+	    blob_request_query(&r, "restype", "container") != 0 ||
+	    blob_request_query(&r, "comp", "batch") != 0 ||
+	    blob_request_header(&r, "Content-Type", ctype) != 0)
 		goto nomem;
 	r.body = buf_cstr(&body);
 	r.body_len = body.len;
 	r.has_body = 1;
-	rc = bh_exec_one(c, &r, res);
+	rc = blob_exec_run(c, &r, res);
 	if (rc == BLOB_OK)
 		blob_parse_batch_answer(buf_cstr(&r.answer), r.answer.len, each, n);
 	goto out;
 nomem:
-	rc = bh_result_nomem(res);
+	rc = blob_result_nomem(res);
 out:
-	bh_req_free(&r);
+	blob_request_free(&r);
 	if (body.ptr != NULL)
 		memset(body.ptr, 0, body.len);	/* it held signatures */
 	buf_free(&body);
@@ -746,17 +755,7 @@ service_props_end(void *ctx, const char *path, const char *text, size_t len)
 	if (strcmp(path, "/StorageServiceProperties/DeleteRetentionPolicy/Enabled") == 0)
 		p->delete_retention_enabled = span_eq_nocase_cstr(s, "true");
 	else if (strcmp(path, "/StorageServiceProperties/DeleteRetentionPolicy/Days") == 0)
-		p->delete_retention_days = (int)bh_parse_i64(text, len);
-	return 0;
-}
-
-static int
-req_path_service(struct blob_client *c, struct blob_req *r)
-{
-	if (buf_appendf(&r->path, "%s/", c->path_prefix) != BUF_OK ||
-	    bh_req_query_param(r, "restype", "service") != 0 ||
-	    bh_req_query_param(r, "comp", "properties") != 0)
-		return -1;
+		p->delete_retention_days = (int)blob_parse_decimal(text, len);
 	return 0;
 }
 
@@ -773,65 +772,26 @@ blob_parse_service_props_answer(const char *xml, size_t len, struct blob_service
 	return e;
 }
 
+static enum blob_xml_err
+service_props_read(const char *xml, size_t len, void *out)
+{
+	return blob_parse_service_props_answer(xml, len, out);
+}
+
+static const struct blob_call service_properties_get_call = {
+	.method = "GET", .target = BLOB_CALL_SERVICE,
+	.query = { { "restype", "service" }, { "comp", "properties" } },
+	.read_body = service_props_read, .malformed = "malformed service properties",
+};
+
 int
 blob_service_properties_get(struct blob_client *c, struct blob_service_props *out,
     struct blob_result *res)
 {
-	struct blob_req r;
-	enum blob_xml_err xe;
-	int rc;
+	struct blob_call_args a = { .out = out };
 
-	bh_result_clear(res);
 	memset(out, 0, sizeof *out);
-	bh_req_init(&r, "GET");
-	if (req_path_service(c, &r) != 0) {
-		rc = bh_result_nomem(res);
-		goto out;
-	}
-	rc = bh_exec_one(c, &r, res);
-	if (rc == BLOB_OK && (xe = blob_parse_service_props_answer(r.answer.ptr ?
-	    r.answer.ptr : "", r.answer.len, out)) != BLOB_XML_OK)
-		rc = xe == BLOB_XML_NOMEM ? bh_result_nomem(res) :
-		    bh_result_set(res, BLOB_FAILED, "malformed service properties");
-out:
-	bh_req_free(&r);
-	return rc;
-}
-
-int
-blob_service_properties_set(struct blob_client *c,
-    const struct blob_service_props *p, struct blob_result *res)
-{
-	struct blob_req r;
-	struct buf body = BUF_INIT(4096);
-	int rc;
-
-	bh_result_clear(res);
-	if (p->delete_retention_enabled && (p->delete_retention_days < 1 ||
-	    p->delete_retention_days > 365))
-		return bh_result_set(res, BLOB_BAD_INPUT, "retention days must be 1..365");
-	bh_req_init(&r, "PUT");
-	if (buf_appendf(&body, "<?xml version=\"1.0\" encoding=\"utf-8\"?>"
-	    "<StorageServiceProperties><DeleteRetentionPolicy>"
-	    "<Enabled>%s</Enabled>", p->delete_retention_enabled ? "true" :
-	    "false") != BUF_OK ||
-	    (p->delete_retention_enabled && buf_appendf(&body, "<Days>%d</Days>",
-	    p->delete_retention_days) != BUF_OK) ||
-	    buf_append_cstr(&body, "</DeleteRetentionPolicy>"
-	    "</StorageServiceProperties>") != BUF_OK ||
-	    req_path_service(c, &r) != 0 ||
-	    bh_req_header(&r, "Content-Type", "application/xml; charset=utf-8") != 0) {
-		rc = bh_result_nomem(res);
-		goto out;
-	}
-	r.body = buf_cstr(&body);
-	r.body_len = body.len;
-	r.has_body = 1;
-	rc = bh_exec_one(c, &r, res);
-out:
-	bh_req_free(&r);
-	buf_free(&body);
-	return rc;
+	return blob_call(c, &service_properties_get_call, &a, res);
 }
 
 /* ---- SAS URLs -------------------------------------------------------------- */
@@ -842,17 +802,17 @@ blob_sas_url(struct blob_client *c, const char *name, const char *perms,
     struct blob_result *res)
 {
 	struct sas_service_fields f;
-	struct blob_req r;
+	struct blob_request r;
 	struct buf q = BUF_INIT(8192);
 	char start[24], expiry[24];
 	time_t now = time(NULL);
 	int rc;
 
-	bh_result_clear(res);
-	if (!bh_name_ok(name) || perms == NULL || perms[0] == '\0' || lifetime_s <= 0)
-		return bh_result_set(res, BLOB_BAD_INPUT, "bad name, permissions or lifetime");
+	blob_result_clear(res);
+	if (!blob_name_ok(name) || perms == NULL || perms[0] == '\0' || lifetime_s <= 0)
+		return blob_result_set(res, BLOB_BAD_INPUT, "bad name, permissions or lifetime");
 	if (c->keylen == 0)
-		return bh_result_set(res, BLOB_BAD_INPUT, "a SAS needs the account key");
+		return blob_result_set(res, BLOB_BAD_INPUT, "a SAS needs the account key");
 	memset(&f, 0, sizeof f);
 	sign_time_iso8601(now - 300, start);
 	sign_time_iso8601(now + (time_t)lifetime_s, expiry);
@@ -862,16 +822,16 @@ blob_sas_url(struct blob_client *c, const char *name, const char *perms,
 	f.protocol = c->https ? "https" : "https,http";
 	f.resource = "b";
 	f.content_disposition = content_disposition;
-	bh_req_init(&r, "GET");
-	if (bh_req_path_blob(c, &r, name) != 0 ||
+	blob_request_init(&r, "GET");
+	if (blob_request_path_blob(c, &r, name) != 0 ||
 	    sas_sign_service(c->key, c->keylen, c->account, c->container, name,
 	    &f, &q) != SIGN_OK ||
 	    buf_appendf(out, "%s%s?%s", c->url_base, buf_cstr(&r.path),
 	    buf_cstr(&q)) != BUF_OK)
-		rc = bh_result_nomem(res);
+		rc = blob_result_nomem(res);
 	else
 		rc = BLOB_OK;
-	bh_req_free(&r);
+	blob_request_free(&r);
 	buf_free(&q);
 	return rc;
 }

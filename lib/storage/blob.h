@@ -10,8 +10,8 @@
  * (x-ms-error-code or the XML <Code>/<Message>).  No result ever holds the
  * account key or a SAS signature.
  *
- * Uploads are create-only (If-None-Match: *) unless the function name says
- * overwrite.  Transient failures (connect errors, timeouts, 408, 429, 500,
+ * Uploads are create-only (If-None-Match: *): nothing here overwrites
+ * bytes.  Transient failures (connect errors, timeouts, 408, 429, 500,
  * 502, 503, 504) are retried with exponential backoff and jitter, honouring
  * Retry-After and x-ms-retry-after-ms, and only where repeating the request
  * is safe.  See DESIGN.md, "Storage client rules".
@@ -51,6 +51,7 @@ struct blob_result {
 	char message[256];	/* never contains a credential */
 };
 
+/* The enumerator's name ("BLOB_NOT_FOUND"), for logs; "BLOB_?" if unknown. */
 const char *blob_status_name(enum blob_status);
 
 struct blob_settings {		/* all borrowed; copied by blob_client_new */
@@ -73,6 +74,7 @@ struct blob_settings {		/* all borrowed; copied by blob_client_new */
  * first call connects). On failure *out is NULL and res says why. */
 BINDERY_NODISCARD int blob_client_new(const struct blob_settings *,
     struct blob_client **out, struct blob_result *res);
+/* Close the connections and wipe the key; NULL is a no-op. */
 void blob_client_free(struct blob_client *);
 
 /* Absolute CLOCK_MONOTONIC deadline in milliseconds (0 = none).  Checked
@@ -129,26 +131,17 @@ struct blob_upload_info {
 BINDERY_NODISCARD int blob_upload_create(struct blob_client *, const char *name,
     const struct blob_upload_opts *, blob_read_fn, void *ctx,
     struct blob_upload_info *info, struct blob_result *res);
-/* The only way to overwrite an existing blob. Same as above without the
- * condition. */
-BINDERY_NODISCARD int blob_upload_overwrite(struct blob_client *, const char *name,
-    const struct blob_upload_opts *, blob_read_fn, void *ctx,
-    struct blob_upload_info *info, struct blob_result *res);
 
 /* Block ids for Put Block must be base64 and, per blob, of one length. */
 BINDERY_NODISCARD int blob_put_block(struct blob_client *, const char *name,
     const char *block_id_b64, const void *data, size_t len,
     struct blob_result *res);
-/* Commit ids (base64, as staged) as a new blob, create-only, with the
- * options' tags and content type. */
-BINDERY_NODISCARD int blob_put_block_list_create(struct blob_client *,
-    const char *name, const char *const *ids, size_t nids,
-    const struct blob_upload_opts *, struct blob_result *res);
 
 struct blob_block_counts {
 	unsigned committed, uncommitted;
 };
-/* Get Block List (blocklisttype=all). */
+/* Get Block List (blocklisttype=all): how many blocks are committed and
+ * how many staged; *out is reset first. */
 BINDERY_NODISCARD int blob_get_block_list(struct blob_client *, const char *name,
     struct blob_block_counts *out, struct blob_result *res);
 
@@ -169,6 +162,7 @@ struct blob_props {
 	char last_modified[64];
 	unsigned tag_count;
 };
+/* Get Blob Properties (a HEAD) into *out, which is reset first. */
 BINDERY_NODISCARD int blob_get_properties(struct blob_client *, const char *name,
     struct blob_props *out, struct blob_result *res);
 
@@ -191,13 +185,11 @@ BINDERY_NODISCARD int blob_delete(struct blob_client *, const char *name,
 BINDERY_NODISCARD int blob_set_tags(struct blob_client *, const char *name,
     const struct blob_tag *, size_t n, const char *if_tags,
     struct blob_result *res);
+/* Get Blob Tags into *out (reset first); a malformed answer is BLOB_FAILED. */
 BINDERY_NODISCARD int blob_get_tags(struct blob_client *, const char *name,
     struct blob_tag_set *out, struct blob_result *res);
 /* Create the configured container; one that already exists is BLOB_OK. */
 BINDERY_NODISCARD int blob_container_create(struct blob_client *,
-    struct blob_result *res);
-/* Delete the configured container (tests clean up with it). */
-BINDERY_NODISCARD int blob_container_delete(struct blob_client *,
     struct blob_result *res);
 
 enum {
@@ -218,16 +210,6 @@ typedef int (*blob_list_fn)(void *ctx, const struct blob_list_item *);
  * on_item returning nonzero stops with BLOB_ABORTED. */
 BINDERY_NODISCARD int blob_list(struct blob_client *, const char *prefix,
     unsigned include, blob_list_fn on_item, void *ctx, struct blob_result *res);
-/* Page size for blob_list and blob_find_by_tags (0: the service default);
- * tests make it small so markers are exercised. */
-void blob_client_set_page_size(struct blob_client *, unsigned maxresults);
-
-/* Find Blobs by Tags in the container; where_expr as in the REST reference,
- * e.g. "\"state\" = 'pending'".  The index is eventually consistent: never
- * decide correctness on it. */
-BINDERY_NODISCARD int blob_find_by_tags(struct blob_client *,
-    const char *where_expr, int (*on_name)(void *, const char *name),
-    void *ctx, struct blob_result *res);
 
 /* Blob Batch delete of up to 256 names, each guarded by if_tags when
  * given; each[i] receives the result for names[i].  res covers the batch
@@ -242,11 +224,10 @@ struct blob_service_props {
 	int versioning_known;	/* the data plane cannot tell: always 0 */
 	int versioning_enabled;
 };
+/* Get Blob Service Properties: the delete retention policy into *out
+ * (reset first). */
 BINDERY_NODISCARD int blob_service_properties_get(struct blob_client *,
     struct blob_service_props *, struct blob_result *res);
-/* Sets only the delete retention policy. */
-BINDERY_NODISCARD int blob_service_properties_set(struct blob_client *,
-    const struct blob_service_props *, struct blob_result *res);
 
 /* Undelete Blob; an endpoint without it (Azurite: 501) gives
  * BLOB_NOT_SUPPORTED. */

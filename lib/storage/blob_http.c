@@ -2,9 +2,10 @@
  * blob_http.c - the HTTP engine of the Blob REST client, over one libcurl
  * multi handle: client lifecycle, request building and signing, the
  * easy-handle pool, execution, retries with backoff, answer headers and
- * results.  Its internal interface (prefix bh_) is in blob_internal.h.
+ * results.  Its internal interface (blob_request_*, blob_exec_*,
+ * blob_result_*) is in blob_internal.h.
  *
- * Every request is a struct blob_req: method, encoded path and query,
+ * Every request is a struct blob_request: method, encoded path and query,
  * headers, an optional in-memory body, and where the answer goes.  All
  * requests, serial or parallel, run through the client's multi handle, so
  * they share its connection cache (keep-alive) and the retry logic.
@@ -60,13 +61,13 @@ blob_now_ms(void)
 }
 
 void
-bh_result_clear(struct blob_result *res)
+blob_result_clear(struct blob_result *res)
 {
 	memset(res, 0, sizeof *res);
 }
 
 int
-bh_result_set(struct blob_result *res, enum blob_status st, const char *msg)
+blob_result_set(struct blob_result *res, enum blob_status st, const char *msg)
 {
 	res->status = st;
 	if (msg != NULL && copy_cstr(res->message, sizeof res->message, msg) != 0) {
@@ -76,26 +77,25 @@ bh_result_set(struct blob_result *res, enum blob_status st, const char *msg)
 }
 
 int
-bh_result_nomem(struct blob_result *res)
+blob_result_nomem(struct blob_result *res)
 {
-	return bh_result_set(res, BLOB_NOMEM, "out of memory");
+	return blob_result_set(res, BLOB_NOMEM, "out of memory");
 }
 
 /* ---- requests ---------------------------------------------------------- */
 
 void
-bh_req_init(struct blob_req *r, const char *method)
+blob_request_init(struct blob_request *r, const char *method)
 {
 	memset(r, 0, sizeof *r);
 	r->method = method;
 	buf_init(&r->path, 8192);
 	buf_init(&r->query, 64 * 1024);
 	buf_init(&r->answer, ANSWER_MAX);
-	r->retry_safe = 1;
 }
 
 void
-bh_req_free(struct blob_req *r)
+blob_request_free(struct blob_request *r)
 {
 	size_t i;
 
@@ -111,7 +111,7 @@ bh_req_free(struct blob_req *r)
 
 /* name is a literal; value is copied.  Replaces an existing header. */
 int
-bh_req_header(struct blob_req *r, const char *name, const char *value)
+blob_request_header(struct blob_request *r, const char *name, const char *value)
 {
 	size_t i;
 	char *v = strdup(value);
@@ -126,7 +126,7 @@ bh_req_header(struct blob_req *r, const char *name, const char *value)
 			return 0;
 		}
 	}
-	assert(r->nhdr < BH_MAX_HEADERS);
+	assert(r->nhdr < BLOB_REQUEST_MAX_HEADERS);
 	r->hdr[r->nhdr].name = name;
 	r->hdr[r->nhdr].value = v;
 	r->hdr_value[r->nhdr] = v;
@@ -135,7 +135,7 @@ bh_req_header(struct blob_req *r, const char *name, const char *value)
 }
 
 int
-bh_req_query_param(struct blob_req *r, const char *name, const char *value)
+blob_request_query(struct blob_request *r, const char *name, const char *value)
 {
 	if (buf_appendf(&r->query, "%s%s=", r->query.len ? "&" : "", name) != BUF_OK)
 		return -1;
@@ -145,7 +145,7 @@ bh_req_query_param(struct blob_req *r, const char *name, const char *value)
 }
 
 int
-bh_req_path_container(struct blob_client *c, struct blob_req *r)
+blob_request_path_container(struct blob_client *c, struct blob_request *r)
 {
 	if (buf_append_cstr(&r->path, c->path_prefix) != BUF_OK ||
 	    buf_append(&r->path, "/", 1) != BUF_OK ||
@@ -156,9 +156,9 @@ bh_req_path_container(struct blob_client *c, struct blob_req *r)
 }
 
 int
-bh_req_path_blob(struct blob_client *c, struct blob_req *r, const char *name)
+blob_request_path_blob(struct blob_client *c, struct blob_request *r, const char *name)
 {
-	if (bh_req_path_container(c, r) != 0 || buf_append(&r->path, "/", 1) != BUF_OK ||
+	if (blob_request_path_container(c, r) != 0 || buf_append(&r->path, "/", 1) != BUF_OK ||
 	    sign_percent_encode(name, strlen(name), 1, &r->path) != SIGN_OK)
 		return -1;
 	return 0;
@@ -167,7 +167,7 @@ bh_req_path_blob(struct blob_client *c, struct blob_req *r, const char *name)
 /* Blob names: 1..1024 characters (REST reference, "Naming and referencing
  * containers, blobs, and metadata"). */
 int
-bh_name_ok(const char *name)
+blob_name_ok(const char *name)
 {
 	size_t n;
 
@@ -182,7 +182,7 @@ bh_name_ok(const char *name)
 static size_t
 read_body(char *dst, size_t size, size_t nmemb, void *ud)
 {
-	struct blob_req *r = ud;
+	struct blob_request *r = ud;
 	size_t n = size * nmemb, left = r->body_len - r->body_off;
 
 	if (n > left)
@@ -194,7 +194,7 @@ read_body(char *dst, size_t size, size_t nmemb, void *ud)
 }
 
 int64_t
-bh_parse_i64(const char *s, size_t n)
+blob_parse_decimal(const char *s, size_t n)
 {
 	char tmp[32];
 	char *end;
@@ -217,7 +217,7 @@ static long
 retry_after_ms(const char *v, size_t n, time_t now)
 {
 	char tmp[64];
-	int64_t s = bh_parse_i64(v, n);
+	int64_t s = blob_parse_decimal(v, n);
 	time_t when;
 
 	if (s < 0) {
@@ -233,7 +233,7 @@ retry_after_ms(const char *v, size_t n, time_t now)
 }
 
 void
-bh_set_field(char *dst, size_t dstsize, const char *v, size_t n)
+blob_copy_field(char *dst, size_t dstsize, const char *v, size_t n)
 {
 	struct span s = { v, n };
 
@@ -241,13 +241,22 @@ bh_set_field(char *dst, size_t dstsize, const char *v, size_t n)
 		dst[0] = '\0';	/* an oversize value is as good as absent */
 }
 
+/* Nothing known yet: the numbers that may be absent are -1. */
+static void
+answer_headers_reset(struct blob_answer_headers *rh)
+{
+	memset(rh, 0, sizeof *rh);
+	rh->meta_size = rh->content_length = rh->range_total = -1;
+	rh->retry_after_ms = -1;
+}
+
 static size_t
 on_header_line(char *line, size_t size, size_t nmemb, void *ud)
 {
-	struct blob_req *r = ud;
+	struct blob_request *r = ud;
 	size_t n = size * nmemb, nlen;
 	const char *colon, *v;
-	struct bh_resp_headers *rh = &r->rh;
+	struct blob_answer_headers *rh = &r->rh;
 	struct span name;
 
 	if (n >= 5 && memcmp(line, "HTTP/", 5) == 0) {
@@ -255,9 +264,7 @@ on_header_line(char *line, size_t size, size_t nmemb, void *ud)
 
 		/* A new status line (after 100 Continue, too) resets what we
 		 * know about the answer. */
-		memset(rh, 0, sizeof *rh);
-		rh->meta_size = rh->content_length = rh->range_total = -1;
-		rh->retry_after_ms = -1;
+		answer_headers_reset(rh);
 		r->status = sp ? strtol(sp + 1, NULL, 10) : 0;
 		return n;
 	}
@@ -274,33 +281,35 @@ on_header_line(char *line, size_t size, size_t nmemb, void *ud)
 	while (n > 0 && (v[n - 1] == '\r' || v[n - 1] == '\n' || v[n - 1] == ' '))
 		n--;
 	if (span_eq_nocase_cstr(name, "ETag"))
-		bh_set_field(rh->etag, sizeof rh->etag, v, n);
+		blob_copy_field(rh->etag, sizeof rh->etag, v, n);
 	else if (span_eq_nocase_cstr(name, "x-ms-error-code"))
-		bh_set_field(rh->error_code, sizeof rh->error_code, v, n);
+		blob_copy_field(rh->error_code, sizeof rh->error_code, v, n);
 	else if (span_eq_nocase_cstr(name, "Content-Type"))
-		bh_set_field(rh->content_type, sizeof rh->content_type, v, n);
+		blob_copy_field(rh->content_type, sizeof rh->content_type, v, n);
 	else if (span_eq_nocase_cstr(name, "Content-MD5"))
-		bh_set_field(rh->content_md5, sizeof rh->content_md5, v, n);
+		blob_copy_field(rh->content_md5, sizeof rh->content_md5, v, n);
 	else if (span_eq_nocase_cstr(name, "x-ms-blob-content-md5"))
-		bh_set_field(rh->blob_content_md5, sizeof rh->blob_content_md5, v, n);
+		blob_copy_field(rh->blob_content_md5, sizeof rh->blob_content_md5, v, n);
 	else if (span_eq_nocase_cstr(name, "x-ms-meta-sha256"))
-		bh_set_field(rh->meta_sha256, sizeof rh->meta_sha256, v, n);
+		blob_copy_field(rh->meta_sha256, sizeof rh->meta_sha256, v, n);
 	else if (span_eq_nocase_cstr(name, "Last-Modified"))
-		bh_set_field(rh->last_modified, sizeof rh->last_modified, v, n);
+		blob_copy_field(rh->last_modified, sizeof rh->last_modified, v, n);
 	else if (span_eq_nocase_cstr(name, "x-ms-meta-size"))
-		rh->meta_size = bh_parse_i64(v, n);
+		rh->meta_size = blob_parse_decimal(v, n);
 	else if (span_eq_nocase_cstr(name, "Content-Length"))
-		rh->content_length = bh_parse_i64(v, n);
-	else if (span_eq_nocase_cstr(name, "x-ms-tag-count"))
-		rh->tag_count = (unsigned)(bh_parse_i64(v, n) > 0 ? bh_parse_i64(v, n) : 0);
-	else if (span_eq_nocase_cstr(name, "Content-Range")) {
+		rh->content_length = blob_parse_decimal(v, n);
+	else if (span_eq_nocase_cstr(name, "x-ms-tag-count")) {
+		int64_t count = blob_parse_decimal(v, n);
+
+		rh->tag_count = (unsigned)(count > 0 ? count : 0);
+	} else if (span_eq_nocase_cstr(name, "Content-Range")) {
 		const char *slash = memchr(v, '/', n);
 
 		if (slash != NULL)
-			rh->range_total = bh_parse_i64(slash + 1,
+			rh->range_total = blob_parse_decimal(slash + 1,
 			    (size_t)(v + n - slash - 1));
 	} else if (span_eq_nocase_cstr(name, "x-ms-retry-after-ms")) {
-		int64_t ms = bh_parse_i64(v, n);
+		int64_t ms = blob_parse_decimal(v, n);
 
 		if (ms >= 0)
 			rh->retry_after_ms = (long)(ms > RETRY_AFTER_CAP_MS ?
@@ -313,48 +322,48 @@ on_header_line(char *line, size_t size, size_t nmemb, void *ud)
 }
 
 void
-bh_props_from_headers(const struct bh_resp_headers *rh, struct blob_props *p)
+blob_props_from_answer(const struct blob_answer_headers *rh, struct blob_props *p)
 {
 	memset(p, 0, sizeof *p);
 	p->size = (uint64_t)(rh->range_total >= 0 ? rh->range_total :
 	    rh->content_length >= 0 ? rh->content_length : 0);
-	bh_set_field(p->content_type, sizeof p->content_type, rh->content_type,
+	blob_copy_field(p->content_type, sizeof p->content_type, rh->content_type,
 	    strlen(rh->content_type));
-	bh_set_field(p->etag, sizeof p->etag, rh->etag, strlen(rh->etag));
+	blob_copy_field(p->etag, sizeof p->etag, rh->etag, strlen(rh->etag));
 	if (rh->blob_content_md5[0])
-		bh_set_field(p->content_md5, sizeof p->content_md5,
+		blob_copy_field(p->content_md5, sizeof p->content_md5,
 		    rh->blob_content_md5, strlen(rh->blob_content_md5));
 	else if (rh->range_total < 0)
-		bh_set_field(p->content_md5, sizeof p->content_md5, rh->content_md5,
+		blob_copy_field(p->content_md5, sizeof p->content_md5, rh->content_md5,
 		    strlen(rh->content_md5));
-	bh_set_field(p->meta_sha256, sizeof p->meta_sha256, rh->meta_sha256,
+	blob_copy_field(p->meta_sha256, sizeof p->meta_sha256, rh->meta_sha256,
 	    strlen(rh->meta_sha256));
 	p->meta_size = rh->meta_size;
-	bh_set_field(p->last_modified, sizeof p->last_modified, rh->last_modified,
+	blob_copy_field(p->last_modified, sizeof p->last_modified, rh->last_modified,
 	    strlen(rh->last_modified));
 	p->tag_count = rh->tag_count;
 }
 
 int
-bh_deliver_headers(struct blob_req *r)
+blob_request_deliver_headers(struct blob_request *r)
 {
 	struct blob_props p;
 
 	r->headers_delivered = 1;
 	if (r->on_headers == NULL)
 		return 0;
-	bh_props_from_headers(&r->rh, &p);
+	blob_props_from_answer(&r->rh, &p);
 	return r->on_headers(r->cb_ctx, &p, p.size);
 }
 
 static size_t
 on_body(char *data, size_t size, size_t nmemb, void *ud)
 {
-	struct blob_req *r = ud;
+	struct blob_request *r = ud;
 	size_t n = size * nmemb;
 
 	if (r->on_data != NULL && r->status >= 200 && r->status < 300) {
-		if (!r->headers_delivered && bh_deliver_headers(r) != 0) {
+		if (!r->headers_delivered && blob_request_deliver_headers(r) != 0) {
 			r->cb_aborted = 1;
 			return 0;
 		}
@@ -382,12 +391,6 @@ blob_client_set_deadline(struct blob_client *c, int64_t deadline_ms)
 	c->deadline_ms = deadline_ms;
 }
 
-void
-blob_client_set_page_size(struct blob_client *c, unsigned maxresults)
-{
-	c->page_size = maxresults;
-}
-
 int
 blob_client_new(const struct blob_settings *s, struct blob_client **out,
     struct blob_result *res)
@@ -399,12 +402,12 @@ blob_client_new(const struct blob_settings *s, struct blob_client **out,
 	int rc;
 
 	*out = NULL;
-	bh_result_clear(res);
+	blob_result_clear(res);
 	if (s == NULL || s->endpoint == NULL || s->account == NULL ||
 	    s->container == NULL || s->account[0] == '\0' ||
 	    s->container[0] == '\0' ||
 	    (s->key_b64 == NULL) == (s->sas == NULL)) {
-		rc = bh_result_set(res, BLOB_BAD_INPUT, "endpoint, account, container "
+		rc = blob_result_set(res, BLOB_BAD_INPUT, "endpoint, account, container "
 		    "and exactly one of key or SAS are required");
 		goto out;
 	}
@@ -413,17 +416,17 @@ blob_client_new(const struct blob_settings *s, struct blob_client **out,
 	else if (strncmp(s->endpoint, "http://", 7) == 0)
 		hoststart = s->endpoint + 7;
 	else {
-		rc = bh_result_set(res, BLOB_BAD_INPUT, "endpoint must be http:// or https://");
+		rc = blob_result_set(res, BLOB_BAD_INPUT, "endpoint must be http:// or https://");
 		goto out;
 	}
 	if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK) {
-		rc = bh_result_set(res, BLOB_FAILED, "curl_global_init failed");
+		rc = blob_result_set(res, BLOB_FAILED, "curl_global_init failed");
 		goto out;
 	}
 	c = calloc(1, sizeof *c);
 	if (c == NULL) {
 		curl_global_cleanup();
-		rc = bh_result_nomem(res);
+		rc = blob_result_nomem(res);
 		goto out;
 	}
 	c->https = hoststart - s->endpoint == 8;
@@ -455,18 +458,18 @@ blob_client_new(const struct blob_settings *s, struct blob_client **out,
 	    c->container == NULL || (s->sas && c->sas == NULL) ||
 	    c->multi == NULL || c->easy == NULL || c->easy_busy == NULL ||
 	    c->active == NULL) {
-		rc = bh_result_nomem(res);
+		rc = blob_result_nomem(res);
 		goto out;
 	}
 	if (c->block_size > (size_t)4000 * 1024 * 1024) {
-		rc = bh_result_set(res, BLOB_BAD_INPUT, "block_size above the service's 4000 MiB");
+		rc = blob_result_set(res, BLOB_BAD_INPUT, "block_size above the service's 4000 MiB");
 		goto out;
 	}
 	if (s->key_b64 != NULL) {
 		if (sign_base64_decode(s->key_b64, strlen(s->key_b64), &key) != SIGN_OK ||
 		    key.len == 0) {
 			/* Never echo the key, not even a bad one. */
-			rc = bh_result_set(res, BLOB_BAD_INPUT, "account key is not valid base64");
+			rc = blob_result_set(res, BLOB_BAD_INPUT, "account key is not valid base64");
 			goto out;
 		}
 		memcpy(c->key, key.ptr, key.len);
@@ -515,7 +518,7 @@ blob_client_free(struct blob_client *c)
 /* ---- execution ------------------------------------------------------------- */
 
 int
-bh_deadline_passed(const struct blob_client *c)
+blob_deadline_passed(const struct blob_client *c)
 {
 	return c->deadline_ms > 0 && blob_now_ms() >= c->deadline_ms;
 }
@@ -536,7 +539,7 @@ scrub_message(const struct blob_client *c, struct blob_result *res)
 	    strstr(res->message, "sig=") != NULL ||
 	    (siglen >= 8 && memmem(res->message, strlen(res->message), sig,
 	    siglen) != NULL))
-		(void)bh_result_set(res, res->status, "(service message withheld: it "
+		(void)blob_result_set(res, res->status, "(service message withheld: it "
 		    "quoted request credentials)");
 }
 
@@ -559,9 +562,56 @@ out:
 	return rc;
 }
 
+/* Point easy handle e at r: url (copied by curl), r's headers, limits and
+ * callbacks, and how the method and body go out. */
+static void
+attempt_configure(struct blob_client *c, struct blob_request *r, CURL *e,
+    const char *url)
+{
+	int64_t left_ms;
+
+	curl_easy_setopt(e, CURLOPT_URL, url);
+	curl_easy_setopt(e, CURLOPT_HTTPHEADER, r->slist);
+	curl_easy_setopt(e, CURLOPT_PRIVATE, r);
+	curl_easy_setopt(e, CURLOPT_NOSIGNAL, 1L);
+#if LIBCURL_VERSION_NUM >= 0x075500
+	curl_easy_setopt(e, CURLOPT_PROTOCOLS_STR, "http,https");
+#endif
+	curl_easy_setopt(e, CURLOPT_CONNECTTIMEOUT_MS, c->connect_timeout_ms);
+	curl_easy_setopt(e, CURLOPT_LOW_SPEED_LIMIT, 1L);
+	curl_easy_setopt(e, CURLOPT_LOW_SPEED_TIME, c->low_speed_time_s);
+	/* A stalled service must not hold a request past its deadline: each
+	 * attempt gets at most the time that is left (0: no limit). */
+	left_ms = c->deadline_ms - blob_now_ms();
+	curl_easy_setopt(e, CURLOPT_TIMEOUT_MS, c->deadline_ms > 0 ?
+	    (long)(left_ms > 1 ? left_ms : 1) : 0L);
+	curl_easy_setopt(e, CURLOPT_TCP_KEEPALIVE, 1L);
+	/* TLS verification stays at libcurl's default (on) for https. */
+	curl_easy_setopt(e, CURLOPT_SSL_VERIFYPEER, 1L);
+	curl_easy_setopt(e, CURLOPT_SSL_VERIFYHOST, 2L);
+	curl_easy_setopt(e, CURLOPT_HEADERFUNCTION, on_header_line);
+	curl_easy_setopt(e, CURLOPT_HEADERDATA, r);
+	curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, on_body);
+	curl_easy_setopt(e, CURLOPT_WRITEDATA, r);
+	if (strcmp(r->method, "HEAD") == 0)
+		curl_easy_setopt(e, CURLOPT_NOBODY, 1L);
+	else if (strcmp(r->method, "GET") == 0)
+		curl_easy_setopt(e, CURLOPT_HTTPGET, 1L);
+	else if (r->has_body) {
+		curl_easy_setopt(e, CURLOPT_UPLOAD, 1L);
+		curl_easy_setopt(e, CURLOPT_UPLOAD_BUFFERSIZE, UPLOAD_BUFSIZE);
+		curl_easy_setopt(e, CURLOPT_READFUNCTION, read_body);
+		curl_easy_setopt(e, CURLOPT_READDATA, r);
+		curl_easy_setopt(e, CURLOPT_INFILESIZE_LARGE, (curl_off_t)r->body_len);
+		if (strcmp(r->method, "PUT") != 0)
+			curl_easy_setopt(e, CURLOPT_CUSTOMREQUEST, r->method);
+	} else
+		curl_easy_setopt(e, CURLOPT_CUSTOMREQUEST, r->method);
+}
+
 /* Sign and configure one attempt of r on easy handle e. */
 static int
-attempt_prepare(struct blob_client *c, struct blob_req *r, CURL *e)
+attempt_prepare(struct blob_client *c, struct blob_request *r, CURL *e)
 {
 	struct buf url = BUF_INIT(128 * 1024), auth = BUF_INIT(256);
 	char date[32], lenstr[32];
@@ -572,12 +622,12 @@ attempt_prepare(struct blob_client *c, struct blob_req *r, CURL *e)
 	curl_slist_free_all(r->slist);
 	r->slist = NULL;
 	sign_time_rfc1123(time(NULL), date);
-	if (bh_req_header(r, "x-ms-date", date) != 0 ||
-	    bh_req_header(r, "x-ms-version", SIGN_VERSION) != 0)
+	if (blob_request_header(r, "x-ms-date", date) != 0 ||
+	    blob_request_header(r, "x-ms-version", SIGN_VERSION) != 0)
 		goto out;
 	if (r->has_body) {
 		snprintf(lenstr, sizeof lenstr, "%zu", r->body_len);
-		if (bh_req_header(r, "Content-Length", lenstr) != 0)
+		if (blob_request_header(r, "Content-Length", lenstr) != 0)
 			goto out;
 	}
 	if (buf_appendf(&url, "%s%s", c->url_base, buf_cstr(&r->path)) != BUF_OK)
@@ -609,46 +659,8 @@ attempt_prepare(struct blob_client *c, struct blob_req *r, CURL *e)
 	r->body_off = 0;
 	r->answer_overflow = 0;
 	buf_reset(&r->answer);
-	memset(&r->rh, 0, sizeof r->rh);
-	r->rh.meta_size = r->rh.content_length = r->rh.range_total = -1;
-	r->rh.retry_after_ms = -1;
-
-	curl_easy_setopt(e, CURLOPT_URL, buf_cstr(&url));
-	curl_easy_setopt(e, CURLOPT_HTTPHEADER, r->slist);
-	curl_easy_setopt(e, CURLOPT_PRIVATE, r);
-	curl_easy_setopt(e, CURLOPT_NOSIGNAL, 1L);
-#if LIBCURL_VERSION_NUM >= 0x075500
-	curl_easy_setopt(e, CURLOPT_PROTOCOLS_STR, "http,https");
-#endif
-	curl_easy_setopt(e, CURLOPT_CONNECTTIMEOUT_MS, c->connect_timeout_ms);
-	curl_easy_setopt(e, CURLOPT_LOW_SPEED_LIMIT, 1L);
-	curl_easy_setopt(e, CURLOPT_LOW_SPEED_TIME, c->low_speed_time_s);
-	/* A stalled service must not hold a request past its deadline: each
-	 * attempt gets at most the time that is left (0: no limit). */
-	curl_easy_setopt(e, CURLOPT_TIMEOUT_MS, c->deadline_ms > 0 ?
-	    (long)(c->deadline_ms - blob_now_ms() > 1 ? c->deadline_ms - blob_now_ms() : 1) : 0L);
-	curl_easy_setopt(e, CURLOPT_TCP_KEEPALIVE, 1L);
-	/* TLS verification stays at libcurl's default (on) for https. */
-	curl_easy_setopt(e, CURLOPT_SSL_VERIFYPEER, 1L);
-	curl_easy_setopt(e, CURLOPT_SSL_VERIFYHOST, 2L);
-	curl_easy_setopt(e, CURLOPT_HEADERFUNCTION, on_header_line);
-	curl_easy_setopt(e, CURLOPT_HEADERDATA, r);
-	curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, on_body);
-	curl_easy_setopt(e, CURLOPT_WRITEDATA, r);
-	if (strcmp(r->method, "HEAD") == 0)
-		curl_easy_setopt(e, CURLOPT_NOBODY, 1L);
-	else if (strcmp(r->method, "GET") == 0)
-		curl_easy_setopt(e, CURLOPT_HTTPGET, 1L);
-	else if (r->has_body) {
-		curl_easy_setopt(e, CURLOPT_UPLOAD, 1L);
-		curl_easy_setopt(e, CURLOPT_UPLOAD_BUFFERSIZE, UPLOAD_BUFSIZE);
-		curl_easy_setopt(e, CURLOPT_READFUNCTION, read_body);
-		curl_easy_setopt(e, CURLOPT_READDATA, r);
-		curl_easy_setopt(e, CURLOPT_INFILESIZE_LARGE, (curl_off_t)r->body_len);
-		if (strcmp(r->method, "PUT") != 0)
-			curl_easy_setopt(e, CURLOPT_CUSTOMREQUEST, r->method);
-	} else
-		curl_easy_setopt(e, CURLOPT_CUSTOMREQUEST, r->method);
+	answer_headers_reset(&r->rh);
+	attempt_configure(c, r, e, buf_cstr(&url));
 	rc = 0;
 out:
 	/* CURLOPT_URL copies the string; the buffers can go. */
@@ -687,9 +699,9 @@ easy_release(struct blob_client *c, CURL *e)
 }
 
 static void
-req_done(struct blob_client *c, struct blob_req *r)
+request_done(struct blob_client *c, struct blob_request *r)
 {
-	r->state = BH_REQ_DONE;
+	r->state = BLOB_REQUEST_DONE;
 	if (r->res.status == BLOB_EXISTS && r->ambiguous)
 		r->res.status = BLOB_EXISTS_MAYBE_OURS;
 	scrub_message(c, &r->res);
@@ -697,33 +709,33 @@ req_done(struct blob_client *c, struct blob_req *r)
 
 /* Launch one attempt, or finish r with BLOB_DEADLINE past the deadline. */
 static void
-attempt_launch(struct blob_client *c, struct blob_req *r)
+attempt_launch(struct blob_client *c, struct blob_request *r)
 {
-	if (bh_deadline_passed(c)) {
+	if (blob_deadline_passed(c)) {
 		if (r->attempt == 0) {
-			bh_result_clear(&r->res);
-			(void)bh_result_set(&r->res, BLOB_DEADLINE,
+			blob_result_clear(&r->res);
+			(void)blob_result_set(&r->res, BLOB_DEADLINE,
 			    "deadline passed before the call");
 		} else
-			(void)bh_result_set(&r->res, r->res.status,
+			(void)blob_result_set(&r->res, r->res.status,
 			    "deadline passed before a retry");
-		req_done(c, r);
+		request_done(c, r);
 		return;
 	}
 	if (easy_acquire(c, &r->easy) != 0) {
-		(void)bh_result_set(&r->res, BLOB_NOMEM, "no transfer handle");
-		req_done(c, r);
+		(void)blob_result_set(&r->res, BLOB_NOMEM, "no transfer handle");
+		request_done(c, r);
 		return;
 	}
 	if (attempt_prepare(c, r, r->easy) != 0 ||
 	    curl_multi_add_handle(c->multi, r->easy) != CURLM_OK) {
 		easy_release(c, r->easy);
 		r->easy = NULL;
-		(void)bh_result_nomem(&r->res);
-		req_done(c, r);
+		(void)blob_result_nomem(&r->res);
+		request_done(c, r);
 		return;
 	}
-	r->state = BH_REQ_RUNNING;
+	r->state = BLOB_REQUEST_RUNNING;
 }
 
 static int
@@ -748,7 +760,7 @@ curl_transient(CURLcode cc)
 
 /* The status for an HTTP answer; pure, so the mapping is in one place. */
 enum blob_status
-bh_status_for_http(long http, const char *code, int create_only)
+blob_status_for_http(long http, const char *code, int create_only)
 {
 	if (http >= 200 && http < 300)
 		return BLOB_OK;
@@ -787,25 +799,25 @@ bh_status_for_http(long http, const char *code, int create_only)
 
 /* An attempt ended: decide the result, or schedule a retry. */
 static void
-attempt_finish(struct blob_client *c, struct blob_req *r, CURLcode cc)
+attempt_finish(struct blob_client *c, struct blob_request *r, CURLcode cc)
 {
 	struct blob_result *res = &r->res;
 	int ambiguous_now = 0;
 	long delay;
 
-	bh_result_clear(res);
+	blob_result_clear(res);
 	res->curl_code = (int)cc;
 	res->http_status = r->status;
 	if (r->cb_aborted) {
-		(void)bh_result_set(res, BLOB_ABORTED, "stopped by the caller");
-		req_done(c, r);
+		(void)blob_result_set(res, BLOB_ABORTED, "stopped by the caller");
+		request_done(c, r);
 		return;
 	}
 	if (cc != CURLE_OK) {
 		if (r->answer_overflow)
-			(void)bh_result_set(res, BLOB_FAILED, "answer too large");
+			(void)blob_result_set(res, BLOB_FAILED, "answer too large");
 		else
-			(void)bh_result_set(res, curl_transient(cc) ? BLOB_TRANSIENT :
+			(void)blob_result_set(res, curl_transient(cc) ? BLOB_TRANSIENT :
 			    BLOB_FAILED, curl_easy_strerror(cc));
 		ambiguous_now = cc != CURLE_COULDNT_CONNECT &&
 		    cc != CURLE_COULDNT_RESOLVE_HOST;
@@ -815,9 +827,9 @@ attempt_finish(struct blob_client *c, struct blob_req *r, CURLcode cc)
 		if (r->status >= 300 && r->answer.len > 0)
 			blob_xml_error(r->answer.ptr, r->answer.len, res->code,
 			    sizeof res->code, res->message, sizeof res->message);
-		res->status = bh_status_for_http(r->status, res->code, r->create_only);
+		res->status = blob_status_for_http(r->status, res->code, r->create_only);
 		if (res->status == BLOB_NOT_SUPPORTED)
-			(void)bh_result_set(res, BLOB_NOT_SUPPORTED,
+			(void)blob_result_set(res, BLOB_NOT_SUPPORTED,
 			    "not supported by this endpoint");
 		if (res->status == BLOB_OK)
 			res->message[0] = res->code[0] = '\0';
@@ -826,14 +838,18 @@ attempt_finish(struct blob_client *c, struct blob_req *r, CURLcode cc)
 
 			snprintf(m, sizeof m, "HTTP %ld%s%s", r->status,
 			    res->code[0] ? " " : "", res->code);
-			(void)bh_result_set(res, res->status, m);
+			(void)blob_result_set(res, res->status, m);
 		}
 		ambiguous_now = res->status == BLOB_TRANSIENT;
 	}
-	if (res->status != BLOB_TRANSIENT || !r->retry_safe ||
+	/* Every request this client makes may be repeated: reads, deletes,
+	 * tag sets and Put Block are idempotent, and a repeated create-only
+	 * is what r->ambiguous tracks.  A download that already handed bytes
+	 * or headers to its caller is not. */
+	if (res->status != BLOB_TRANSIENT ||
 	    r->attempt >= c->max_retries || r->delivered > 0 ||
 	    r->headers_delivered) {
-		req_done(c, r);
+		request_done(c, r);
 		return;
 	}
 	/* Exponential backoff with full jitter, never shorter than what the
@@ -850,17 +866,17 @@ attempt_finish(struct blob_client *c, struct blob_req *r, CURLcode cc)
 	if (r->rh.retry_after_ms > delay)
 		delay = r->rh.retry_after_ms;
 	if (c->deadline_ms > 0 && blob_now_ms() + delay >= c->deadline_ms) {
-		req_done(c, r);
+		request_done(c, r);
 		return;
 	}
 	r->ambiguous |= ambiguous_now;
 	r->attempt++;
 	r->retry_at = blob_now_ms() + delay;
-	r->state = BH_REQ_WAITING;
+	r->state = BLOB_REQUEST_WAITING;
 }
 
 static int
-active_add(struct blob_client *c, struct blob_req *r)
+active_add(struct blob_client *c, struct blob_request *r)
 {
 	if (c->nactive >= c->in_flight)
 		return -1;
@@ -869,7 +885,7 @@ active_add(struct blob_client *c, struct blob_req *r)
 }
 
 static void
-active_remove(struct blob_client *c, struct blob_req *r)
+active_remove(struct blob_client *c, struct blob_request *r)
 {
 	unsigned i;
 
@@ -890,7 +906,7 @@ exec_pump(struct blob_client *c)
 
 	curl_multi_perform(c->multi, &running);
 	while ((m = curl_multi_info_read(c->multi, &left)) != NULL) {
-		struct blob_req *r = NULL;
+		struct blob_request *r = NULL;
 
 		if (m->msg != CURLMSG_DONE)
 			continue;
@@ -904,13 +920,13 @@ exec_pump(struct blob_client *c)
 
 /* Start r (the caller keeps it alive until it is collected). */
 int
-bh_exec_start(struct blob_client *c, struct blob_req *r)
+blob_exec_start(struct blob_client *c, struct blob_request *r)
 {
 	r->attempt = 0;
 	r->ambiguous = 0;
 	r->delivered = 0;
 	r->headers_delivered = r->cb_aborted = 0;
-	bh_result_clear(&r->res);
+	blob_result_clear(&r->res);
 	if (active_add(c, r) != 0)
 		return -1;
 	attempt_launch(c, r);
@@ -920,8 +936,8 @@ bh_exec_start(struct blob_client *c, struct blob_req *r)
 /* Launch the retries that are due, move curl along, and return one finished
  * request (retries included) without blocking; NULL when none is.
  * *next_retry is the earliest pending retry time (-1: none). */
-struct blob_req *
-bh_exec_collect(struct blob_client *c, int64_t *next_retry)
+struct blob_request *
+blob_exec_collect(struct blob_client *c, int64_t *next_retry)
 {
 	int64_t now = blob_now_ms(), next = -1;
 	unsigned i;
@@ -930,24 +946,24 @@ bh_exec_collect(struct blob_client *c, int64_t *next_retry)
 	if (c->nactive == 0)
 		return NULL;
 	for (i = 0; i < c->nactive; i++) {
-		struct blob_req *r = c->active[i];
+		struct blob_request *r = c->active[i];
 
-		if (r->state == BH_REQ_WAITING) {
+		if (r->state == BLOB_REQUEST_WAITING) {
 			if (r->retry_at <= now)
 				attempt_launch(c, r);
 			else if (next < 0 || r->retry_at < next)
 				next = r->retry_at;
 		}
-		if (r->state == BH_REQ_DONE) {
+		if (r->state == BLOB_REQUEST_DONE) {
 			active_remove(c, r);
 			return r;
 		}
 	}
 	exec_pump(c);
 	for (i = 0; i < c->nactive; i++) {
-		struct blob_req *r = c->active[i];
+		struct blob_request *r = c->active[i];
 
-		if (r->state == BH_REQ_DONE) {
+		if (r->state == BLOB_REQUEST_DONE) {
 			active_remove(c, r);
 			return r;
 		}
@@ -959,7 +975,7 @@ bh_exec_collect(struct blob_client *c, int64_t *next_retry)
 /* Sleep until a socket needs curl, curl_multi_wakeup() is called, the next
  * retry is due, or max_ms pass. */
 void
-bh_exec_poll(struct blob_client *c, int64_t next_retry, int max_ms)
+blob_exec_poll(struct blob_client *c, int64_t next_retry, int max_ms)
 {
 	int64_t now = blob_now_ms();
 	int timeout = max_ms;
@@ -971,42 +987,42 @@ bh_exec_poll(struct blob_client *c, int64_t next_retry, int max_ms)
 
 /* Block until some started request is finished (retries included) and
  * return it; NULL when nothing is active. */
-static struct blob_req *
+static struct blob_request *
 exec_wait_any(struct blob_client *c)
 {
-	struct blob_req *r;
+	struct blob_request *r;
 	int64_t next;
 
 	for (;;) {
 		if (c->nactive == 0)
 			return NULL;
-		if ((r = bh_exec_collect(c, &next)) != NULL)
+		if ((r = blob_exec_collect(c, &next)) != NULL)
 			return r;
-		bh_exec_poll(c, next, 1000);
+		blob_exec_poll(c, next, 1000);
 	}
 }
 
 /* Abandon r wherever it is. */
 void
-bh_exec_cancel(struct blob_client *c, struct blob_req *r)
+blob_exec_cancel(struct blob_client *c, struct blob_request *r)
 {
-	if (r->state == BH_REQ_RUNNING && r->easy != NULL) {
+	if (r->state == BLOB_REQUEST_RUNNING && r->easy != NULL) {
 		curl_multi_remove_handle(c->multi, r->easy);
 		easy_release(c, r->easy);
 		r->easy = NULL;
 	}
-	r->state = BH_REQ_DONE;
+	r->state = BLOB_REQUEST_DONE;
 	active_remove(c, r);
 }
 
 /* Run one request to its end; copies its result to res. */
 int
-bh_exec_one(struct blob_client *c, struct blob_req *r, struct blob_result *res)
+blob_exec_run(struct blob_client *c, struct blob_request *r, struct blob_result *res)
 {
-	struct blob_req *done;
+	struct blob_request *done;
 
-	if (bh_exec_start(c, r) != 0)
-		return bh_result_set(res, BLOB_FAILED, "too many requests in flight");
+	if (blob_exec_start(c, r) != 0)
+		return blob_result_set(res, BLOB_FAILED, "too many requests in flight");
 	do {
 		done = exec_wait_any(c);
 	} while (done != NULL && done != r);

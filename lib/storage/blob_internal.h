@@ -4,10 +4,11 @@
  *
  *   blob_http.c    the HTTP engine: client lifecycle, request building and
  *                  signing, the curl handle pool and multi execution,
- *                  retries, answer headers, results.  Its internal names
- *                  carry the prefix bh_ (the responder has req_* of its own).
- *   blob_upload.c  streaming create-only / overwrite uploads, Put Block,
- *                  Put Block List and purge of uncommitted blocks.
+ *                  retries, answer headers, results.  Its names say what
+ *                  they work on: blob_request_* builds a request,
+ *                  blob_exec_* runs it, blob_result_* fills a result.
+ *   blob_upload.c  streaming uploads, Put Block, Put Block List and purge
+ *                  of uncommitted blocks.
  *   blob.c         the other operations (properties, get, delete, tags,
  *                  containers, block list, listing, batch, service
  *                  properties, SAS URLs) and their answer parsers.
@@ -28,14 +29,20 @@
 
 /* ---- the HTTP engine (blob_http.c) ---------------------------------------- */
 
-#define BH_MAX_HEADERS	24	/* request headers one struct blob_req holds */
+/* Request headers one struct blob_request holds. */
+#define BLOB_REQUEST_MAX_HEADERS	24
 
 /* Where a request stands in the engine; only blob_http.c moves it. */
-enum bh_req_state { BH_REQ_IDLE, BH_REQ_RUNNING, BH_REQ_WAITING, BH_REQ_DONE };
+enum blob_request_state {
+	BLOB_REQUEST_IDLE,
+	BLOB_REQUEST_RUNNING,
+	BLOB_REQUEST_WAITING,
+	BLOB_REQUEST_DONE,
+};
 
 /* What the engine keeps from an answer's headers (reset per attempt;
  * -1: absent for the int64_t fields and retry_after_ms). */
-struct bh_resp_headers {
+struct blob_answer_headers {
 	char etag[128];
 	char error_code[64];
 	char content_type[256];
@@ -50,21 +57,22 @@ struct bh_resp_headers {
 	long retry_after_ms;
 };
 
-/* One REST call: built with bh_req_*, run with bh_exec_*, freed with
- * bh_req_free; the answer's status, headers and body are read from it. */
-struct blob_req {
+/* One REST call: built with blob_request_*, run with blob_exec_*, freed
+ * with blob_request_free; the answer's status, headers and body are read
+ * from it. */
+struct blob_request {
 	const char *method;
 	struct buf path;		/* encoded, with the endpoint's prefix */
 	struct buf query;		/* encoded, without '?' or the SAS */
-	struct sign_header hdr[BH_MAX_HEADERS];
-	char *hdr_value[BH_MAX_HEADERS];	/* owned copies of hdr[].value */
+	struct sign_header hdr[BLOB_REQUEST_MAX_HEADERS];
+	char *hdr_value[BLOB_REQUEST_MAX_HEADERS];	/* owned copies of hdr[].value */
 	size_t nhdr;
 	const char *body;		/* borrowed */
 	size_t body_len, body_off;
-	int has_body, retry_safe, create_only;
+	int has_body, create_only;
 
 	long status;
-	struct bh_resp_headers rh;
+	struct blob_answer_headers rh;
 	struct buf answer;		/* error or XML body */
 	int answer_overflow;
 
@@ -74,7 +82,7 @@ struct blob_req {
 	int headers_delivered, cb_aborted;
 	uint64_t delivered;
 
-	enum bh_req_state state;
+	enum blob_request_state state;
 	CURL *easy;
 	struct curl_slist *slist;
 	unsigned attempt;
@@ -95,75 +103,71 @@ struct blob_client {
 	size_t keylen;
 	int https;
 	size_t block_size, single_put_max;
-	unsigned in_flight, max_retries, page_size;
+	unsigned in_flight, max_retries;
+	unsigned page_size;	/* listing maxresults (0: the service's);
+				 * tests make it small to walk markers */
 	long connect_timeout_ms, low_speed_time_s;
 	int64_t deadline_ms;
 	CURLM *multi;
 	CURL **easy;		/* pool of in_flight handles, made lazily */
 	int *easy_busy;
-	struct blob_req **active;	/* requests started and not yet collected */
+	struct blob_request **active;	/* requests started and not yet collected */
 	unsigned nactive;
 };
 
 /* Zero *res. */
-void bh_result_clear(struct blob_result *res);
+void blob_result_clear(struct blob_result *res);
 /* Set res's status and (when msg is non-NULL) its message, truncated to
  * fit; returns st. */
-int bh_result_set(struct blob_result *res, enum blob_status st, const char *msg);
-/* bh_result_set(res, BLOB_NOMEM, "out of memory"). */
-int bh_result_nomem(struct blob_result *res);
+int blob_result_set(struct blob_result *res, enum blob_status st, const char *msg);
+/* blob_result_set(res, BLOB_NOMEM, "out of memory"). */
+int blob_result_nomem(struct blob_result *res);
 
-/* Empty request for method (a literal); pair with bh_req_free. */
-void bh_req_init(struct blob_req *r, const char *method);
-/* Free what r owns; r may be bh_req_init'ed again afterwards. */
-void bh_req_free(struct blob_req *r);
+/* Empty request for method (a literal); pair with blob_request_free. */
+void blob_request_init(struct blob_request *r, const char *method);
+/* Free what r owns; r may be blob_request_init'ed again afterwards. */
+void blob_request_free(struct blob_request *r);
 /* Add or replace header name (a literal, borrowed) with a copy of value;
  * -1 out of memory. */
-int bh_req_header(struct blob_req *r, const char *name,
+int blob_request_header(struct blob_request *r, const char *name,
     const char *value);
 /* Append name=value (value percent-encoded) to r's query; -1 on failure. */
-int bh_req_query_param(struct blob_req *r, const char *name,
+int blob_request_query(struct blob_request *r, const char *name,
     const char *value);
 /* Append the container's encoded path to r's path; -1 on failure. */
-int bh_req_path_container(struct blob_client *c, struct blob_req *r);
+int blob_request_path_container(struct blob_client *c, struct blob_request *r);
 /* Append the blob name's encoded path to r's path; -1 on failure. */
-int bh_req_path_blob(struct blob_client *c, struct blob_req *r,
+int blob_request_path_blob(struct blob_client *c, struct blob_request *r,
     const char *name);
 /* Nonzero when name is a valid blob name (1..1024 characters). */
-int bh_name_ok(const char *name);
+int blob_name_ok(const char *name);
 
 /* The non-negative decimal s[n], or -1 when it is not one. */
-int64_t bh_parse_i64(const char *s, size_t n);
+int64_t blob_parse_decimal(const char *s, size_t n);
 /* Copy v[n] into dst as a C string; an oversize value leaves dst empty. */
-void bh_set_field(char *dst, size_t dstsize, const char *v, size_t n);
+void blob_copy_field(char *dst, size_t dstsize, const char *v, size_t n);
 /* Fill *p from the answer headers rh. */
-void bh_props_from_headers(const struct bh_resp_headers *rh, struct blob_props *p);
+void blob_props_from_answer(const struct blob_answer_headers *rh, struct blob_props *p);
 /* Hand r's answer headers to its on_headers (once); nonzero stops. */
-int bh_deliver_headers(struct blob_req *r);
+int blob_request_deliver_headers(struct blob_request *r);
 /* Nonzero once c's deadline (if any) has passed. */
-int bh_deadline_passed(const struct blob_client *c);
+int blob_deadline_passed(const struct blob_client *c);
 /* The status for HTTP status http with service error code (pure). */
-enum blob_status bh_status_for_http(long http, const char *code, int create_only);
+enum blob_status blob_status_for_http(long http, const char *code, int create_only);
 
 /* Run r to its end, retries included; copies its result to res and returns
  * its status. */
-int bh_exec_one(struct blob_client *c, struct blob_req *r, struct blob_result *res);
+int blob_exec_run(struct blob_client *c, struct blob_request *r, struct blob_result *res);
 /* Start r (kept alive by the caller until collected); -1 when c already
  * runs in_flight requests. */
-int bh_exec_start(struct blob_client *c, struct blob_req *r);
+int blob_exec_start(struct blob_client *c, struct blob_request *r);
 /* One finished started request without blocking, or NULL; *next_retry is
  * the earliest pending retry time (-1: none). */
-struct blob_req *bh_exec_collect(struct blob_client *c, int64_t *next_retry);
+struct blob_request *blob_exec_collect(struct blob_client *c, int64_t *next_retry);
 /* Sleep until curl, a curl_multi_wakeup(), the next retry or max_ms. */
-void bh_exec_poll(struct blob_client *c, int64_t next_retry, int max_ms);
+void blob_exec_poll(struct blob_client *c, int64_t next_retry, int max_ms);
 /* Abandon the started request r wherever it is. */
-void bh_exec_cancel(struct blob_client *c, struct blob_req *r);
-
-/* ---- operations (blob.c) ------------------------------------------------- */
-
-/* Nonzero when tags[n] obey "Set Blob Tags" (at most ten, key 1..128 and
- * value 0..256 characters of [A-Za-z0-9 +-./:=_]). */
-int blob_tags_ok(const struct blob_tag *tags, size_t n);
+void blob_exec_cancel(struct blob_client *c, struct blob_request *r);
 
 /* ---- XML (blob_xml.c, parsers in blob.c) ---------------------------------- */
 
@@ -232,5 +236,84 @@ void blob_parse_batch_answer(const char *body, size_t len, struct blob_result *e
 
 /* Append s with &, <, >, " and ' escaped for element content. */
 BINDERY_NODISCARD enum buf_err blob_xml_escape(struct buf *out, const char *s);
+
+/* ---- uploads (blob_upload.c) ---------------------------------------------- */
+
+/* blob_upload_create, or with create_only 0 the same without
+ * If-None-Match: an overwrite, which only the tests ask for. */
+BINDERY_NODISCARD int blob_upload_stream(struct blob_client *c, const char *name,
+    const struct blob_upload_opts *opts, blob_read_fn read_fn, void *ctx,
+    struct blob_upload_info *info, struct blob_result *res, int create_only);
+/* Commit ids (base64, as staged) as a new blob, create-only, with the
+ * options' tags and content type (NULL: none). */
+BINDERY_NODISCARD int blob_put_block_list_create(struct blob_client *c,
+    const char *name, const char *const *ids, size_t nids,
+    const struct blob_upload_opts *opts, struct blob_result *res);
+
+/* ---- operations (blob.c) ------------------------------------------------- */
+
+/* Nonzero when tags[n] obey "Set Blob Tags" (at most ten, key 1..128 and
+ * value 0..256 characters of [A-Za-z0-9 +-./:=_]). */
+int blob_tags_ok(const struct blob_tag *tags, size_t n);
+
+/* What a simple call addresses. */
+enum blob_call_target {
+	BLOB_CALL_BLOB,		/* the blob args->name in the container */
+	BLOB_CALL_CONTAINER,	/* the configured container */
+	BLOB_CALL_SERVICE,	/* the account's Blob service ("/") */
+};
+
+/*
+ * A simple REST call as data.  Every call that is one request with a fixed
+ * method, query and headers, at most an in-memory body, and at most one
+ * answer to read is a static struct blob_call run by blob_call(), so the
+ * request skeleton (build, sign, run, map the result, free) is written
+ * once.
+ */
+struct blob_call {
+	const char *method;		/* a literal */
+	enum blob_call_target target;
+	const char *query[3][2];	/* name, value pairs, sent in this order;
+					 * a NULL name ends them */
+	const char *header[2];		/* one fixed header (name, value) or none */
+	const char *content_type;	/* of args->body */
+	int empty_body;			/* no body, yet Content-Length: 0 (PUT) */
+	long ok_http;			/* this status with ok_code is BLOB_OK: */
+	const char *ok_code;		/* the call's goal was already reached */
+	/* Read a successful answer into args->out from its headers, or from
+	 * its XML body (a refused body is BLOB_FAILED with message malformed,
+	 * or BLOB_NOMEM).  Both NULL: the answer says nothing more. */
+	void (*read_headers)(const struct blob_answer_headers *, void *out);
+	enum blob_xml_err (*read_body)(const char *xml, size_t len, void *out);
+	const char *malformed;
+};
+
+/* What changes from one run of a call to the next; all borrowed, NULL for
+ * none. */
+struct blob_call_args {
+	const char *name;		/* the blob, for BLOB_CALL_BLOB */
+	const char *if_tags;		/* x-ms-if-tags */
+	const char *if_match;		/* If-Match */
+	const struct buf *body;
+	void *out;			/* for read_headers or read_body */
+};
+
+/* Build, run (retries included) and free the request that call and args
+ * describe; fills res and returns its status.  A bad blob name is
+ * BLOB_BAD_INPUT with nothing sent. */
+BINDERY_NODISCARD int blob_call(struct blob_client *c, const struct blob_call *call,
+    const struct blob_call_args *args, struct blob_result *res);
+
+/*
+ * Page through a container listing to the end, following NextMarker: List
+ * Blobs (comp "list", with prefix and include when non-empty) or Find Blobs
+ * by Tags (comp "blobs", where set).  Exactly one of on_item and on_name is
+ * non-NULL, as for blob_parse_list_answer; a callback that stops the walk
+ * gives BLOB_ABORTED.  The caller clears res.
+ */
+BINDERY_NODISCARD int blob_list_pages(struct blob_client *c, const char *comp,
+    const char *prefix, const char *include, const char *where,
+    blob_list_fn on_item, int (*on_name)(void *, const char *), void *ctx,
+    struct blob_result *res);
 
 #endif

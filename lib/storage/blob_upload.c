@@ -46,7 +46,7 @@ tags_header(const struct blob_tag *tags, size_t n, struct buf *out)
 /* The headers every creating call carries: condition, tags, content type,
  * and (when known) the size and SHA-256 metadata. */
 static int
-creating_headers(struct blob_req *r, const struct blob_upload_opts *o,
+creating_headers(struct blob_request *r, const struct blob_upload_opts *o,
     int create_only, int type_header_is_blob, const char *size,
     const char *sha_hex)
 {
@@ -55,20 +55,20 @@ creating_headers(struct blob_req *r, const struct blob_upload_opts *o,
 	const char *ct = o->content_type && o->content_type[0] ?
 	    o->content_type : "application/octet-stream";
 
-	if (create_only && bh_req_header(r, "If-None-Match", "*") != 0)
+	if (create_only && blob_request_header(r, "If-None-Match", "*") != 0)
 		goto out;
 	r->create_only = create_only;
 	if (o->ntags > 0) {
 		if (tags_header(o->tags, o->ntags, &tags) != 0 ||
-		    bh_req_header(r, "x-ms-tags", buf_cstr(&tags)) != 0)
+		    blob_request_header(r, "x-ms-tags", buf_cstr(&tags)) != 0)
 			goto out;
 	}
-	if (bh_req_header(r, type_header_is_blob ? "x-ms-blob-content-type" :
+	if (blob_request_header(r, type_header_is_blob ? "x-ms-blob-content-type" :
 	    "Content-Type", ct) != 0)
 		goto out;
-	if (size && bh_req_header(r, "x-ms-meta-size", size) != 0)
+	if (size && blob_request_header(r, "x-ms-meta-size", size) != 0)
 		goto out;
-	if (sha_hex && bh_req_header(r, "x-ms-meta-sha256", sha_hex) != 0)
+	if (sha_hex && blob_request_header(r, "x-ms-meta-sha256", sha_hex) != 0)
 		goto out;
 	rc = 0;
 out:
@@ -79,7 +79,7 @@ out:
 /* Content-MD5 for data[len]; known is the digest when the caller already
  * computed it on the way in. */
 static int
-md5_header(struct blob_req *r, const void *data, size_t len,
+md5_header(struct blob_request *r, const void *data, size_t len,
     const unsigned char *known)
 {
 	unsigned char md5[16];
@@ -91,7 +91,7 @@ md5_header(struct blob_req *r, const void *data, size_t len,
 	else if (gnutls_hash_fast(GNUTLS_DIG_MD5, data, len, md5) < 0)
 		goto out;
 	if (sign_base64_encode(md5, sizeof md5, &b64) != SIGN_OK ||
-	    bh_req_header(r, "Content-MD5", buf_cstr(&b64)) != 0)
+	    blob_request_header(r, "Content-MD5", buf_cstr(&b64)) != 0)
 		goto out;
 	rc = 0;
 out:
@@ -101,16 +101,16 @@ out:
 
 /* Set up (not start) a Put Block request for data[len]. */
 static int
-put_block_req(struct blob_client *c, struct blob_req *r, const char *name,
+put_block_req(struct blob_client *c, struct blob_request *r, const char *name,
     const char *id_b64, const void *data, size_t len, const unsigned char *md5)
 {
-	bh_req_init(r, "PUT");
+	blob_request_init(r, "PUT");
 	r->body = data;
 	r->body_len = len;
 	r->has_body = 1;
-	if (bh_req_path_blob(c, r, name) != 0 ||
-	    bh_req_query_param(r, "comp", "block") != 0 ||
-	    bh_req_query_param(r, "blockid", id_b64) != 0 ||
+	if (blob_request_path_blob(c, r, name) != 0 ||
+	    blob_request_query(r, "comp", "block") != 0 ||
+	    blob_request_query(r, "blockid", id_b64) != 0 ||
 	    md5_header(r, data, len, md5) != 0)
 		return -1;
 	return 0;
@@ -120,18 +120,18 @@ int
 blob_put_block(struct blob_client *c, const char *name, const char *block_id_b64,
     const void *data, size_t len, struct blob_result *res)
 {
-	struct blob_req r;
+	struct blob_request r;
 	int rc;
 
-	bh_result_clear(res);
-	if (!bh_name_ok(name) || block_id_b64 == NULL || block_id_b64[0] == '\0' ||
+	blob_result_clear(res);
+	if (!blob_name_ok(name) || block_id_b64 == NULL || block_id_b64[0] == '\0' ||
 	    strlen(block_id_b64) > 88 || (len > 0 && data == NULL))
-		return bh_result_set(res, BLOB_BAD_INPUT, "bad blob name or block");
+		return blob_result_set(res, BLOB_BAD_INPUT, "bad blob name or block");
 	if (put_block_req(c, &r, name, block_id_b64, data, len, NULL) != 0)
-		rc = bh_result_nomem(res);
+		rc = blob_result_nomem(res);
 	else
-		rc = bh_exec_one(c, &r, res);
-	bh_req_free(&r);
+		rc = blob_exec_run(c, &r, res);
+	blob_request_free(&r);
 	return rc;
 }
 
@@ -156,24 +156,24 @@ static int
 commit_block_list(struct blob_client *c, const char *name,
     const char *const *ids, size_t nids, const struct blob_upload_opts *o,
     int create_only, const char *size, const char *sha_hex,
-    struct blob_req *r, struct blob_result *res)
+    struct blob_request *r, struct blob_result *res)
 {
 	struct buf body = BUF_INIT((size_t)MAX_BLOCKS * 128 + 256);
 	int rc;
 
-	bh_req_init(r, "PUT");
+	blob_request_init(r, "PUT");
 	if (block_list_body(ids, nids, &body) != 0 ||
-	    bh_req_path_blob(c, r, name) != 0 ||
-	    bh_req_query_param(r, "comp", "blocklist") != 0 ||
+	    blob_request_path_blob(c, r, name) != 0 ||
+	    blob_request_query(r, "comp", "blocklist") != 0 ||
 	    creating_headers(r, o, create_only, 1, size, sha_hex) != 0 ||
-	    bh_req_header(r, "Content-Type", "application/xml; charset=utf-8") != 0) {
-		rc = bh_result_nomem(res);
+	    blob_request_header(r, "Content-Type", "application/xml; charset=utf-8") != 0) {
+		rc = blob_result_nomem(res);
 		goto out;
 	}
 	r->body = buf_cstr(&body);
 	r->body_len = body.len;
 	r->has_body = 1;
-	rc = bh_exec_one(c, r, res);
+	rc = blob_exec_run(c, r, res);
 out:
 	buf_free(&body);
 	return rc;
@@ -185,17 +185,17 @@ blob_put_block_list_create(struct blob_client *c, const char *name,
     struct blob_result *res)
 {
 	static const struct blob_upload_opts none = { NULL, NULL, 0, -1 };
-	struct blob_req r;
+	struct blob_request r;
 	int rc;
 
-	bh_result_clear(res);
+	blob_result_clear(res);
 	if (opts == NULL)
 		opts = &none;
-	if (!bh_name_ok(name) || nids > MAX_BLOCKS || (nids > 0 && ids == NULL) ||
+	if (!blob_name_ok(name) || nids > MAX_BLOCKS || (nids > 0 && ids == NULL) ||
 	    !blob_tags_ok(opts->tags, opts->ntags))
-		return bh_result_set(res, BLOB_BAD_INPUT, "bad blob name, ids or tags");
+		return blob_result_set(res, BLOB_BAD_INPUT, "bad blob name, ids or tags");
 	rc = commit_block_list(c, name, ids, nids, opts, 1, NULL, NULL, &r, res);
-	bh_req_free(&r);
+	blob_request_free(&r);
 	return rc;
 }
 
@@ -222,7 +222,7 @@ struct upload_slot {
 	unsigned index;		/* the block's number in the body */
 	unsigned char md5[16];	/* written by the hasher before it publishes */
 	enum slot_state state;
-	struct blob_req req;
+	struct blob_request req;
 };
 
 struct hasher {
@@ -237,12 +237,29 @@ struct hasher {
 	CURLM *wake;
 };
 
+/* One streamed upload in flight: what its stages (upload_*) share. */
 struct upload {
 	struct blob_client *c;
+	const char *name;
+	const struct blob_upload_opts *opts;
+	int create_only;
 	blob_read_fn read;
 	void *ctx;
 	uint64_t total;
 	int eof;
+	struct blob_result *res;
+	struct hasher h;
+	int have_hasher;		/* h must be freed (even half made) */
+	struct upload_slot *slots;	/* nslots = in_flight buffers */
+	unsigned nslots;
+	struct upload_slot *filling;	/* the block being read, or NULL */
+	unsigned char token[12];	/* makes this attempt's block ids unique */
+	struct buf idtext;		/* nblocks ids of idlen, each NUL-ended */
+	struct buf id;
+	size_t idlen;
+	unsigned nblocks;
+	unsigned char sha[32];		/* the body's, once all is hashed */
+	char size_str[32], sha_hex[65];
 };
 
 static int
@@ -395,7 +412,7 @@ upload_read_chunk(struct upload *u, struct upload_slot *s, struct blob_result *r
 		n = READ_CHUNK;
 	got = u->read(u->ctx, s->data + s->len, n);
 	if (got < 0 || (size_t)got > n)
-		return bh_result_set(res, BLOB_ABORTED, "the body could not be read");
+		return blob_result_set(res, BLOB_ABORTED, "the body could not be read");
 	if (got == 0)
 		u->eof = 1;
 	s->len += (size_t)got;
@@ -445,7 +462,7 @@ block_id(const unsigned char token[12], unsigned idx, struct buf *out)
 }
 
 static struct upload_slot *
-slot_of(struct upload_slot *slots, unsigned n, const struct blob_req *r)
+slot_of(struct upload_slot *slots, unsigned n, const struct blob_request *r)
 {
 	unsigned i;
 
@@ -468,244 +485,311 @@ sha_hex_of(const unsigned char sha[32], char hex[65])
 	hex[64] = '\0';
 }
 
+/* Buffers, hasher and requests for one upload; slot 0 is mapped for the
+ * first block. */
 static int
-upload_common(struct blob_client *c, const char *name,
+upload_begin(struct upload *u)
+{
+	unsigned i;
+
+	u->slots = calloc(u->nslots, sizeof *u->slots);
+	if (u->slots == NULL)
+		return blob_result_nomem(u->res);
+	for (i = 0; i < u->nslots; i++)
+		blob_request_init(&u->slots[i].req, "PUT");
+	u->have_hasher = 1;	/* hasher_free copes with a half-made one */
+	if (hasher_init(&u->h, u->nslots, u->c->multi) != 0 ||
+	    gnutls_rnd(GNUTLS_RND_NONCE, u->token, sizeof u->token) < 0 ||
+	    slot_map(u->c, &u->slots[0]) != 0)
+		return blob_result_nomem(u->res);
+	return BLOB_OK;
+}
+
+/* The body is all read and hashed: check its size against the caller's
+ * expectation before anything is committed, and spell size and SHA-256
+ * for the metadata headers. */
+static int
+upload_seal(struct upload *u)
+{
+	u->have_hasher = 0;
+	hasher_free(&u->h, u->sha);
+	if (u->opts->expected_size >= 0 && (uint64_t)u->opts->expected_size != u->total)
+		return blob_result_set(u->res, BLOB_BAD_INPUT, "body size differs from "
+		    "the expected size; nothing committed");
+	snprintf(u->size_str, sizeof u->size_str, "%llu", (unsigned long long)u->total);
+	sha_hex_of(u->sha, u->sha_hex);
+	return BLOB_OK;
+}
+
+/* The whole body is in slot 0 and fits one Put Blob.  Nothing is in
+ * flight and the hasher thread was never started: hash it right here. */
+static int
+upload_put_single(struct upload *u, struct blob_upload_info *info)
+{
+	struct upload_slot *s = &u->slots[0];
+	struct blob_request *r = &s->req;
+	int rc;
+
+	hasher_submit(&u->h, s);
+	if (u->h.failed)
+		return blob_result_set(u->res, BLOB_FAILED, "hashing failed");
+	if ((rc = upload_seal(u)) != BLOB_OK)
+		return rc;
+	blob_request_free(r);
+	blob_request_init(r, "PUT");
+	r->body = s->data;
+	r->body_len = s->len;
+	r->has_body = 1;
+	if (blob_request_path_blob(u->c, r, u->name) != 0 ||
+	    blob_request_header(r, "x-ms-blob-type", "BlockBlob") != 0 ||
+	    md5_header(r, r->body, r->body_len, s->md5) != 0 ||
+	    creating_headers(r, u->opts, u->create_only, 1, u->size_str,
+	    u->sha_hex) != 0)
+		return blob_result_nomem(u->res);
+	rc = blob_exec_run(u->c, r, u->res);
+	if (rc == BLOB_OK)
+		blob_copy_field(info->etag, sizeof info->etag, r->rh.etag,
+		    strlen(r->rh.etag));
+	return rc;
+}
+
+/* A block whose transfer finished frees its buffer; a failed one ends the
+ * upload with its result. */
+static int
+upload_collect_sent(struct upload *u, int64_t *next_retry, int *progressed)
+{
+	struct blob_request *done;
+	struct upload_slot *s;
+
+	while ((done = blob_exec_collect(u->c, next_retry)) != NULL) {
+		if (done->res.status != BLOB_OK) {
+			*u->res = done->res;
+			return u->res->status;
+		}
+		if ((s = slot_of(u->slots, u->nslots, done)) == NULL)
+			return blob_result_set(u->res, BLOB_FAILED, "lost a block transfer");
+		s->state = SLOT_FREE;
+		*progressed = 1;
+	}
+	return BLOB_OK;
+}
+
+/* A hashed block goes out as a Put Block with its Content-MD5. */
+static int
+upload_send_hashed(struct upload *u, int *progressed)
+{
+	struct upload_slot *s;
+	unsigned i, hashed;
+	int failed;
+
+	hasher_progress(&u->h, &hashed, &failed);
+	if (failed)
+		return blob_result_set(u->res, BLOB_FAILED, "hashing failed");
+	for (i = 0; i < u->nslots; i++) {
+		s = &u->slots[i];
+		if (s->state != SLOT_HASHING || s->index >= hashed)
+			continue;
+		blob_request_free(&s->req);
+		if (put_block_req(u->c, &s->req, u->name,
+		    u->idtext.ptr + (size_t)s->index * (u->idlen + 1), s->data,
+		    s->len, s->md5) != 0 || blob_exec_start(u->c, &s->req) != 0)
+			return blob_result_nomem(u->res);
+		s->state = SLOT_SENDING;
+		*progressed = 1;
+	}
+	return BLOB_OK;
+}
+
+/* A block is read to its end: give it the next id (all ids of one length,
+ * as Put Block List wants) and queue it for hashing.  An empty last block
+ * only frees its buffer. */
+static int
+upload_block_read(struct upload *u, struct upload_slot *s)
+{
+	if (s->len == 0) {
+		s->state = SLOT_FREE;
+		return BLOB_OK;
+	}
+	if (u->nblocks >= MAX_BLOCKS)
+		return blob_result_set(u->res, BLOB_BAD_INPUT, "body needs more "
+		    "than 50000 blocks: raise block_size");
+	block_id(u->token, u->nblocks, &u->id);
+	if (u->id.len == 0 || (u->idlen && u->id.len != u->idlen) ||
+	    buf_append(&u->idtext, u->id.ptr, u->id.len + 1) != BUF_OK)
+		return blob_result_nomem(u->res);
+	u->idlen = u->id.len;
+	s->index = u->nblocks++;
+	s->state = SLOT_HASHING;
+	hasher_submit(&u->h, s);
+	return BLOB_OK;
+}
+
+/* One more chunk into the block being read, taking a free buffer for it if
+ * need be: one chunk at a time, so curl moves between chunks. */
+static int
+upload_fill(struct upload *u, int *progressed)
+{
+	struct upload_slot *s = u->filling;
+	unsigned i;
+	int rc;
+
+	if (s == NULL && !u->eof) {
+		for (i = 0; i < u->nslots && s == NULL; i++)
+			if (u->slots[i].state == SLOT_FREE)
+				s = &u->slots[i];
+		if (s != NULL) {
+			if (slot_map(u->c, s) != 0)
+				return blob_result_nomem(u->res);
+			s->len = 0;
+			s->state = SLOT_READING;
+			u->filling = s;
+		}
+	}
+	if (s != NULL && !u->eof && s->len < u->c->block_size) {
+		if ((rc = upload_read_chunk(u, s, u->res)) != BLOB_OK)
+			return rc;
+		*progressed = 1;
+	}
+	if (s != NULL && (u->eof || s->len == u->c->block_size)) {
+		if ((rc = upload_block_read(u, s)) != BLOB_OK)
+			return rc;
+		u->filling = NULL;
+		*progressed = 1;
+	}
+	return BLOB_OK;
+}
+
+/* Staged upload: the pipeline described above, until the body is read and
+ * every block is staged. */
+static int
+upload_stage_blocks(struct upload *u)
+{
+	unsigned i;
+	int rc;
+
+	hasher_start(&u->h);
+	u->filling = &u->slots[0];
+	for (;;) {
+		int64_t next_retry;
+		int progressed = 0, busy = 0;
+
+		if ((rc = upload_collect_sent(u, &next_retry, &progressed)) != BLOB_OK ||
+		    (rc = upload_send_hashed(u, &progressed)) != BLOB_OK ||
+		    (rc = upload_fill(u, &progressed)) != BLOB_OK)
+			return rc;
+		for (i = 0; i < u->nslots; i++)
+			busy |= u->slots[i].state == SLOT_HASHING ||
+			    u->slots[i].state == SLOT_SENDING;
+		if (u->eof && u->filling == NULL && !busy)
+			return BLOB_OK;
+		/* Nothing to do until a socket, the hasher or a retry
+		 * timer calls. */
+		if (!progressed)
+			blob_exec_poll(u->c, next_retry, 1000);
+	}
+}
+
+/* Every block is staged: Put Block List commits them, in order, as the
+ * blob.  The buffers go first; the commit needs none of them. */
+static int
+upload_commit_blocks(struct upload *u, struct blob_upload_info *info)
+{
+	struct blob_request commit;
+	const char **ids;
+	unsigned i;
+	int rc;
+
+	if ((rc = upload_seal(u)) != BLOB_OK)
+		return rc;
+	ids = calloc(u->nblocks ? u->nblocks : 1, sizeof *ids);
+	if (ids == NULL)
+		return blob_result_nomem(u->res);
+	for (i = 0; i < u->nblocks; i++)
+		ids[i] = u->idtext.ptr + (size_t)i * (u->idlen + 1);
+	for (i = 0; i < u->nslots; i++)
+		slot_unmap(u->c, &u->slots[i]);
+	rc = commit_block_list(u->c, u->name, ids, u->nblocks, u->opts,
+	    u->create_only, u->size_str, u->sha_hex, &commit, u->res);
+	if (rc == BLOB_OK)
+		blob_copy_field(info->etag, sizeof info->etag, commit.rh.etag,
+		    strlen(commit.rh.etag));
+	blob_request_free(&commit);
+	free(ids);
+	return rc;
+}
+
+/* Join the hasher before any buffer it may be reading goes away, then
+ * cancel what is still in flight and free the rest. */
+static void
+upload_end(struct upload *u)
+{
+	unsigned i;
+
+	if (u->have_hasher)
+		hasher_free(&u->h, NULL);
+	for (i = 0; u->slots != NULL && i < u->nslots; i++) {
+		if (u->slots[i].state == SLOT_SENDING)
+			blob_exec_cancel(u->c, &u->slots[i].req);
+		blob_request_free(&u->slots[i].req);
+		slot_unmap(u->c, &u->slots[i]);
+	}
+	free(u->slots);
+	buf_free(&u->idtext);
+	buf_free(&u->id);
+}
+
+/* Read, hash and send one body: one Put Blob when the first block is the
+ * whole body and fits single_put_max, else the staged pipeline and a Put
+ * Block List. */
+int
+blob_upload_stream(struct blob_client *c, const char *name,
     const struct blob_upload_opts *opts, blob_read_fn read_fn, void *ctx,
     struct blob_upload_info *info, struct blob_result *res, int create_only)
 {
 	static const struct blob_upload_opts none = { NULL, NULL, 0, -1 };
 	struct upload u;
-	struct hasher h;
-	struct upload_slot *slots = NULL, *filling = NULL;
-	struct buf idtext = BUF_INIT((size_t)MAX_BLOCKS * 32), id = BUF_INIT(64);
-	const char **ids = NULL;
-	struct blob_req commit;
-	unsigned char token[12], sha[32];
-	char size_str[32], sha_hex[65];
-	unsigned i, nslots = c->in_flight, nblocks = 0;
-	size_t idlen = 0;
-	int rc, have_hasher = 0, commit_used = 0;
+	int rc;
 
-	bh_result_clear(res);
+	blob_result_clear(res);
 	memset(info, 0, sizeof *info);
-	memset(&u, 0, sizeof u);
 	if (opts == NULL)
 		opts = &none;
-	if (!bh_name_ok(name) || read_fn == NULL || !blob_tags_ok(opts->tags, opts->ntags))
-		return bh_result_set(res, BLOB_BAD_INPUT, "bad blob name, reader or tags");
-	if (bh_deadline_passed(c))
-		return bh_result_set(res, BLOB_DEADLINE, "deadline passed before the call");
+	if (!blob_name_ok(name) || read_fn == NULL || !blob_tags_ok(opts->tags, opts->ntags))
+		return blob_result_set(res, BLOB_BAD_INPUT, "bad blob name, reader or tags");
+	if (blob_deadline_passed(c))
+		return blob_result_set(res, BLOB_DEADLINE, "deadline passed before the call");
+	memset(&u, 0, sizeof u);
 	u.c = c;
+	u.name = name;
+	u.opts = opts;
+	u.create_only = create_only;
 	u.read = read_fn;
 	u.ctx = ctx;
-	slots = calloc(nslots, sizeof *slots);
-	if (slots == NULL || hasher_init(&h, nslots, c->multi) != 0) {
-		if (slots != NULL)
-			hasher_free(&h, NULL);
-		free(slots);
-		return bh_result_set(res, BLOB_NOMEM, "out of memory");
-	}
-	have_hasher = 1;
-	for (i = 0; i < nslots; i++)
-		bh_req_init(&slots[i].req, "PUT");
-	if (gnutls_rnd(GNUTLS_RND_NONCE, token, sizeof token) < 0 ||
-	    slot_map(c, &slots[0]) != 0) {
-		rc = bh_result_nomem(res);
+	u.res = res;
+	u.nslots = c->in_flight;
+	buf_init(&u.idtext, (size_t)MAX_BLOCKS * 32);
+	buf_init(&u.id, 64);
+	if ((rc = upload_begin(&u)) != BLOB_OK)
 		goto out;
-	}
 	/* The first block decides between one Put Blob and staged blocks;
 	 * nothing is in flight yet, so it is read straight through. */
-	while (!u.eof && slots[0].len < c->block_size)
-		if ((rc = upload_read_chunk(&u, &slots[0], res)) != BLOB_OK)
+	while (!u.eof && u.slots[0].len < c->block_size)
+		if ((rc = upload_read_chunk(&u, &u.slots[0], res)) != BLOB_OK)
 			goto out;
-
-	if (u.eof && slots[0].len <= c->single_put_max) {
-		/* One Put Blob: the whole body is in slot 0. */
-		hasher_submit(&h, &slots[0]);
-		if (h.failed) {
-			rc = bh_result_set(res, BLOB_FAILED, "hashing failed");
-			goto out;
-		}
-		have_hasher = 0;
-		hasher_free(&h, sha);
-		goto single;
-	}
-
-	hasher_start(&h);
-	filling = &slots[0];
-	for (;;) {
-		struct blob_req *done;
-		struct upload_slot *s;
-		int64_t next_retry;
-		unsigned hashed;
-		int failed, progressed = 0, busy = 0;
-
-		/* A block whose transfer finished frees its buffer. */
-		while ((done = bh_exec_collect(c, &next_retry)) != NULL) {
-			if (done->res.status != BLOB_OK) {
-				*res = done->res;
-				rc = res->status;
-				goto out;
-			}
-			if ((s = slot_of(slots, nslots, done)) == NULL) {
-				rc = bh_result_set(res, BLOB_FAILED, "lost a block transfer");
-				goto out;
-			}
-			s->state = SLOT_FREE;
-			progressed = 1;
-		}
-		/* A hashed block goes out. */
-		hasher_progress(&h, &hashed, &failed);
-		if (failed) {
-			rc = bh_result_set(res, BLOB_FAILED, "hashing failed");
-			goto out;
-		}
-		for (i = 0; i < nslots; i++) {
-			s = &slots[i];
-			if (s->state != SLOT_HASHING || s->index >= hashed)
-				continue;
-			bh_req_free(&s->req);
-			if (put_block_req(c, &s->req, name,
-			    idtext.ptr + (size_t)s->index * (idlen + 1), s->data,
-			    s->len, s->md5) != 0 || bh_exec_start(c, &s->req) != 0) {
-				rc = bh_result_nomem(res);
-				goto out;
-			}
-			s->state = SLOT_SENDING;
-			progressed = 1;
-		}
-		/* One more chunk into the block being read, taking a free
-		 * buffer for it if need be. */
-		if (filling == NULL && !u.eof) {
-			for (i = 0; i < nslots && filling == NULL; i++)
-				if (slots[i].state == SLOT_FREE)
-					filling = &slots[i];
-			if (filling != NULL) {
-				if (slot_map(c, filling) != 0) {
-					rc = bh_result_nomem(res);
-					goto out;
-				}
-				filling->len = 0;
-				filling->state = SLOT_READING;
-			}
-		}
-		if (filling != NULL && !u.eof && filling->len < c->block_size) {
-			if ((rc = upload_read_chunk(&u, filling, res)) != BLOB_OK)
-				goto out;
-			progressed = 1;
-		}
-		if (filling != NULL && (u.eof || filling->len == c->block_size)) {
-			if (filling->len == 0) {
-				filling->state = SLOT_FREE;
-			} else {
-				if (nblocks >= MAX_BLOCKS) {
-					rc = bh_result_set(res, BLOB_BAD_INPUT, "body needs more "
-					    "than 50000 blocks: raise block_size");
-					goto out;
-				}
-				block_id(token, nblocks, &id);
-				if (id.len == 0 || (idlen && id.len != idlen) ||
-				    buf_append(&idtext, id.ptr, id.len + 1) != BUF_OK) {
-					rc = bh_result_nomem(res);
-					goto out;
-				}
-				idlen = id.len;
-				filling->index = nblocks++;
-				filling->state = SLOT_HASHING;
-				hasher_submit(&h, filling);
-			}
-			filling = NULL;
-			progressed = 1;
-		}
-		for (i = 0; i < nslots; i++)
-			busy |= slots[i].state == SLOT_HASHING ||
-			    slots[i].state == SLOT_SENDING;
-		if (u.eof && filling == NULL && !busy)
-			break;
-		/* Nothing to do until a socket, the hasher or a retry
-		 * timer calls. */
-		if (!progressed)
-			bh_exec_poll(c, next_retry, 1000);
-	}
-	have_hasher = 0;
-	hasher_free(&h, sha);
-	if (opts->expected_size >= 0 && (uint64_t)opts->expected_size != u.total) {
-		rc = bh_result_set(res, BLOB_BAD_INPUT, "body size differs from the "
-		    "expected size; nothing committed");
-		goto out;
-	}
-	ids = calloc(nblocks ? nblocks : 1, sizeof *ids);
-	if (ids == NULL) {
-		rc = bh_result_nomem(res);
-		goto out;
-	}
-	for (i = 0; i < nblocks; i++)
-		ids[i] = idtext.ptr + (size_t)i * (idlen + 1);
-	for (i = 0; i < nslots; i++)
-		slot_unmap(c, &slots[i]);
-	snprintf(size_str, sizeof size_str, "%llu", (unsigned long long)u.total);
-	sha_hex_of(sha, sha_hex);
-	commit_used = 1;
-	rc = commit_block_list(c, name, ids, nblocks, opts, create_only, size_str,
-	    sha_hex, &commit, res);
-	if (rc == BLOB_OK)
-		bh_set_field(info->etag, sizeof info->etag, commit.rh.etag,
-		    strlen(commit.rh.etag));
-	goto done;
-
-single:
-	if (opts->expected_size >= 0 && (uint64_t)opts->expected_size != u.total) {
-		rc = bh_result_set(res, BLOB_BAD_INPUT, "body size differs from the "
-		    "expected size; nothing committed");
-		goto out;
-	}
-	snprintf(size_str, sizeof size_str, "%llu", (unsigned long long)u.total);
-	sha_hex_of(sha, sha_hex);
-	{
-		struct blob_req *r = &slots[0].req;
-
-		bh_req_free(r);
-		bh_req_init(r, "PUT");
-		r->body = slots[0].data;
-		r->body_len = slots[0].len;
-		r->has_body = 1;
-		if (bh_req_path_blob(c, r, name) != 0 ||
-		    bh_req_header(r, "x-ms-blob-type", "BlockBlob") != 0 ||
-		    md5_header(r, r->body, r->body_len, slots[0].md5) != 0 ||
-		    creating_headers(r, opts, create_only, 1, size_str, sha_hex) != 0) {
-			rc = bh_result_nomem(res);
-			goto out;
-		}
-		rc = bh_exec_one(c, r, res);
-		if (rc == BLOB_OK)
-			bh_set_field(info->etag, sizeof info->etag, r->rh.etag,
-			    strlen(r->rh.etag));
-	}
-done:
+	if (u.eof && u.slots[0].len <= c->single_put_max)
+		rc = upload_put_single(&u, info);
+	else if ((rc = upload_stage_blocks(&u)) == BLOB_OK)
+		rc = upload_commit_blocks(&u, info);
 	/* A refused create read and hashed the whole body too: the caller
 	 * needs size and hash to tell its own earlier try from someone
 	 * else's blob (BLOB_EXISTS_MAYBE_OURS, an idempotent resume). */
 	if (rc == BLOB_OK || rc == BLOB_EXISTS || rc == BLOB_EXISTS_MAYBE_OURS) {
 		info->size = u.total;
-		memcpy(info->sha256, sha, sizeof sha);
-		memcpy(info->sha256_hex, sha_hex, sizeof sha_hex);
+		memcpy(info->sha256, u.sha, sizeof u.sha);
+		memcpy(info->sha256_hex, u.sha_hex, sizeof u.sha_hex);
 	}
 out:
-	/* Join the hasher before any buffer it may be reading goes away. */
-	if (have_hasher)
-		hasher_free(&h, NULL);
-	for (i = 0; i < nslots; i++) {
-		if (slots[i].state == SLOT_SENDING)
-			bh_exec_cancel(c, &slots[i].req);
-		bh_req_free(&slots[i].req);
-		slot_unmap(c, &slots[i]);
-	}
-	if (commit_used)
-		bh_req_free(&commit);
-	free(slots);
-	free(ids);
-	buf_free(&idtext);
-	buf_free(&id);
+	upload_end(&u);
 	return rc;
 }
 
@@ -714,15 +798,7 @@ blob_upload_create(struct blob_client *c, const char *name,
     const struct blob_upload_opts *opts, blob_read_fn read_fn, void *ctx,
     struct blob_upload_info *info, struct blob_result *res)
 {
-	return upload_common(c, name, opts, read_fn, ctx, info, res, 1);
-}
-
-int
-blob_upload_overwrite(struct blob_client *c, const char *name,
-    const struct blob_upload_opts *opts, blob_read_fn read_fn, void *ctx,
-    struct blob_upload_info *info, struct blob_result *res)
-{
-	return upload_common(c, name, opts, read_fn, ctx, info, res, 0);
+	return blob_upload_stream(c, name, opts, read_fn, ctx, info, res, 1);
 }
 
 int

@@ -90,7 +90,7 @@ blob_xml_walk(const char *xml, size_t len, const struct blob_xml_walk *w)
 {
 	/* expat allocates through the hook too, so the allocation-failure
 	 * loop reaches its out-of-memory paths. */
-	static const XML_Memory_Handling_Suite mem = { bx_malloc, bx_realloc, bx_free };
+	static const XML_Memory_Handling_Suite mem = { alloc_malloc, alloc_realloc, alloc_free };
 	struct walk_state st;
 	enum blob_xml_err err;
 

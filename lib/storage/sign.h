@@ -129,6 +129,8 @@ struct sas_account_fields {
  * sv, ses, each followed by a newline. */
 BINDERY_NODISCARD enum sign_err sas_account_string_to_sign(
     const struct sas_account_fields *f, const char *account, struct buf *out);
+/* Append the account SAS query string (no leading '?'), "sv=...&sig=...",
+ * every value percent-encoded, to query. */
 BINDERY_NODISCARD enum sign_err sas_sign_account(const unsigned char *key,
     size_t keylen, const char *account, const struct sas_account_fields *f,
     struct buf *query);

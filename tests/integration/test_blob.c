@@ -15,6 +15,7 @@
 #include <gnutls/crypto.h>
 
 #include "storage/blob.h"
+#include "storage/blob_internal.h"
 #include "base/buf.h"
 #include "storage/sign.h"
 #include "tap.h"
@@ -51,6 +52,85 @@ client(size_t block, unsigned inflight, size_t single)
 	if (blob_client_new(&s, &c, &r) != BLOB_OK)
 		tap_bail("blob_client_new: %s %s", blob_status_name(r.status), r.message);
 	return c;
+}
+
+/* ---- calls only these tests make ----
+ * The library keeps no public function that only a test calls: these are
+ * built here on the client's internal interface (blob_internal.h). */
+
+/* An upload without If-None-Match, which the library offers nobody. */
+static int
+upload_overwrite(struct blob_client *c, const char *name,
+    const struct blob_upload_opts *opts, blob_read_fn read_fn, void *ctx,
+    struct blob_upload_info *info, struct blob_result *res)
+{
+	return blob_upload_stream(c, name, opts, read_fn, ctx, info, res, 0);
+}
+
+/* Listing page size (0: the service default); small pages walk markers. */
+static void
+set_page_size(struct blob_client *c, unsigned maxresults)
+{
+	c->page_size = maxresults;
+}
+
+/* Find Blobs by Tags in the container; the index is eventually consistent,
+ * which is why bindery itself never decides anything on it. */
+static int
+find_by_tags(struct blob_client *c, const char *where_expr,
+    int (*on_name)(void *, const char *), void *ctx, struct blob_result *res)
+{
+	blob_result_clear(res);
+	return blob_list_pages(c, "blobs", NULL, NULL, where_expr, NULL, on_name,
+	    ctx, res);
+}
+
+static const struct blob_call service_properties_set_call = {
+	.method = "PUT", .target = BLOB_CALL_SERVICE,
+	.query = { { "restype", "service" }, { "comp", "properties" } },
+	.content_type = "application/xml; charset=utf-8",
+};
+
+/* Set Blob Service Properties: only the delete retention policy. */
+static int
+service_properties_set(struct blob_client *c, const struct blob_service_props *p,
+    struct blob_result *res)
+{
+	struct buf body = BUF_INIT(4096);
+	struct blob_call_args a = { .body = &body };
+	int rc;
+
+	blob_result_clear(res);
+	if (p->delete_retention_enabled && (p->delete_retention_days < 1 ||
+	    p->delete_retention_days > 365))
+		return blob_result_set(res, BLOB_BAD_INPUT, "retention days must be 1..365");
+	if (buf_appendf(&body, "<?xml version=\"1.0\" encoding=\"utf-8\"?>"
+	    "<StorageServiceProperties><DeleteRetentionPolicy>"
+	    "<Enabled>%s</Enabled>", p->delete_retention_enabled ? "true" :
+	    "false") != BUF_OK ||
+	    (p->delete_retention_enabled && buf_appendf(&body, "<Days>%d</Days>",
+	    p->delete_retention_days) != BUF_OK) ||
+	    buf_append_cstr(&body, "</DeleteRetentionPolicy>"
+	    "</StorageServiceProperties>") != BUF_OK)
+		rc = blob_result_nomem(res);
+	else
+		rc = blob_call(c, &service_properties_set_call, &a, res);
+	buf_free(&body);
+	return rc;
+}
+
+static const struct blob_call container_delete_call = {
+	.method = "DELETE", .target = BLOB_CALL_CONTAINER,
+	.query = { { "restype", "container" } },
+};
+
+/* Delete the test's container, and every blob in it. */
+static int
+container_delete(struct blob_client *c, struct blob_result *res)
+{
+	struct blob_call_args a = { .name = NULL };
+
+	return blob_call(c, &container_delete_call, &a, res);
 }
 
 /* ---- body sources ---- */
@@ -284,12 +364,12 @@ test_experiment_i(struct blob_client *c, struct blob_client *staged)
 	tap_ok(get_str(c, "hello.txt", 0, 0, &s, &r) == BLOB_OK && s.b.len == 11 &&
 	    memcmp(s.b.ptr, "hello world", 11) == 0, "I: original bytes untouched");
 	buf_free(&s.b);
-	tap_ok(blob_upload_overwrite(c, "over.txt", NULL, mem_read,
+	tap_ok(upload_overwrite(c, "over.txt", NULL, mem_read,
 	    &(struct memsrc){ "one", 3, 0 }, &info, &r) == BLOB_OK &&
-	    blob_upload_overwrite(c, "over.txt", NULL, mem_read,
+	    upload_overwrite(c, "over.txt", NULL, mem_read,
 	    &(struct memsrc){ "two!", 4, 0 }, &info, &r) == BLOB_OK &&
 	    get_str(c, "over.txt", 0, 0, &s, &r) == BLOB_OK && s.b.len == 4,
-	    "blob_upload_overwrite is the one way to replace bytes");
+	    "an upload without If-None-Match is the one way to replace bytes");
 	buf_free(&s.b);
 	free(big);
 }
@@ -543,7 +623,7 @@ test_list_find_batch(struct blob_client *c)
 	o.tags = other;
 	ok &= upload_str(c, "list/x-other", "x", &o, &info, &r) == BLOB_OK;
 	tap_ok(ok, "8 blobs under list/");
-	blob_client_set_page_size(c, 2);
+	set_page_size(c, 2);
 	tap_ok(blob_list(c, "list/", BLOB_LIST_TAGS | BLOB_LIST_METADATA, collect_tagged,
 	    counts, &r) == BLOB_OK, "list with tags and metadata, 2 per page (%s)",
 	    r.message);
@@ -554,8 +634,8 @@ test_list_find_batch(struct blob_client *c)
 	/* Find Blobs by Tags runs with the default page size: Azurite 3.37.0
 	 * filters each raw page of maxresults blobs and stops at the first
 	 * page with no match, so small pages lose results there. */
-	blob_client_set_page_size(c, 0);
-	tap_ok(blob_find_by_tags(c, "\"state\" = 'listed'", count_name, &found, &r) ==
+	set_page_size(c, 0);
+	tap_ok(find_by_tags(c, "\"state\" = 'listed'", count_name, &found, &r) ==
 	    BLOB_OK, "find blobs by tags (%s %s)", r.code, r.message);
 	TAP_EQ_INT(found, 7, "find by tags returns the 7");
 
@@ -583,13 +663,13 @@ test_service(struct blob_client *c)
 	tap_ok(rc == BLOB_OK && !p.versioning_known,
 	    "service properties get (retention %d/%d)", p.delete_retention_enabled,
 	    p.delete_retention_days);
-	tap_ok(blob_service_properties_set(c, &q, &r) == BLOB_OK,
+	tap_ok(service_properties_set(c, &q, &r) == BLOB_OK,
 	    "service properties set soft delete 3 days (%s %s)", r.code, r.message);
 	tap_ok(blob_service_properties_get(c, &p, &r) == BLOB_OK &&
 	    p.delete_retention_enabled == 1 && p.delete_retention_days == 3,
 	    "soft delete setting read back");
 	q.delete_retention_enabled = 0;
-	tap_ok(blob_service_properties_set(c, &q, &r) == BLOB_OK &&
+	tap_ok(service_properties_set(c, &q, &r) == BLOB_OK &&
 	    blob_service_properties_get(c, &p, &r) == BLOB_OK &&
 	    p.delete_retention_enabled == 0, "soft delete turned off again");
 	tap_ok(blob_undelete(c, "hello.txt", &r) == BLOB_NOT_SUPPORTED &&
@@ -736,7 +816,7 @@ main(void)
 	test_sas(c);
 	test_deadline_and_errors(c);
 
-	tap_ok(blob_container_delete(c, &r) == BLOB_OK, "container deleted");
+	tap_ok(container_delete(c, &r) == BLOB_OK, "container deleted");
 	blob_client_free(staged);
 	blob_client_free(c);
 	return tap_done();

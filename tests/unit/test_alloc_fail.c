@@ -183,7 +183,7 @@ count_item(void *ctx, const struct blob_list_item *it)
 }
 
 /* The List Blobs and Get Blob Tags parse steps (expat allocating through
- * bx_*).  0: parsed as expected; 1: BLOB_XML_NOMEM and nothing delivered
+ * alloc_*).  0: parsed as expected; 1: BLOB_XML_NOMEM and nothing delivered
  * after it; -1: anything else. */
 static int
 run_blob_xml(void)
@@ -259,7 +259,7 @@ main(void)
 	e = run_multipart(&t);
 	tap_ok(e == MP_OK && t.begins == 2 && t.ends == 2, "baseline multipart parse (%s)",
 	    multipart_err_string(e));
-	tap_ok(alloc_count() - before >= 1, "the parse allocates %ld time(s) through bx_*",
+	tap_ok(alloc_count() - before >= 1, "the parse allocates %ld time(s) through alloc_*",
 	    alloc_count() - before);
 
 	clean = 1;
@@ -282,11 +282,11 @@ main(void)
 	tap_ok(clean && points >= 1, "multipart: each of %ld failing allocations gives MP_NOMEM",
 	    points);
 
-	/* buf.c allocates with plain realloc until it is switched to bx_realloc;
+	/* buf.c allocates with plain realloc until it is switched to alloc_realloc;
 	 * then the loop below covers the http_parse functions too. */
 	alloc_fail_after(1);
 	if (buf_append_cstr(&probe, "x") == BUF_OK)
-		tap_diag("buf.c does not allocate through bx_realloc: http_parse has no "
+		tap_diag("buf.c does not allocate through alloc_realloc: http_parse has no "
 		    "failure points yet");
 	alloc_fail_after(-1);
 	buf_free(&probe);
@@ -318,21 +318,21 @@ main(void)
 	/* The hook itself. */
 	alloc_fail_after(2);
 	{
-		void *a = bx_malloc(8), *b = bx_malloc(8), *c = bx_calloc(2, 4), *r;
+		void *a = alloc_malloc(8), *b = alloc_malloc(8), *c = alloc_calloc(2, 4), *r;
 
 		tap_ok(a != NULL && b == NULL && c != NULL, "exactly the 2nd allocation fails, once");
-		r = bx_realloc(a, 64);
+		r = alloc_realloc(a, 64);
 		tap_ok(r != NULL, "realloc after the failure works");
 		alloc_fail_after(1);
-		tap_ok(bx_realloc(r, 128) == NULL, "a failed realloc returns NULL");
-		bx_free(r);	/* still valid after the failed realloc */
-		bx_free(c);
-		bx_free(NULL);
+		tap_ok(alloc_realloc(r, 128) == NULL, "a failed realloc returns NULL");
+		alloc_free(r);	/* still valid after the failed realloc */
+		alloc_free(c);
+		alloc_free(NULL);
 	}
 	alloc_fail_after(5);
 	alloc_fail_after(-1);
 	before = alloc_failures();
-	bx_free(bx_malloc(1));
+	alloc_free(alloc_malloc(1));
 	tap_ok(alloc_failures() == before, "-1 disarms");
 	return tap_done();
 }
