@@ -8,7 +8,7 @@ top=${top_srcdir:-$(cd "$here/../.." && pwd)}
 . "$top/tests/lib/tap.sh"
 . "$top/tests/lib/faultproxy.sh"
 
-[ -x "$FAULTPROXY" ] || skip_all "tests/faultproxy is not built"
+[ -x "$FAULTPROXY" ] || skip_all "tests/tools/faultproxy is not built"
 command -v curl >/dev/null || skip_all "curl is needed"
 
 work=$(mktemp -d)

@@ -2,7 +2,7 @@
 # Faults between the responder and its services (issue 6).
 #
 # bindery.fcgi runs as a CGI program with a second bindery.conf whose
-# [storage] endpoint is tests/faultproxy in front of Azurite.  Through the
+# [storage] endpoint is tests/tools/faultproxy in front of Azurite.  Through the
 # proxy: brief 503s (retried into a success, one document), an answer lost
 # after the service acted (the create-only retry must recognise its own
 # blob), a connection cut mid-body, a long stall.  Then Azurite killed during
@@ -19,7 +19,7 @@ top=${top_srcdir:-$(cd "$here/../.." && pwd)}
 . "$top/tests/chaos/lib.sh"
 
 chaos_need_stack
-[ -x "$FAULTPROXY" ] || skip_all "tests/faultproxy is not built"
+[ -x "$FAULTPROXY" ] || skip_all "tests/tools/faultproxy is not built"
 [ -x "$CHAOS_BIN/bindery.fcgi" ] || skip_all "bindery.fcgi not found"
 
 work=$(mktemp -d)

@@ -11,7 +11,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 [ -n "${BINDERY_CONFIG:-}" ] && [ -n "${BINDERY_TEST_BIN:-}" ] && [ -n "${BINDERY_TEST_TOKEN:-}" ] &&
 	[ -n "${BINDERY_TEST_DB_SOCKET:-}" ] && [ -n "${BINDERY_TEST_BLOB_ENDPOINT:-}" ] ||
 	skip_all "no test stack (./dev test starts one)"
-blobtool=${top_builddir:-.}/tests/integration/blobtool
+blobtool=${top_builddir:-.}/tests/tools/blobtool
 [ -x "$blobtool" ] || skip_all "blobtool is not built"
 export BINDERY_LOG_STDERR=1
 export BLOBTOOL_CONTAINER

@@ -17,7 +17,7 @@
 #include <jansson.h>
 
 #include "registry/docs_db.h"
-#include "sweep_plant.h"
+#include "tools/sweep_plant.h"
 #include "tap.h"
 
 static struct services *S;

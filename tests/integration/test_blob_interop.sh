@@ -5,8 +5,8 @@
 # BINDERY_TEST_BLOB_ENDPOINT is set.
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
-tool=${top_builddir:-$here/../..}/tests/integration/blobtool
-[ -x "$tool" ] || tool=$here/blobtool
+tool=${top_builddir:-$here/../..}/tests/tools/blobtool
+[ -x "$tool" ] || tool=$here/../tools/blobtool
 n=0; failed=0
 ok() { n=$((n + 1)); if [ "$1" = 0 ]; then echo "ok $n - $2"; else echo "not ok $n - $2"; failed=1; fi; }
 

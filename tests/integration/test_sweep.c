@@ -14,7 +14,7 @@
 #include <unistd.h>
 
 #include "registry/sweep_db.h"
-#include "sweep_plant.h"
+#include "tools/sweep_plant.h"
 #include "tap.h"
 
 static struct services *S;

@@ -1,13 +1,13 @@
-# tests/lib/faultproxy.sh — driving tests/faultproxy (a TCP proxy that
+# tests/lib/faultproxy.sh — driving tests/tools/faultproxy (a TCP proxy that
 # injects storage faults) from a shell test.  Sourced after tests/lib/tap.sh.
 #
 #   proxy_start DIR PROXY-ARGS...   start it (-t HOST:PORT or -S ...); files in DIR
 #   proxy_mode "fail 503 2"         the next mode, through DIR/control
 #   proxy_stat failed               a counter from DIR/stats
 #
-# FAULTPROXY is the program (default: the build tree's tests/faultproxy).
+# FAULTPROXY is the program (default: the build tree's tests/tools/faultproxy).
 
-FAULTPROXY=${FAULTPROXY:-${top_builddir:-${top:-.}}/tests/faultproxy}
+FAULTPROXY=${FAULTPROXY:-${top_builddir:-${top:-.}}/tests/tools/faultproxy}
 
 # proxy_start DIR PROXY-ARGS...: start the proxy with control file
 # DIR/control (emptied: mode pass), stats DIR/stats, its port written to
