@@ -283,7 +283,7 @@ if [ -x "$(stack_lighttpd_bin)" ] && [ -n "$HTTP_PORT" ]; then
 	if stack_lighttpd_start "$STACK_VAR/lighttpd-cgi.conf"; then
 		subset lighttpd-cgi "http://127.0.0.1:$HTTP_PORT"
 	else
-		ok 1 "lighttpd with mod_cgi started (log in $STACK_LOG)"
+		fail "lighttpd with mod_cgi started (log in $STACK_LOG)"
 	fi
 	stack_stop lighttpd 20
 fi

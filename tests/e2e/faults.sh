@@ -173,8 +173,8 @@ else
 	# The answer went to the background job's variables; ask the database.
 	n=$(sql "SELECT COUNT(*) FROM documents WHERE name = '${P}a' AND status = 'ready'")
 	code=$(cat "$work/killed.code" 2>/dev/null)
-	case $code:$n in 201:1 | 5??:0 | 5??:1) ok 0 "Azurite killed during a staged upload and restarted: answered $code, document ready: $n" ;;
-	*) ok 1 "Azurite killed during a staged upload and restarted: answered $code, document ready: $n" ;;
+	case $code:$n in 201:1 | 5??:0 | 5??:1) pass "Azurite killed during a staged upload and restarted: answered $code, document ready: $n" ;;
+	*) fail "Azurite killed during a staged upload and restarted: answered $code, document ready: $n" ;;
 	esac
 	proxy_mode pass
 	chaos_sweep "$work/cli.conf" "$work/sweep.log"

@@ -4,6 +4,7 @@
 #   ok 0 "exit status 0 passes"            ok COND DESC
 #   ok '[ "$x" -gt 2 ]' "an expression"    (COND: an integer is an exit status,
 #                                            0 passes; anything else is eval'd)
+#   pass "desc" / fail "desc"              a result decided by the script
 #   is "$got" "$want" "equal strings"      is GOT WANT DESC
 #   isnt "$got" "$bad" "different"         isnt GOT WANT DESC
 #   like "$got" 'regex' "matches"          like GOT ERE DESC (grep -E)
@@ -56,6 +57,14 @@ ok() { # COND DESC
 		fi ;;
 	esac
 	return 0
+}
+
+pass() { # DESC
+	_tap_result 1 "${1:-}"
+}
+
+fail() { # DESC
+	_tap_result 0 "${1:-}"
 }
 
 is() { # GOT WANT DESC
