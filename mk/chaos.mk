@@ -8,5 +8,5 @@ tests_tools_faultproxy_SOURCES = tests/tools/faultproxy.c
 tests_tools_faultproxy_LDADD =
 UNIT_TESTS += tests/chaos/faultproxy.sh
 E2E_TESTS += tests/e2e/crash_matrix.sh tests/e2e/faults.sh tests/chaos/chaos.sh
-EXTRA_DIST += tests/e2e/crash_matrix.sh tests/e2e/faults.sh tests/chaos/lib.sh \
+EXTRA_DIST += tests/e2e/crash_matrix.sh tests/e2e/faults.sh tests/lib/chaos.sh \
 	tests/chaos/faultproxy.sh tests/chaos/chaos.sh

@@ -12,7 +12,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 top=${top_srcdir:-$(cd "$here/../.." && pwd)}
 . "$top/tests/lib/tap.sh"
 . "$top/tests/lib/http.sh"
-. "$top/tests/chaos/lib.sh"
+. "$top/tests/lib/chaos.sh"
 
 chaos_need_stack
 OPS=${CHAOS_OPS:-1000}

@@ -5,7 +5,7 @@
 # FastCGI worker, or an injected error), send the request, disarm, run
 #   bindery sweep --older-than 0 --force
 # and check the invariants by looking at MariaDB and Azurite directly
-# (tests/chaos/lib.sh signs its own Azurite requests):
+# (tests/lib/chaos.sh signs its own Azurite requests):
 #   - no ready document whose blob is missing or differs (I1)
 #   - no committed blob lost, no registry row left pending/sweeping/deleting,
 #     the outbox drained (I2, I3)
@@ -24,7 +24,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 top=${top_srcdir:-$(cd "$here/../.." && pwd)}
 . "$top/tests/lib/tap.sh"
 . "$top/tests/lib/http.sh"
-. "$top/tests/chaos/lib.sh"
+. "$top/tests/lib/chaos.sh"
 
 chaos_need_stack
 # The file the responder reads its failpoints from ($BINDERY_FAILPOINTS_FILE

@@ -9,14 +9,14 @@
 # an upload and restarted, and MariaDB restarted between requests (through
 # the stack's lighttpd, whose FastCGI workers keep their connections).  After
 # every case: bindery sweep --older-than 0 --force, then the invariants in
-# MariaDB and Azurite directly (tests/chaos/lib.sh chaos_verify).
+# MariaDB and Azurite directly (tests/lib/chaos.sh chaos_verify).
 [ -n "${BASH_VERSION:-}" ] || exec bash "$0" "$@"
 here=$(cd "$(dirname "$0")" && pwd)
 top=${top_srcdir:-$(cd "$here/../.." && pwd)}
 . "$top/tests/lib/tap.sh"
 . "$top/tests/lib/http.sh"
 . "$top/tests/lib/faultproxy.sh"
-. "$top/tests/chaos/lib.sh"
+. "$top/tests/lib/chaos.sh"
 
 chaos_need_stack
 [ -x "$FAULTPROXY" ] || skip_all "tests/tools/faultproxy is not built"

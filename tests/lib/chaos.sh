@@ -1,4 +1,4 @@
-# tests/chaos/lib.sh — shared helpers for the crash matrix, fault and chaos
+# tests/lib/chaos.sh — shared helpers for the crash matrix, fault and chaos
 # tests.  Sourced after tests/lib/tap.sh; brings tests/lib/db.sh (sql,
 # sql_quote) with it.  Everything here looks at the
 # services DIRECTLY: MariaDB through the mariadb client, Azurite through curl
@@ -6,7 +6,7 @@
 # so a bug in bindery's blob client or signer cannot hide a lost blob.
 
 # shellcheck source=tests/lib/db.sh
-. "$(dirname "${BASH_SOURCE[0]}")/../lib/db.sh"
+. "$(dirname "${BASH_SOURCE[0]}")/db.sh"
 
 # chaos_need_stack: skip_all unless the test stack's variables are there.
 chaos_need_stack() {
