@@ -3,10 +3,10 @@
 # checked in MariaDB and Azurite directly), the fault proxy and its own test,
 # the fault tests through it, and the chaos run.  The end-to-end ones skip
 # unless ./dev test has started the stack.
-check_PROGRAMS += tests/faultproxy
-tests_faultproxy_SOURCES = tests/faultproxy.c
-tests_faultproxy_LDADD =
+check_PROGRAMS += tests/tools/faultproxy
+tests_tools_faultproxy_SOURCES = tests/tools/faultproxy.c
+tests_tools_faultproxy_LDADD =
 UNIT_TESTS += tests/chaos/faultproxy.sh
 E2E_TESTS += tests/e2e/crash_matrix.sh tests/e2e/faults.sh tests/chaos/chaos.sh
-EXTRA_DIST += tests/e2e/crash_matrix.sh tests/e2e/faults.sh tests/chaos/lib.sh \
+EXTRA_DIST += tests/e2e/crash_matrix.sh tests/e2e/faults.sh tests/lib/chaos.sh \
 	tests/chaos/faultproxy.sh tests/chaos/chaos.sh

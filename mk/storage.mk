@@ -5,7 +5,7 @@ lib_libbindery_a_SOURCES += lib/storage/sign.c lib/storage/sign.h \
 	lib/storage/blob_upload.c lib/storage/blob_xml.c lib/storage/blob_internal.h
 
 check_PROGRAMS += tests/unit/test_sign tests/integration/test_blob \
-	tests/integration/blobtool
+	tests/tools/blobtool
 UNIT_TESTS += tests/unit/test_sign
 INTEGRATION_TESTS += tests/integration/test_blob \
 	tests/integration/test_blob_interop.sh

@@ -17,7 +17,7 @@
 # on a machine whose CPUs it shares with Azurite, so compare with both.
 set -eu
 b=${top_builddir:-.}
-tool=$b/tests/integration/blobtool
+tool=$b/tests/tools/blobtool
 bench=$b/tests/bench/bench_blob
 rounds=${BENCH_ROUNDS:-3}
 : "${BINDERY_TEST_BLOB_ENDPOINT:?set BINDERY_TEST_BLOB_ENDPOINT}"

@@ -19,7 +19,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "../integration/sweep_plant.h"
+#include "tools/sweep_plant.h"
 
 static struct bindery_config *CFG;
 static const char *PREFIX;

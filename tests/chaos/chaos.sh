@@ -11,7 +11,8 @@
 here=$(cd "$(dirname "$0")" && pwd)
 top=${top_srcdir:-$(cd "$here/../.." && pwd)}
 . "$top/tests/lib/tap.sh"
-. "$top/tests/chaos/lib.sh"
+. "$top/tests/lib/http.sh"
+. "$top/tests/lib/chaos.sh"
 
 chaos_need_stack
 OPS=${CHAOS_OPS:-1000}
@@ -30,14 +31,8 @@ chaos_failpoint_responder "$FP" || bail_out "no responder that reads $FP"
 URL=$CHAOS_URL
 { cat "$BINDERY_CONFIG"; grep -q '^\[sweep\]' "$BINDERY_CONFIG" || printf '\n[sweep]\nlease = 1\n'; } >"$work/cli.conf"
 chmod 0600 "$work/cli.conf"
-sweep() {
-	BINDERY_LOG_STDERR=1 BINDERY_FAILPOINTS_FILE=/dev/null "$CHAOS_BIN/bindery" -c "$work/cli.conf" \
-		sweep --older-than 0 --force >>"$work/sweep.log" 2>&1
-}
-sweep
+chaos_sweep "$work/cli.conf" "$work/sweep.log"
 chaos_snapshot "$work/before"
-sha_of() { sha256sum | cut -d' ' -f1; }
-jfield() { printf '%s' "$1" | sed -n "s/.*\"$2\":\"\{0,1\}\([^\",}]*\).*/\1/p" | head -n 1; }
 
 # ---- a client ----------------------------------------------------------------
 # Its ledger (one line per document it ever touched):
@@ -82,8 +77,8 @@ client() {
 				fi
 				echo "op idem-try $code" >>"$work/events"
 			done
-			[ -n "$k" ] && [ "$code" != 201 ] && { code=201; printf '{"id":"%s","sha256":"%s"}' "$k" "$(sha_of <"$f")" >"$work/c$c.out"; }
-			shas[$name]=$(sha_of <"$f")
+			[ -n "$k" ] && [ "$code" != 201 ] && { code=201; printf '{"id":"%s","sha256":"%s"}' "$k" "$(sha <"$f")" >"$work/c$c.out"; }
+			shas[$name]=$(sha <"$f")
 			if [ "$code" = 201 ]; then
 				body=$(cat "$work/c$c.out")
 				ids[$name]=$(jfield "$body" id)
@@ -104,9 +99,9 @@ client() {
 				code=$(curl -s -m 60 -o "$work/c$c.out" -w '%{http_code}' "${CHAOS_AUTH[@]}" -X PUT \
 					-H 'Content-Type: application/x-chaos' --data-binary "@$f" "$URL/documents/$id/content")
 				case $code in
-				200) shas[$name]=$(sha_of <"$f"); exists[$name]=yes; echo ack >>"$work/events" ;;
+				200) shas[$name]=$(sha <"$f"); exists[$name]=yes; echo ack >>"$work/events" ;;
 				404) [ "${exists[$name]}" = maybe ] && exists[$name]=no ;;
-				*) shas[$name]="${shas[$name]} $(sha_of <"$f")" ;;
+				*) shas[$name]="${shas[$name]} $(sha <"$f")" ;;
 				esac ;;
 			delete)
 				code=$(curl -s -m 60 -o /dev/null -w '%{http_code}' "${CHAOS_AUTH[@]}" -X DELETE "$URL/documents/$id")
@@ -117,7 +112,7 @@ client() {
 			download)
 				code=$(curl -s -m 60 -o "$work/c$c.dl" -w '%{http_code}' "$URL/documents/$id/content")
 				if [ "$code" = 200 ]; then
-					k=$(sha_of <"$work/c$c.dl")
+					k=$(sha <"$work/c$c.dl")
 					case " ${shas[$name]} " in
 					*" $k "*) echo verified-live >>"$work/events" ;;
 					*) echo "violation: $name (id $id) served bytes it never held" >>"$work/violations" ;;
@@ -213,7 +208,7 @@ run_time=$((SECONDS - t0))
 ids=$(cat "$work"/ledger.* | awk '$2 != 0 { print $2 }' | tr '\n' ',' | sed 's/,$//')
 sql "UPDATE blobs SET retire_after = NOW(6) - INTERVAL 1 SECOND
      WHERE state = 'retired' AND document_id IN (${ids:-0})"
-sweep
+chaos_sweep "$work/cli.conf" "$work/sweep.log"
 sweep_rc=$?
 ok "$sweep_rc" "one sweep after the chaos exits 0"
 
@@ -237,7 +232,7 @@ while read -r name id ex shas; do
 		[ "$vcode" = 503 ] || [ "$vcode" = 000 ] || break
 		sleep 1
 	done
-	got=$(sha_of <"$work/verify")
+	got=$(sha <"$work/verify")
 	case " $shas " in
 	*" $got "*) [ "$ex" = yes ] && verified=$((verified + 1)) ;;
 	*) echo "violation: $name (id $did, ledger $ex) does not hold any content it was given (HTTP $vcode)" >>"$work/violations" ;;

@@ -6,9 +6,9 @@
 here=$(cd "$(dirname "$0")" && pwd)
 top=${top_srcdir:-$(cd "$here/../.." && pwd)}
 . "$top/tests/lib/tap.sh"
+. "$top/tests/lib/faultproxy.sh"
 
-proxy=${top_builddir:-$top}/tests/faultproxy
-[ -x "$proxy" ] || skip_all "tests/faultproxy is not built"
+[ -x "$FAULTPROXY" ] || skip_all "tests/tools/faultproxy is not built"
 command -v curl >/dev/null || skip_all "curl is needed"
 
 work=$(mktemp -d)
@@ -20,68 +20,64 @@ cleanup() {
 }
 trap cleanup EXIT
 
-wait_file() { local i; for ((i = 0; i < 50; i++)); do [ -s "$1" ] && return 0; sleep 0.1; done; return 1; }
-
-"$proxy" -S -p "$work/server.port" 2>"$work/server.log" &
+"$FAULTPROXY" -S -p "$work/server.port" 2>"$work/server.log" &
 pids+=($!)
-wait_file "$work/server.port" || bail_out "the -S server did not start"
-: >"$work/control"
-"$proxy" -t "127.0.0.1:$(cat "$work/server.port")" -p "$work/proxy.port" -c "$work/control" \
-	-s "$work/stats" 2>"$work/proxy.log" &
-pids+=($!)
-wait_file "$work/proxy.port" || bail_out "the proxy did not start"
-url=http://127.0.0.1:$(cat "$work/proxy.port")/x
+for ((i = 0; i < 50; i++)); do [ -s "$work/server.port" ] && break; sleep 0.1; done
+[ -s "$work/server.port" ] || bail_out "the -S server did not start"
+proxy_start "$work" -t "127.0.0.1:$(cat "$work/server.port")"
+started=$?
+pids+=("$PROXY_PID")
+[ "$started" = 0 ] || bail_out "the proxy did not start"
+url=http://127.0.0.1:$PROXY_PORT/x
 head -c 300000 /dev/zero >"$work/body"
 
-mode() { printf '%s\n' "$1" >"$work/control"; sleep 0.3; }	# re-read within 100 ms
 post() { # [CURL-ARGS]: CODE and OUT of one POST of the 300 kB body
 	OUT=$(curl -s -m "${T:-10}" -w ' %{http_code}' -H 'Expect:' --data-binary "@$work/body" "$@" "$url" 2>/dev/null)
 	CODE=${OUT##* }
 	OUT=${OUT% *}
 	OUT=${OUT//$'\n'/}
 }
-stat_of() { sed -n "s/.*$1=\([0-9]*\).*/\1/p" "$work/stats"; }
 
 post
 is "$CODE $OUT" "200 got 0000300000" "pass: the whole body reaches the server"
 curl -s -m 5 "$url" >"$work/get" 2>/dev/null
 is "$(cat "$work/get")" "got 0000000000" "pass: a GET without a body"
 
-mode "fail 503 2"
+proxy_mode "fail 503 2"
 post; c1=$CODE; b1=$OUT
 post; c2=$CODE
 post; c3=$CODE
 is "$c1 $c2 $c3" "503 503 200" "fail 503 2: two canned 503s, then the server again"
 like "$b1" '<Code>ServerBusy</Code>' "the canned 503 carries Azure's ServerBusy code"
-is "$(stat_of failed)" 2 "stats count two failed requests"
-mode "fail 500 1"
+is "$(proxy_stat failed)" 2 "stats count two failed requests"
+proxy_mode "fail 500 1"
 OUT=$(curl -s -m 5 -o /dev/null -w '%{http_code}' -H 'Expect: 100-continue' --data-binary "@$work/body" "$url")
 is "$OUT" 500 "fail 500: answered before the body when the client expects 100-continue"
 post
 is "$CODE" 200 "... and pass afterwards"
 
-mode "cut 100000"
+proxy_mode "cut 100000"
 post
 isnt "$CODE" 200 "cut 100000: the request does not complete"
-is "$(stat_of cut)" 1 "stats count one cut"
+is "$(proxy_stat cut)" 1 "stats count one cut"
 post
 is "$CODE $OUT" "200 got 0000300000" "after one cut, pass again"
 
-mode "latency 400"
+proxy_mode "latency 400"
 t0=$(date +%s%N); curl -s -m 10 -o /dev/null "$url"; t1=$(date +%s%N)
 ok "$([ $(((t1 - t0) / 1000000)) -ge 700 ]; echo $?)" "latency 400: a request and its answer take >= 800 ms ($(((t1 - t0) / 1000000)) ms)"
 
-mode stall
+proxy_mode stall
 T=2 post
 is "$CODE" 000 "stall: the client times out"
-mode pass
+proxy_mode pass
 post
 is "$CODE $OUT" "200 got 0000300000" "pass again after the stall"
 
-mode "lose 1"
+proxy_mode "lose 1"
 post
 isnt "$CODE" 200 "lose 1: the client gets no answer"
-is "$(stat_of lost)" 1 "... although the server answered (stats: lost=1)"
+is "$(proxy_stat lost)" 1 "... although the server answered (stats: lost=1)"
 post
 is "$CODE" 200 "... once"
 

@@ -4,6 +4,7 @@
 [ -n "${BASH_VERSION:-}" ] || exec bash "$0" "$@"
 here=$(cd "$(dirname "$0")" && pwd)
 . "$here/../lib/tap.sh"
+. "$here/../lib/http.sh"
 
 [ -n "${BINDERY_TEST_LIGHTTPD_URL:-}" ] && [ -n "${BINDERY_TEST_APACHE_URL:-}" ] &&
 	[ -n "${BINDERY_TEST_TOKEN:-}" ] && [ -n "${BINDERY_TEST_TOKEN_OTHER:-}" ] ||
@@ -16,10 +17,6 @@ other=(-H "Authorization: Bearer $BINDERY_TEST_TOKEN_OTHER")
 # curl's --data-binary says x-www-form-urlencoded unless told; bindery refuses that (415).
 raw=(-H 'Content-Type: application/octet-stream')
 
-jfield() { # JSON KEY: a top-level string or number field (our answers are compact)
-	printf '%s' "$1" | sed -n "s/.*\"$2\":\"\{0,1\}\([^\",}]*\).*/\1/p" | head -n 1
-}
-sha() { sha256sum "$1" | cut -d' ' -f1; }
 
 head -c 3000000 /dev/urandom >"$work/big.bin"	# several blocks of the test config
 printf 'hello, bindery\n' >"$work/small.txt"

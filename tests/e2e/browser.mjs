@@ -1,12 +1,13 @@
 // The HTML page in a real browser (headless Chromium via playwright-core):
 // the list shows what the API holds, the form uploads with the token and a
-// progress bar, and Delete removes a row.  Prints TAP.
+// progress bar, and Delete removes a row.  Prints one line per check,
+// "pass<TAB>what" or "fail<TAB>what"; tests/e2e/browser.sh turns them into TAP
+// with tests/lib/tap.sh.
 // usage: node browser.mjs URL TOKEN FILE
 import { chromium } from 'playwright-core';
 
 const [url, token, file] = process.argv.slice(2);
-let n = 0, failed = 0;
-const ok = (cond, what) => { n++; if (!cond) failed++; console.log(`${cond ? '' : 'not '}ok ${n} - ${what}`); };
+const ok = (cond, what) => console.log(`${cond ? 'pass' : 'fail'}\t${what.replace(/[\t\n]/g, ' ')}`);
 
 const browser = await chromium.launch({
 	executablePath: process.env.CHROMIUM || '/usr/bin/chromium',
@@ -47,5 +48,4 @@ try {
 } finally {
 	await browser.close();
 }
-console.log(`1..${n}`);
 process.exit(0);

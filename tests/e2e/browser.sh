@@ -14,4 +14,19 @@ command -v "${CHROMIUM:-chromium}" >/dev/null || skip_all "no chromium (./dev te
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 printf 'written in a browser\n' >"$work/upload.txt"
-NODE_PATH=$top/node_modules exec node "$here/browser.mjs" "$BINDERY_TEST_LIGHTTPD_URL" "$BINDERY_TEST_TOKEN" "$work/upload.txt"
+NODE_PATH=$top/node_modules node "$here/browser.mjs" "$BINDERY_TEST_LIGHTTPD_URL" "$BINDERY_TEST_TOKEN" \
+	"$work/upload.txt" >"$work/results" 2>"$work/node.err"
+rc=$?
+# One "pass<TAB>what" or "fail<TAB>what" line per check.
+while IFS=$'\t' read -r verdict what; do
+	case $verdict in
+	pass) pass "$what" ;;
+	fail) fail "$what" ;;
+	*) note "$verdict $what" ;;
+	esac
+done <"$work/results"
+if [ "$rc" != 0 ] || [ "$TAP_N" = 0 ]; then
+	fail "browser.mjs ran to its end (exit $rc, $TAP_N checks)"
+	while IFS= read -r l; do diag "$l"; done < <(tail -n 20 "$work/node.err")
+fi
+done_testing

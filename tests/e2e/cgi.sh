@@ -11,6 +11,7 @@
 [ -n "${BASH_VERSION:-}" ] || exec bash "$0" "$@"
 here=$(cd "$(dirname "$0")" && pwd)
 . "$here/../lib/tap.sh"
+. "$here/../lib/http.sh"
 . "$here/../lib/stack.sh"
 
 [ -n "${BINDERY_CONFIG:-}" ] && [ -n "${BINDERY_TEST_BIN:-}" ] && [ -n "${BINDERY_TEST_TOKEN:-}" ] &&
@@ -69,10 +70,6 @@ apache_url=http://127.0.0.1:$APACHE_PORT
 note "Apache mod_cgid on $apache_url (state in $STACK_VAR)"
 
 auth=(-H "Authorization: Bearer $BINDERY_TEST_TOKEN")
-jfield() { # JSON KEY: a top-level string or number field (our answers are compact)
-	printf '%s' "$1" | sed -n "s/.*\"$2\":\"\{0,1\}\([^\",}]*\).*/\1/p" | head -n 1
-}
-sha() { sha256sum "$1" | cut -d' ' -f1; }
 etag_of() { # JSON: the etag field, unescaped (a quoted strong ETag)
 	printf '%s' "$1" | sed -n 's/.*"etag":"\\"\([^"\\]*\)\\"".*/"\1"/p' | head -n 1
 }
@@ -286,7 +283,7 @@ if [ -x "$(stack_lighttpd_bin)" ] && [ -n "$HTTP_PORT" ]; then
 	if stack_lighttpd_start "$STACK_VAR/lighttpd-cgi.conf"; then
 		subset lighttpd-cgi "http://127.0.0.1:$HTTP_PORT"
 	else
-		ok 1 "lighttpd with mod_cgi started (log in $STACK_LOG)"
+		fail "lighttpd with mod_cgi started (log in $STACK_LOG)"
 	fi
 	stack_stop lighttpd 20
 fi

@@ -5,6 +5,8 @@
 [ -n "${BASH_VERSION:-}" ] || exec bash "$0" "$@"
 here=$(cd "$(dirname "$0")" && pwd)
 . "$here/../lib/tap.sh"
+. "$here/../lib/http.sh"
+. "$here/../lib/db.sh"
 
 [ -n "${BINDERY_TEST_LIGHTTPD_URL:-}" ] && [ -n "${BINDERY_TEST_TOKEN:-}" ] &&
 	[ -n "${BINDERY_TEST_DB_SOCKET:-}" ] || skip_all "no test stack (./dev test starts one)"
@@ -14,8 +16,6 @@ work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 auth="Authorization: Bearer $BINDERY_TEST_TOKEN"
 bytes="Content-Type: application/octet-stream"
-sql() { mariadb --socket="$BINDERY_TEST_DB_SOCKET" -N -B "${BINDERY_TEST_DB_NAME:-bindery}" -e "$1"; }
-jid() { sed -n 's/.*"id":"\([0-9]*\)".*/\1/p'; }
 
 # --- I5: N concurrent creates of one name ---
 name="race-$$-$RANDOM"
@@ -44,9 +44,9 @@ client() { # N: operations on this client's own documents; log acknowledged fact
 			code=$(curl -s -o "$f.out" -w '%{http_code}' -H "$auth" -H "$bytes" --data-binary "@$f" \
 				"$url/documents?name=mix-$$-$n-$i")
 			if [ "$code" = 201 ]; then
-				id=$(jid <"$f.out")
+				id=$(jfield "$(<"$f.out")" id)
 				alive+=("$id")
-				echo "put $id $(sha256sum <"$f" | cut -c1-64)" >>"$log"
+				echo "put $id $(sha "$f")" >>"$log"
 			else
 				echo "err create $code" >>"$log"
 			fi
@@ -54,7 +54,7 @@ client() { # N: operations on this client's own documents; log acknowledged fact
 			id=${alive[$((RANDOM % ${#alive[@]}))]}
 			code=$(curl -s -o /dev/null -w '%{http_code}' -X PUT -H "$auth" -H "$bytes" --data-binary "@$f" \
 				"$url/documents/$id/content")
-			if [ "$code" = 200 ]; then echo "put $id $(sha256sum <"$f" | cut -c1-64)" >>"$log"
+			if [ "$code" = 200 ]; then echo "put $id $(sha "$f")" >>"$log"
 			else echo "err replace $code" >>"$log"; fi
 		elif [ $op -lt 7 ]; then
 			local k=$((RANDOM % ${#alive[@]}))
@@ -69,7 +69,7 @@ client() { # N: operations on this client's own documents; log acknowledged fact
 		else
 			id=${alive[$((RANDOM % ${#alive[@]}))]}
 			code=$(curl -s -o "$f.dl" -w '%{http_code}' "$url/documents/$id/content")
-			echo "get $id $code $(sha256sum <"$f.dl" | cut -c1-64)" >>"$log"
+			echo "get $id $code $(sha "$f.dl")" >>"$log"
 		fi
 		rm -f "$f" "$f.out" "$f.dl"
 	done
@@ -94,7 +94,7 @@ while read -r id want; do
 	if [ "$want" = gone ]; then
 		[ "$got" = 404 ] || { wrong=$((wrong + 1)); diag "document $id: deleted but $got"; }
 	else
-		[ "$got" = 200 ] && [ "$(sha256sum <"$work/v" | cut -c1-64)" = "$want" ] ||
+		[ "$got" = 200 ] && [ "$(sha "$work/v")" = "$want" ] ||
 			{ wrong=$((wrong + 1)); diag "document $id: $got, bytes differ"; }
 	fi
 	checked=$((checked + 1))

@@ -5,7 +5,7 @@
 # FastCGI worker, or an injected error), send the request, disarm, run
 #   bindery sweep --older-than 0 --force
 # and check the invariants by looking at MariaDB and Azurite directly
-# (tests/chaos/lib.sh signs its own Azurite requests):
+# (tests/lib/chaos.sh signs its own Azurite requests):
 #   - no ready document whose blob is missing or differs (I1)
 #   - no committed blob lost, no registry row left pending/sweeping/deleting,
 #     the outbox drained (I2, I3)
@@ -23,7 +23,8 @@
 here=$(cd "$(dirname "$0")" && pwd)
 top=${top_srcdir:-$(cd "$here/../.." && pwd)}
 . "$top/tests/lib/tap.sh"
-. "$top/tests/chaos/lib.sh"
+. "$top/tests/lib/http.sh"
+. "$top/tests/lib/chaos.sh"
 
 chaos_need_stack
 # The file the responder reads its failpoints from ($BINDERY_FAILPOINTS_FILE
@@ -53,12 +54,8 @@ else
 fi
 chmod 0600 "$work/cli.conf"
 
-sweep() { # [ENV=VALUE...]: one sweep; output in $work/sweep.log; sets SWEEP_RC
-	env BINDERY_LOG_STDERR=1 BINDERY_FAILPOINTS_FILE=/dev/null "$@" \
-		"$CHAOS_BIN/bindery" -c "$work/cli.conf" sweep --older-than 0 --force \
-		>>"$work/sweep.log" 2>&1
-	SWEEP_RC=$?
-}
+# sweep [ENV=VALUE...]: one sweep; output in $work/sweep.log; sets SWEEP_RC
+sweep() { chaos_sweep "$work/cli.conf" "$work/sweep.log" "$@"; }
 
 wait_up() { # the web server answers /healthz 200 again (worker restarted)
 	local i
@@ -112,8 +109,6 @@ note "failpoints armed through $FP; responder at $URL"
 head -c 5000 /dev/urandom >"$work/small.bin"
 head -c 6000000 /dev/urandom >"$work/large.bin"	# several 4 MiB blocks: staged upload
 head -c 7000 /dev/urandom >"$work/new.bin"
-sha() { sha256sum "$1" | cut -d' ' -f1; }
-jfield() { printf '%s' "$1" | sed -n "s/.*\"$2\":\"\{0,1\}\([^\",}]*\).*/\1/p" | head -n 1; }
 
 # send OP NAME FILE [ID] [IDEM-KEY]: one request; sets CODE and BODY.
 send() {
@@ -240,7 +235,7 @@ finish() {
 			continue
 		fi
 		id=$(sql "SELECT id FROM documents WHERE name = $(sql_quote "$name") AND status = 'ready'")
-		got=$(curl -s -m 60 "$URL/documents/${id:-0}/content" | sha256sum | cut -d' ' -f1)
+		got=$(curl -s -m 60 "$URL/documents/${id:-0}/content" | sha)
 		[ "$got" = "$(sha "$file")" ] || bad+=("acknowledged $name: not readable with its bytes")
 	done
 	# the cell's expected outcome: gone, or NAME=FILE
@@ -254,7 +249,7 @@ finish() {
 	*)
 		name=${EXPECT%%=*} file=${EXPECT#*=}
 		id=$(sql "SELECT id FROM documents WHERE name = $(sql_quote "$name") AND status = 'ready'")
-		got=$(curl -s -m 60 "$URL/documents/${id:-0}/content" | sha256sum | cut -d' ' -f1)
+		got=$(curl -s -m 60 "$URL/documents/${id:-0}/content" | sha)
 		[ "$got" = "$(sha "$file")" ] || bad+=("expected $name with $(basename "$file")'s bytes")
 		want="ready ($(basename "$file" .bin))" ;;
 	esac

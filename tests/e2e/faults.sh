@@ -2,29 +2,30 @@
 # Faults between the responder and its services (issue 6).
 #
 # bindery.fcgi runs as a CGI program with a second bindery.conf whose
-# [storage] endpoint is tests/faultproxy in front of Azurite.  Through the
+# [storage] endpoint is tests/tools/faultproxy in front of Azurite.  Through the
 # proxy: brief 503s (retried into a success, one document), an answer lost
 # after the service acted (the create-only retry must recognise its own
 # blob), a connection cut mid-body, a long stall.  Then Azurite killed during
 # an upload and restarted, and MariaDB restarted between requests (through
 # the stack's lighttpd, whose FastCGI workers keep their connections).  After
 # every case: bindery sweep --older-than 0 --force, then the invariants in
-# MariaDB and Azurite directly (tests/chaos/lib.sh chaos_verify).
+# MariaDB and Azurite directly (tests/lib/chaos.sh chaos_verify).
 [ -n "${BASH_VERSION:-}" ] || exec bash "$0" "$@"
 here=$(cd "$(dirname "$0")" && pwd)
 top=${top_srcdir:-$(cd "$here/../.." && pwd)}
 . "$top/tests/lib/tap.sh"
-. "$top/tests/chaos/lib.sh"
+. "$top/tests/lib/http.sh"
+. "$top/tests/lib/faultproxy.sh"
+. "$top/tests/lib/chaos.sh"
 
 chaos_need_stack
-proxy=${top_builddir:-$top}/tests/faultproxy
-[ -x "$proxy" ] || skip_all "tests/faultproxy is not built"
+[ -x "$FAULTPROXY" ] || skip_all "tests/tools/faultproxy is not built"
 [ -x "$CHAOS_BIN/bindery.fcgi" ] || skip_all "bindery.fcgi not found"
 
 work=$(mktemp -d)
-proxy_pid=
+PROXY_PID=
 cleanup() {
-	[ -n "$proxy_pid" ] && kill "$proxy_pid" 2>/dev/null && wait "$proxy_pid" 2>/dev/null
+	[ -n "$PROXY_PID" ] && kill "$PROXY_PID" 2>/dev/null && wait "$PROXY_PID" 2>/dev/null
 	rm -rf "$work"
 }
 trap cleanup EXIT
@@ -32,13 +33,8 @@ RUN=fl$$x$RANDOM
 blob_port=${BINDERY_TEST_BLOB_ENDPOINT#http://127.0.0.1:}
 blob_port=${blob_port%%/*}
 
-: >"$work/control"
-"$proxy" -t "127.0.0.1:$blob_port" -p "$work/proxy.port" -c "$work/control" -s "$work/stats" \
-	2>"$work/proxy.log" &
-proxy_pid=$!
-for ((i = 0; i < 50; i++)); do [ -s "$work/proxy.port" ] && break; sleep 0.1; done
-[ -s "$work/proxy.port" ] || bail_out "faultproxy did not start"
-pport=$(cat "$work/proxy.port")
+proxy_start "$work" -t "127.0.0.1:$blob_port" || bail_out "faultproxy did not start"
+pport=$PROXY_PORT
 
 # The responder's config: storage through the proxy, a short deadline (a
 # stalled call is given up at the next storage call past it).
@@ -50,29 +46,15 @@ grep -q "^endpoint = http://127.0.0.1:$pport/" "$work/proxy.conf" ||
 { cat "$BINDERY_CONFIG"; grep -q '^\[sweep\]' "$BINDERY_CONFIG" || printf '\n[sweep]\nlease = 1\n'; } >"$work/cli.conf"
 chmod 0600 "$work/proxy.conf" "$work/cli.conf"
 
-mode() { printf '%s\n' "$1" >"$work/control"; sleep 0.25; }	# re-read within 100 ms
-stat_of() { sed -n "s/.*$1=\([0-9]*\).*/\1/p" "$work/stats"; }
-sha() { sha256sum "$1" | cut -d' ' -f1; }
-jfield() { printf '%s' "$1" | sed -n "s/.*\"$2\":\"\{0,1\}\([^\",}]*\).*/\1/p" | head -n 1; }
-
-# cgi METHOD URI FILE: one request to bindery.fcgi in CGI mode; CODE, BODY.
-cgi() {
-	local method=$1 uri=$2 file=$3 out
-	out=$(env -i PATH="$PATH" BINDERY_CONFIG="$work/proxy.conf" BINDERY_FAILPOINTS_FILE=/dev/null \
-		GATEWAY_INTERFACE=CGI/1.1 SERVER_PROTOCOL=HTTP/1.1 REQUEST_METHOD="$method" \
-		REQUEST_URI="$uri" QUERY_STRING="${uri#*\?}" SCRIPT_NAME='' \
-		CONTENT_LENGTH="$(stat -c %s "$file")" CONTENT_TYPE=application/x-fault \
-		HTTP_AUTHORIZATION="Bearer $BINDERY_TEST_TOKEN" \
-		timeout 180 "$CHAOS_BIN/bindery.fcgi" <"$file" 2>>"$work/responder.log" | tr -d '\r')
-	CODE=$(printf '%s\n' "$out" | sed -n '1,/^$/s/^Status: \([0-9]*\).*/\1/p' | head -n 1)
-	[ -n "$out" ] && [ -z "$CODE" ] && CODE=200
-	CODE=${CODE:-000}
-	BODY=$(printf '%s\n' "$out" | sed -e '1,/^$/d')
-}
-
-sweep() {
-	BINDERY_LOG_STDERR=1 BINDERY_FAILPOINTS_FILE=/dev/null "$CHAOS_BIN/bindery" -c "$work/cli.conf" \
-		sweep --older-than 0 --force >>"$work/sweep.log" 2>&1
+# proxied METHOD URI FILE: FILE sent to bindery.fcgi in CGI mode, its storage
+# through the proxy; sets CODE (000 without an answer) and BODY.
+proxied() {
+	local out=$work/answer.$BASHPID CGI_WRAP=(timeout 180) CGI_STDERR=$work/responder.log
+	CGI_PROGRAM=$CHAOS_BIN/bindery.fcgi cgi_run "$out" "$work/proxy.conf" "$1" "$2" \
+		BINDERY_FAILPOINTS_FILE=/dev/null CONTENT_LENGTH="$(stat -c %s "$3")" \
+		CONTENT_TYPE=application/x-fault HTTP_AUTHORIZATION="Bearer $BINDERY_TEST_TOKEN" <"$3"
+	CODE=$CGI_CODE
+	BODY=$(cgi_body "$out")
 }
 
 # verify DESC NAME [FILE]: after a sweep, the invariants hold for this case;
@@ -82,12 +64,12 @@ n_case=0
 begin() { case_t0=$SECONDS; n_case=$((n_case + 1)); P="$RUN-$n_case-"; chaos_snapshot "$work/before"; : >"$work/sweep.log"; }
 verify() {
 	local desc=$1 name=$2 file=${3:-} problems got id
-	mode pass
-	sweep
+	proxy_mode pass
+	chaos_sweep "$work/cli.conf" "$work/sweep.log"
 	problems=$(chaos_verify "$P" "$work/before")
 	if [ -n "$file" ]; then
 		id=$(sql "SELECT id FROM documents WHERE name = $(sql_quote "$name") AND status = 'ready'")
-		got=$(curl -s -m 60 "$BINDERY_TEST_LIGHTTPD_URL/documents/${id:-0}/content" | sha256sum | cut -d' ' -f1)
+		got=$(curl -s -m 60 "$BINDERY_TEST_LIGHTTPD_URL/documents/${id:-0}/content" | sha)
 		[ "$got" = "$(sha "$file")" ] || problems="$problems${problems:+$'\n'}$name is not readable with its bytes"
 	else
 		[ "$(sql "SELECT COUNT(*) FROM documents WHERE name = $(sql_quote "$name")")" = 0 ] ||
@@ -102,7 +84,7 @@ head -c 9000000 /dev/urandom >"$work/large.bin"	# three 4 MiB blocks
 
 # --- pass ---
 begin
-cgi POST "/documents?name=${P}a" "$work/small.bin"
+proxied POST "/documents?name=${P}a" "$work/small.bin"
 is "$CODE" 201 "through the proxy, a create is 201"
 verify "pass" "${P}a" "$work/small.bin"
 
@@ -110,49 +92,49 @@ verify "pass" "${P}a" "$work/small.bin"
 for spec in "small:2" "large:3"; do
 	size=${spec%%:*} k=${spec#*:}
 	begin
-	failed0=$(stat_of failed)
-	mode "fail 503 $k"
-	cgi POST "/documents?name=${P}a" "$work/$size.bin"
+	failed0=$(proxy_stat failed)
+	proxy_mode "fail 503 $k"
+	proxied POST "/documents?name=${P}a" "$work/$size.bin"
 	is "$CODE" 201 "$k x 503 ServerBusy on a $size upload: retried into 201"
-	is "$(($(stat_of failed) - failed0))" "$k" "... the proxy answered $k requests with 503"
+	is "$(($(proxy_stat failed) - failed0))" "$k" "... the proxy answered $k requests with 503"
 	is "$(sql "SELECT COUNT(*) FROM documents WHERE name = '${P}a'")" 1 "... exactly one document"
 	verify "503 x $k ($size)" "${P}a" "$work/$size.bin"
 done
 
 # --- storage keeps failing: 503 to the client, only sweepable state ---
 begin
-mode "fail 503 1000"
-cgi POST "/documents?name=${P}a" "$work/small.bin"
+proxy_mode "fail 503 1000"
+proxied POST "/documents?name=${P}a" "$work/small.bin"
 like "$CODE" '^5' "storage answering 503 to every try: the client gets a 5xx ($CODE)"
 is "$(jfield "$BODY" error)" unavailable "... error unavailable"
 verify "503 forever" "${P}a"
 
 # --- the answer to a create-only Put Blob is lost after Azurite stored it ---
 begin
-mode "lose 1"
-cgi POST "/documents?name=${P}a" "$work/small.bin"
+proxy_mode "lose 1"
+proxied POST "/documents?name=${P}a" "$work/small.bin"
 is "$CODE" 201 "the Put Blob's answer lost: the retry recognises its own blob (201)"
-is "$(stat_of lost)" 1 "... one answer was lost"
+is "$(proxy_stat lost)" 1 "... one answer was lost"
 verify "lost answer" "${P}a" "$work/small.bin"
 
 # --- cut mid-body ---
 begin
-mode "cut 1000000 1"
-cgi POST "/documents?name=${P}a" "$work/large.bin"
+proxy_mode "cut 1000000 1"
+proxied POST "/documents?name=${P}a" "$work/large.bin"
 is "$CODE" 201 "one connection cut mid-block: the block is retried (201)"
 verify "cut once" "${P}a" "$work/large.bin"
 begin
-mode "cut 1000000 1000"
-cgi POST "/documents?name=${P}a" "$work/large.bin"
+proxy_mode "cut 1000000 1000"
+proxied POST "/documents?name=${P}a" "$work/large.bin"
 like "$CODE" '^5' "every try cut mid-block: the client gets a 5xx ($CODE)"
 verify "cut always" "${P}a"
 
 # --- a stall: brief (the transfer resumes), then one that never ends ---
 begin
-mode stall
-cgi POST "/documents?name=${P}a" "$work/small.bin" >/dev/null &
+proxy_mode stall
+proxied POST "/documents?name=${P}a" "$work/small.bin" >/dev/null &
 sleep 5
-mode pass
+proxy_mode pass
 wait $!
 n=$(sql "SELECT COUNT(*) FROM documents WHERE name = '${P}a' AND status = 'ready'")
 # 5 s is well inside the 10 s deadline: the transfer resumes and the create succeeds.
@@ -162,11 +144,11 @@ if [ "$n" = 1 ]; then verify "brief stall" "${P}a" "$work/small.bin"; else verif
 # the request has left, and compensation gets its own short budget, so the
 # client hears 503 soon after request_deadline, not minutes later.
 begin
-mode stall
+proxy_mode stall
 t0=$(date +%s)
-cgi POST "/documents?name=${P}a" "$work/small.bin"
+proxied POST "/documents?name=${P}a" "$work/small.bin"
 t1=$(date +%s)
-mode pass
+proxy_mode pass
 like "$CODE" '^5' "storage stalled for good: the client gets a 5xx ($CODE)"
 ok '[ $((t1 - t0)) -le 30 ]' "... after $((t1 - t0)) s: the deadline (10 s) plus compensation (5 s) bound it"
 verify "long stall" "${P}a"
@@ -178,8 +160,8 @@ if ! stack_alive azurite; then
 	skip "Azurite of this stack is not ours to restart" 3
 else
 	begin
-	mode "latency 20"	# slow the upload down (~3 s) so the kill lands in it
-	( cgi POST "/documents?name=${P}a" "$work/large.bin"; echo "$CODE" >"$work/killed.code" ) &
+	proxy_mode "latency 20"	# slow the upload down (~3 s) so the kill lands in it
+	( proxied POST "/documents?name=${P}a" "$work/large.bin"; echo "$CODE" >"$work/killed.code" ) &
 	cgi_pid=$!
 	sleep 1
 	stack_azurite_stop
@@ -191,15 +173,15 @@ else
 	# The answer went to the background job's variables; ask the database.
 	n=$(sql "SELECT COUNT(*) FROM documents WHERE name = '${P}a' AND status = 'ready'")
 	code=$(cat "$work/killed.code" 2>/dev/null)
-	case $code:$n in 201:1 | 5??:0 | 5??:1) ok 0 "Azurite killed during a staged upload and restarted: answered $code, document ready: $n" ;;
-	*) ok 1 "Azurite killed during a staged upload and restarted: answered $code, document ready: $n" ;;
+	case $code:$n in 201:1 | 5??:0 | 5??:1) pass "Azurite killed during a staged upload and restarted: answered $code, document ready: $n" ;;
+	*) fail "Azurite killed during a staged upload and restarted: answered $code, document ready: $n" ;;
 	esac
-	mode pass
-	sweep
+	proxy_mode pass
+	chaos_sweep "$work/cli.conf" "$work/sweep.log"
 	problems=$(chaos_verify "$P" "$work/before")
 	is "$problems" "" "Azurite restart: after the sweep, consistent"
 	begin
-	cgi POST "/documents?name=${P}b" "$work/small.bin"
+	proxied POST "/documents?name=${P}b" "$work/small.bin"
 	is "$CODE" 201 "after the restart, a create is 201"
 fi
 

@@ -6,6 +6,7 @@
 [ -n "${BASH_VERSION:-}" ] || exec bash "$0" "$@"
 here=$(cd "$(dirname "$0")" && pwd)
 . "$here/../lib/tap.sh"
+. "$here/../lib/http.sh"
 
 [ -n "${BINDERY_CONFIG:-}" ] && [ -n "${BINDERY_TEST_BIN:-}" ] && [ -n "${BINDERY_TEST_TOKEN:-}" ] ||
 	skip_all "no test stack (./dev test starts one)"
@@ -15,21 +16,19 @@ sed -e 's/^mode = .*/mode = redirect/' -e 's/^sas_lifetime = .*/sas_lifetime = 1
 grep -q '^mode = redirect' "$work/conf" || printf '[download]\nmode = redirect\nsas_lifetime = 120\n' >>"$work/conf"
 chmod 600 "$work/conf"
 
-cgi() { cgi_req "$work/conf" "$@"; }	# METHOD URI [VAR=VALUE...] < body
-
 head -c 100000 /dev/urandom >"$work/doc"
-out=$(cgi POST "/documents?name=redirect-$$-$RANDOM" HTTP_AUTHORIZATION="Bearer $BINDERY_TEST_TOKEN" \
+out=$(cgi_req "$work/conf" POST "/documents?name=redirect-$$-$RANDOM" HTTP_AUTHORIZATION="Bearer $BINDERY_TEST_TOKEN" \
 	CONTENT_TYPE=application/pdf CONTENT_LENGTH=100000 <"$work/doc")
 like "$out" '^Status: 201' "created through the redirect-mode responder"
-id=$(printf '%s' "$out" | sed -n 's/.*"id":"\([0-9]*\)".*/\1/p')
-out=$(cgi GET "/documents/$id/content" </dev/null)
+id=$(jfield "$out" id)
+out=$(cgi_req "$work/conf" GET "/documents/$id/content" </dev/null)
 like "$out" '^Status: 302' "content answers 302"
 loc=$(printf '%s\n' "$out" | sed -n 's/^Location: //p')
 like "$loc" '^https?://.*sp=r(&|$)' "... to a read-only SAS URL"
 like "$loc" 'se=[0-9]{4}-[0-9]{2}-[0-9]{2}T' "... with an expiry"
 code=$(curl -s -o "$work/got" -w '%{http_code}' "$loc")
 is "$code" 200 "the storage service honours the link"
-is "$(sha256sum <"$work/got")" "$(sha256sum <"$work/doc")" "... and serves the document's bytes"
+is "$(sha "$work/got")" "$(sha "$work/doc")" "... and serves the document's bytes"
 tampered=$(printf '%s' "$loc" | sed 's/sig=./sig=A/')
 [ "$tampered" != "$loc" ] || tampered=$(printf '%s' "$loc" | sed 's/sig=./sig=B/')
 code=$(curl -s -o /dev/null -w '%{http_code}' "$tampered")

@@ -5,13 +5,14 @@
 [ -n "${BASH_VERSION:-}" ] || exec bash "$0" "$@"
 here=$(cd "$(dirname "$0")" && pwd)
 . "$here/../lib/tap.sh"
+. "$here/../lib/http.sh"
+. "$here/../lib/db.sh"
 
 [ -n "${BINDERY_TEST_LIGHTTPD_URL:-}" ] && [ -n "${BINDERY_TEST_TOKEN:-}" ] &&
 	[ -n "${BINDERY_TEST_DB_SOCKET:-}" ] || skip_all "no test stack (./dev test starts one)"
 url=$BINDERY_TEST_LIGHTTPD_URL
 tok=(-H "Authorization: Bearer $BINDERY_TEST_TOKEN")
 auth=("${tok[@]}" -H 'Content-Type: application/octet-stream')
-sql() { mariadb --socket="$BINDERY_TEST_DB_SOCKET" -N -B "${BINDERY_TEST_DB_NAME:-bindery}" -e "$1"; }
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 printf 'payload' >"$work/p"
@@ -23,7 +24,7 @@ enc=$(printf '%s' "$evil" | od -An -tx1 -v | tr -s ' \n' ' ' | sed 's/ \([0-9a-f
 req POST "$url/documents?name=$enc" "${tok[@]}" -H "Idempotency-Key: k'$t\"--;" \
 	-H "Content-Type: text/plain'; DROP TABLE blobs; --" --data-binary "@$work/p"
 is "$HTTP_CODE" 201 "a name, key and type full of SQL are accepted as data"
-id=$(printf '%s' "$HTTP_BODY" | sed -n 's/.*"id":"\([0-9]*\)".*/\1/p')
+id=$(jfield "$HTTP_BODY" id)
 is "$(sql "SELECT name FROM documents WHERE id = $id")" "$evil" "... stored byte for byte"
 is "$(sql "SELECT COUNT(*) FROM information_schema.tables WHERE table_schema = DATABASE() AND table_name IN ('documents','blobs')")" 2 \
 	"... and both tables are still there"
@@ -72,8 +73,8 @@ wait "$slow"
 is "$(cat "$work/first.code")" 201 "the first request finishes with 201"
 req POST "$url/documents?name=$t-slow" "${auth[@]}" -H "Idempotency-Key: slow-$t" --data-binary "@$work/slow.bin"
 is "$HTTP_CODE" 201 "a retry after it finished answers 201"
-is "$(printf '%s' "$HTTP_BODY" | sed -n 's/.*"id":"\([0-9]*\)".*/\1/p')" \
-	"$(sed -n 's/.*"id":"\([0-9]*\)".*/\1/p' "$work/first")" "... with the first request's document"
+is "$(jfield "$HTTP_BODY" id)" \
+	"$(jfield "$(<"$work/first")" id)" "... with the first request's document"
 is "$(sql "SELECT COUNT(*) FROM blobs b JOIN documents d ON d.id = b.document_id WHERE d.name = '$t-slow'")" 1 \
 	"one blob was ever registered for the key"
 

@@ -4,6 +4,7 @@
 [ -n "${BASH_VERSION:-}" ] || exec bash "$0" "$@"
 here=$(cd "$(dirname "$0")" && pwd)
 . "$here/../lib/tap.sh"
+. "$here/../lib/http.sh"
 
 [ -n "${BINDERY_TEST_LIGHTTPD_URL:-}" ] && [ -n "${BINDERY_TEST_APACHE_URL:-}" ] ||
 	skip_all "no test stack (./dev test starts one)"

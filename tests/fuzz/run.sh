@@ -1,7 +1,7 @@
-#!/bin/sh
+#!/usr/bin/env bash
 # run.sh - build each libFuzzer harness with ASan and UBSan and run it for
-# FUZZ_SECONDS (default 30) from its seed corpus; print TAP, one line per
-# harness with the number of executions reached.
+# FUZZ_SECONDS (default 30) from its seed corpus; print TAP (tests/lib/tap.sh),
+# one line per harness with the number of executions reached.
 #
 #   tests/fuzz/run.sh [harness ...]      default: every harness below
 #
@@ -12,23 +12,24 @@
 # only read.  A crash leaves its input as FUZZ_WORKDIR/<harness>-crash-*;
 # replay it with "FUZZ_WORKDIR/<harness> FILE".
 
+[ -n "${BASH_VERSION:-}" ] || exec bash "$0" "$@"
 top=${top_srcdir:-$(cd "$(dirname "$0")/../.." && pwd)}
+. "$top/tests/lib/tap.sh"
 secs=${FUZZ_SECONDS:-30}
 cc=${FUZZ_CC:-clang}
 flags="-g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined"
 harnesses=${*:-"fuzz_multipart fuzz_http_parse fuzz_config fuzz_blob_xml"}
 
 case $secs in
-''|*[!0-9]*) echo "Bail out! FUZZ_SECONDS must be a whole number"; exit 1 ;;
+''|*[!0-9]*) bail_out "FUZZ_SECONDS must be a whole number" ;;
 esac
 
 if [ -n "${FUZZ_WORKDIR:-}" ]; then
 	work=$FUZZ_WORKDIR
 	keep=1
-	mkdir -p "$work" || { echo "Bail out! cannot create $work"; exit 1; }
+	mkdir -p "$work" || bail_out "cannot create $work"
 else
-	work=$(mktemp -d "${TMPDIR:-/tmp}/bindery-fuzz.XXXXXX") ||
-		{ echo "Bail out! mktemp failed"; exit 1; }
+	work=$(mktemp -d "${TMPDIR:-/tmp}/bindery-fuzz.XXXXXX") || bail_out "mktemp failed"
 	keep=0
 fi
 
@@ -38,8 +39,7 @@ printf '#include <stddef.h>\n#include <stdint.h>\nint LLVMFuzzerTestOneInput(con
 if ! command -v "$cc" >/dev/null 2>&1 ||
     ! "$cc" $flags -o "$work/probe" "$work/probe.c" >"$work/probe.log" 2>&1; then
 	[ "$keep" = 1 ] || rm -rf "$work"
-	echo "1..0 # SKIP $cc cannot build libFuzzer programs (-fsanitize=fuzzer)"
-	exit 0
+	skip_all "$cc cannot build libFuzzer programs (-fsanitize=fuzzer)"
 fi
 
 # The library sources each harness is compiled with (instrumented, so they
@@ -77,12 +77,10 @@ seeds_for() {
 	esac
 }
 
-n=0
 failed=0
 for h in $harnesses; do
-	n=$((n + 1))
 	if ! srcs=$(sources_for "$h"); then
-		echo "not ok $n - $h: no such harness"
+		fail "$h: no such harness"
 		failed=1
 		continue
 	fi
@@ -92,7 +90,7 @@ for h in $harnesses; do
 	done
 	if ! "$cc" $flags -I"$top" -I"$top/lib" -I"$top/tests" -o "$work/$h" "$@" $(libs_for "$h") -lpthread \
 	    >"$work/$h.build.log" 2>&1; then
-		echo "not ok $n - $h: build failed"
+		fail "$h: build failed"
 		sed 's/^/# /' "$work/$h.build.log" | head -30
 		failed=1
 		continue
@@ -111,18 +109,17 @@ for h in $harnesses; do
 	execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$work/$h.log" | tail -1)
 	corpus=$(ls "$work/corpus-$h" | wc -l)
 	if [ "$rc" -eq 0 ] && [ -n "$execs" ]; then
-		echo "ok $n - $h: $execs executions in ${secs}s, corpus $corpus inputs"
+		pass "$h: $execs executions in ${secs}s, corpus $corpus inputs"
 	else
-		echo "not ok $n - $h: exit $rc after ${execs:-?} executions (log $work/$h.log)"
+		fail "$h: exit $rc after ${execs:-?} executions (log $work/$h.log)"
 		grep -E 'ERROR|SUMMARY|runtime error|Test unit written' "$work/$h.log" |
 			head -10 | sed 's/^/# /'
 		failed=1
 	fi
 done
-echo "1..$n"
 if [ "$failed" = 0 ] && [ "$keep" = 0 ]; then
 	rm -rf "$work"
 elif [ "$failed" = 1 ]; then
-	echo "# work directory kept: $work"
+	note "work directory kept: $work"
 fi
-exit 0
+done_testing

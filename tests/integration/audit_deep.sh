@@ -5,16 +5,17 @@
 [ -n "${BASH_VERSION:-}" ] || exec bash "$0" "$@"
 here=$(cd "$(dirname "$0")" && pwd)
 . "$here/../lib/tap.sh"
+. "$here/../lib/http.sh"
+. "$here/../lib/db.sh"
 
 [ -n "${BINDERY_CONFIG:-}" ] && [ -n "${BINDERY_TEST_BIN:-}" ] && [ -n "${BINDERY_TEST_TOKEN:-}" ] &&
 	[ -n "${BINDERY_TEST_DB_SOCKET:-}" ] && [ -n "${BINDERY_TEST_BLOB_ENDPOINT:-}" ] ||
 	skip_all "no test stack (./dev test starts one)"
-blobtool=${top_builddir:-.}/tests/integration/blobtool
+blobtool=${top_builddir:-.}/tests/tools/blobtool
 [ -x "$blobtool" ] || skip_all "blobtool is not built"
 export BINDERY_LOG_STDERR=1
 export BLOBTOOL_CONTAINER
 BLOBTOOL_CONTAINER=$(sed -n 's/^container *= *//p' "$BINDERY_CONFIG" | head -n 1)
-sql() { mariadb --socket="$BINDERY_TEST_DB_SOCKET" -N -B "${BINDERY_TEST_DB_NAME:-bindery}" -e "$1"; }
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 
@@ -23,7 +24,7 @@ name="deep-$$-$RANDOM"
 out=$(cgi_req "$BINDERY_CONFIG" POST "/documents?name=$name" CONTENT_TYPE=application/octet-stream \
 	CONTENT_LENGTH=4096 HTTP_AUTHORIZATION="Bearer $BINDERY_TEST_TOKEN" <"$work/doc")
 like "$out" '^Status: 201' "a document created"
-id=$(printf '%s' "$out" | sed -n 's/.*"id":"\([0-9]*\)".*/\1/p')
+id=$(jfield "$out" id)
 blob=$(sql "SELECT blob_name FROM documents WHERE id = ${id:-0}")
 like "$blob" '^[0-9a-z_-]+$' "its blob is $blob"
 audit() { "$BINDERY_TEST_BIN/bindery" -c "$BINDERY_CONFIG" audit --json --prefix "$blob" "$@" 2>/dev/null; }
@@ -47,7 +48,7 @@ like "$out" 'its bytes are 4096 bytes sha256' "... with what it read"
 
 # Put the original bytes back so the run's later audits stay clean.
 url=$("$blobtool" sas "$blob" rwt 300)
-sha=$(sha256sum <"$work/doc" | cut -c1-64)
+sha=$(sha "$work/doc")
 code=$(curl -s -o /dev/null -w '%{http_code}' -X PUT -H 'x-ms-blob-type: BlockBlob' \
 	-H 'x-ms-tags: state=committed' -H "x-ms-meta-sha256: $sha" -H 'x-ms-meta-size: 4096' \
 	--data-binary "@$work/doc" "$url")

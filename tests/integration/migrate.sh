@@ -5,12 +5,12 @@
 [ -n "${BASH_VERSION:-}" ] || exec bash "$0" "$@"
 here=$(cd "$(dirname "$0")" && pwd)
 . "$here/../lib/tap.sh"
+. "$here/../lib/db.sh"
 
 [ -n "${BINDERY_CONFIG:-}" ] && [ -n "${BINDERY_TEST_BIN:-}" ] && [ -n "${BINDERY_TEST_DB_SOCKET:-}" ] ||
 	skip_all "no test stack (./dev test starts one)"
 bindery=$BINDERY_TEST_BIN/bindery
 export BINDERY_LOG_STDERR=1
-sql() { mariadb --socket="$BINDERY_TEST_DB_SOCKET" -N -B "${BINDERY_TEST_DB_NAME:-bindery}" -e "$1"; }
 work=$(mktemp -d)
 trap 'rm -rf "$work"; sql "DELETE FROM schema_migrations WHERE version = 999" 2>/dev/null' EXIT
 

@@ -3,32 +3,28 @@
 # program) is killed at each failpoint of lib/protocol/protocol.c, and `bindery
 # sweep` must leave the documented outcome.  Needs a build with
 # --enable-failpoints (skips otherwise) and the test stack.
-. "${top_srcdir:-$(dirname "$0")/../..}/tests/lib/tap.sh"
+top=${top_srcdir:-$(dirname "$0")/../..}
+. "$top/tests/lib/tap.sh"
+. "$top/tests/lib/http.sh"
+. "$top/tests/lib/db.sh"
 
 [ -n "${BINDERY_CONFIG:-}" ] && [ -n "${BINDERY_TEST_BIN:-}" ] && [ -n "${BINDERY_TEST_DB_SOCKET:-}" ] &&
 	[ -n "${BINDERY_TEST_TOKEN:-}" ] || skip_all "no test stack (BINDERY_CONFIG, BINDERY_TEST_BIN, BINDERY_TEST_DB_SOCKET, BINDERY_TEST_TOKEN)"
 [ -x "$BINDERY_TEST_BIN/bindery.fcgi" ] || skip_all "no bindery.fcgi in $BINDERY_TEST_BIN"
 command -v jq >/dev/null || skip_all "jq is not installed"
 
-sql() {
-	mariadb --no-defaults --protocol=socket --socket="$BINDERY_TEST_DB_SOCKET" \
-		${BINDERY_TEST_DB_USER:+-u"$BINDERY_TEST_DB_USER"} \
-		${BINDERY_TEST_DB_PASSWORD:+-p"$BINDERY_TEST_DB_PASSWORD"} \
-		-N -B "${BINDERY_TEST_DB_NAME:-bindery}" -e "$1"
-}
 bindery() { BINDERY_LOG_STDERR=1 "$BINDERY_TEST_BIN/bindery" -c "$BINDERY_CONFIG" "$@"; }
 
-# cgi METHOD URI BODY [FAILPOINTS]: one request through bindery.fcgi as CGI.
-# Sets CGI_RC (137 when a failpoint's exit fired) and CGI_OUT.
-cgi() {
-	local method=$1 uri=$2 body=$3 fp=${4:-}
-	CGI_OUT=$(printf '%s' "$body" | env -i PATH="$PATH" BINDERY_CONFIG="$BINDERY_CONFIG" \
-		BINDERY_LOG_STDERR=1 BINDERY_FAILPOINTS="$fp" REQUEST_METHOD="$method" \
-		REQUEST_URI="$uri" QUERY_STRING="${uri#*\?}" SCRIPT_NAME="" \
-		CONTENT_LENGTH="${#body}" CONTENT_TYPE=text/plain \
-		HTTP_AUTHORIZATION="Bearer $BINDERY_TEST_TOKEN" \
-		"$BINDERY_TEST_BIN/bindery.fcgi" 2>/dev/null)
-	CGI_RC=$?
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+
+# fire METHOD URI BODY [FAILPOINTS]: one request through bindery.fcgi as CGI
+# with FAILPOINTS armed.  Sets CGI_RC (137 when a failpoint's exit fired).
+fire() {
+	printf '%s' "$3" >"$work/body"
+	cgi_run "$work/answer" "$BINDERY_CONFIG" "$1" "$2" BINDERY_LOG_STDERR=1 BINDERY_FAILPOINTS="${4:-}" \
+		CONTENT_LENGTH="$(stat -c %s "$work/body")" CONTENT_TYPE=text/plain \
+		HTTP_AUTHORIZATION="Bearer $BINDERY_TEST_TOKEN" <"$work/body"
 }
 
 RUN=swfp$$-$RANDOM
@@ -55,7 +51,7 @@ age() {
 sweep() { bindery sweep --older-than 3600 --prefix "$(rest "$1")" >/dev/null 2>&1; }
 
 # Probe: does this build have failpoints?
-cgi POST "/documents?name=$RUN-probe" probe "create.after_intent=exit"
+fire POST "/documents?name=$RUN-probe" probe "create.after_intent=exit"
 [ "$CGI_RC" = 137 ] || skip_all "bindery.fcgi was built without --enable-failpoints"
 probe_blob=$(blob_of "$RUN-probe")
 age "$probe_blob"
@@ -65,7 +61,7 @@ is "$(sql "SELECT COUNT(*) FROM documents WHERE name = '$RUN-probe'")" 0 \
 is "$(sql "SELECT COUNT(*) FROM blobs WHERE name = '$probe_blob'")" 0 "and the registry row"
 
 # crash after 2: blob uploaded, tagged pending
-cgi POST "/documents?name=$RUN-c2" "after upload" "create.after_upload=exit"
+fire POST "/documents?name=$RUN-c2" "after upload" "create.after_upload=exit"
 is "$CGI_RC" 137 "create.after_upload fired"
 b=$(blob_of "$RUN-c2")
 is "$(listed "$b")" 1 "crash after 2: the pending blob is there"
@@ -75,7 +71,7 @@ is "$(listed "$b")" 0 "crash after 2: sweep deleted the pending blob"
 is "$(sql "SELECT COUNT(*) FROM documents WHERE name = '$RUN-c2'")" 0 "crash after 2: rows dropped"
 
 # crash after 3 (create): tag flipped, never marked ready -> roll forward
-cgi POST "/documents?name=$RUN-c3" "after the tag flip" "create.after_tag=exit"
+fire POST "/documents?name=$RUN-c3" "after the tag flip" "create.after_tag=exit"
 is "$CGI_RC" 137 "create.after_tag fired"
 b=$(blob_of "$RUN-c3")
 is "$(sql "SELECT status FROM documents WHERE name = '$RUN-c3'")" pending "crash after 3: document pending"
@@ -83,13 +79,13 @@ age "$b"
 sweep "$b"
 is "$(sql "SELECT status FROM documents WHERE name = '$RUN-c3'")" ready "crash after 3: rolled forward to ready"
 is "$(sql "SELECT sha256 FROM documents WHERE name = '$RUN-c3'")" \
-	"$(printf 'after the tag flip' | sha256sum | cut -d' ' -f1)" "with the SHA-256 of the bytes"
+	"$(printf 'after the tag flip' | sha)" "with the SHA-256 of the bytes"
 is "$(sql "SELECT state FROM blobs WHERE name = '$b'")" committed "registry row committed"
 id=$(sql "SELECT id FROM documents WHERE name = '$RUN-c3'")
 
 # crash after 3 (replace): new blob committed-tagged, document not moved -> roll back
 before=$(blob_of "$RUN-c3")
-cgi PUT "/documents/$id/content" "replacement" "replace.after_tag=exit"
+fire PUT "/documents/$id/content" "replacement" "replace.after_tag=exit"
 is "$CGI_RC" 137 "replace.after_tag fired"
 nb=$(sql "SELECT name FROM blobs WHERE document_id = $id AND purpose = 'replace' AND state = 'pending'")
 isnt "$nb" "" "the replace's intent is pending"
@@ -102,7 +98,7 @@ is "$(blob_of "$RUN-c3")" "$before" "the document still points at its old blob"
 is "$(listed "$before")" 1 "and the old blob is intact"
 
 # replace crashed after its upload (blob tagged pending)
-cgi PUT "/documents/$id/content" "replacement 2" "replace.after_upload=exit"
+fire PUT "/documents/$id/content" "replacement 2" "replace.after_upload=exit"
 is "$CGI_RC" 137 "replace.after_upload fired"
 nb=$(sql "SELECT name FROM blobs WHERE document_id = $id AND purpose = 'replace' AND state = 'pending'")
 age "$nb"
@@ -111,7 +107,7 @@ is "$(listed "$nb")" 0 "replace crashed after upload: pending blob deleted"
 is "$(sql "SELECT COUNT(*) FROM blobs WHERE name = '$nb'")" 0 "and its row dropped"
 
 # delete committed, the process died: the old blob waits in the outbox
-cgi DELETE "/documents/$id" "" "delete.after_commit=exit"
+fire DELETE "/documents/$id" "" "delete.after_commit=exit"
 is "$CGI_RC" 137 "delete.after_commit fired"
 is "$(sql "SELECT state FROM blobs WHERE name = '$before'")" retired "deleted document's blob is retired"
 age "$before"

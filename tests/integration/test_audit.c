@@ -17,7 +17,7 @@
 #include <jansson.h>
 
 #include "registry/docs_db.h"
-#include "sweep_plant.h"
+#include "tools/sweep_plant.h"
 #include "tap.h"
 
 static struct services *S;
@@ -107,21 +107,15 @@ main(void)
 {
 	char orphan_p[256], orphan_n[256], ok[256], gone[256], sized[256], mism[256], unref[256],
 	    stale[256], st[32];
-	unsigned char rnd[4];
 	json_t *j = NULL;
 	uint64_t id;
-	FILE *ur;
 	int rc;
 
 	S = plant_open(&CFG);
 	if (S == NULL)
 		tap_skip_all("no test stack (BINDERY_CONFIG, BINDERY_TEST_BIN)");
-	ur = fopen("/dev/urandom", "rb");
-	if (ur == NULL || fread(rnd, 1, sizeof rnd, ur) != sizeof rnd)
+	if (plant_run_prefix("aud", NARROW, sizeof NARROW) != 0)
 		tap_bail("urandom");
-	fclose(ur);
-	snprintf(NARROW, sizeof NARROW, "aud%ld%02x%02x%02x%02x-", (long)getpid(), rnd[0], rnd[1], rnd[2],
-		 rnd[3]);
 	snprintf(P, sizeof P, "%s%s", CFG->storage_prefix, NARROW);
 #define NM(v, tag) snprintf(v, sizeof v, "%s%s", P, tag)
 	NM(orphan_p, "orphan-pending");

@@ -1,19 +1,18 @@
-#!/bin/sh
+#!/usr/bin/env bash
 # Interop: a blob written by our client reads back byte-identical, with its
 # tags, through plain curl and a SAS URL that our code generated (so
 # Azurite, not our own client, verifies our SAS signing).  Skips unless
 # BINDERY_TEST_BLOB_ENDPOINT is set.
+[ -n "${BASH_VERSION:-}" ] || exec bash "$0" "$@"
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
-tool=${top_builddir:-$here/../..}/tests/integration/blobtool
-[ -x "$tool" ] || tool=$here/blobtool
-n=0; failed=0
-ok() { n=$((n + 1)); if [ "$1" = 0 ]; then echo "ok $n - $2"; else echo "not ok $n - $2"; failed=1; fi; }
+. "$here/../lib/tap.sh"
+. "$here/../lib/http.sh"
+tool=${top_builddir:-$here/../..}/tests/tools/blobtool
+[ -x "$tool" ] || tool=$here/../tools/blobtool
 
-if [ -z "${BINDERY_TEST_BLOB_ENDPOINT:-}" ]; then
-	echo "1..0 # SKIP BINDERY_TEST_BLOB_ENDPOINT is not set"; exit 0
-fi
-command -v curl >/dev/null || { echo "1..0 # SKIP curl not installed"; exit 0; }
+[ -n "${BINDERY_TEST_BLOB_ENDPOINT:-}" ] || skip_all "BINDERY_TEST_BLOB_ENDPOINT is not set"
+command -v curl >/dev/null || skip_all "curl not installed"
 BLOBTOOL_CONTAINER=t-blob-interop-$$-$(od -An -N4 -tx4 /dev/urandom | tr -d ' ')
 export BLOBTOOL_CONTAINER BLOBTOOL_BLOCK_SIZE=65536 BLOBTOOL_SINGLE_PUT_MAX=16384
 tmp=$(mktemp -d)
@@ -26,16 +25,14 @@ printf 'small body\n' > "$tmp/small.txt"
 ok $? "staged upload through our client"
 "$tool" put "small.txt" "$tmp/small.txt" state=committed > /dev/null
 ok $? "single Put Blob through our client"
-want=$(sha256sum < "$tmp/in.bin" | cut -d' ' -f1)
-got=$(cut -d' ' -f2 < "$tmp/put.out")
-[ "$want" = "$got" ]; ok $? "client-reported sha256 matches sha256sum"
+is "$(cut -d' ' -f2 < "$tmp/put.out")" "$(sha "$tmp/in.bin")" "client-reported sha256 matches sha256sum"
 
 url=$("$tool" sas "dir/staged file.bin" r 600); ok $? "SAS URL generated"
 curl -sf -o "$tmp/out.bin" "$url"; ok $? "curl GET with our SAS"
 cmp -s "$tmp/in.bin" "$tmp/out.bin"; ok $? "bytes read back identical"
 code=$(curl -s -o /dev/null -w '%{http_code}' -X PUT -H 'x-ms-blob-type: BlockBlob' \
 	--data-binary @"$tmp/small.txt" "$url")
-[ "$code" = 403 ]; ok $? "read-only SAS cannot write (HTTP $code)"
+is "$code" 403 "read-only SAS cannot write (HTTP $code)"
 
 turl=$("$tool" sas "dir/staged file.bin" rt 600)
 curl -sf "$turl&comp=tags" > "$tmp/tags.xml"; ok $? "curl Get Blob Tags with a t SAS"
@@ -43,7 +40,7 @@ grep -q '<Key>state</Key><Value>pending</Value>' "$tmp/tags.xml" &&
 	grep -q '<Key>owner</Key><Value>interop</Value>' "$tmp/tags.xml"
 ok $? "tags set by our client are there"
 code=$(curl -s -o /dev/null -w '%{http_code}' "$url&comp=tags")
-[ "$code" = 403 ]; ok $? "SAS without t cannot read tags (HTTP $code)"
+is "$code" 403 "SAS without t cannot read tags (HTTP $code)"
 
 durl=$("$tool" sas "small.txt" r 600 'attachment; filename="s.txt"')
 curl -sf -D "$tmp/h" -o "$tmp/s.out" "$durl"; ok $? "curl GET with rscd SAS"
@@ -54,7 +51,6 @@ ok $? "service answers with the signed Content-Disposition"
 bad=$(printf '%s' "$url" | sed 's/sig=./sig=A/')
 [ "$bad" != "$url" ] || bad=$(printf '%s' "$url" | sed 's/sig=./sig=B/')
 code=$(curl -s -o /dev/null -w '%{http_code}' "$bad")
-[ "$code" = 403 ]; ok $? "tampered SAS refused (HTTP $code)"
+is "$code" 403 "tampered SAS refused (HTTP $code)"
 
-echo "1..$n"
-exit $failed
+done_testing

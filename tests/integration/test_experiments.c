@@ -22,30 +22,15 @@
 #include "protocol/protocol.h"
 #include "protocol/services.h"
 #include "tap.h"
+#include "tools/mem_reader.h"
 
 static struct services *svc;
 static char prefix[64];
 
-struct mem_body {
-	const char *data;
-	size_t len, off;
-};
-
-static long
-mem_read(void *ctx, char *buf, size_t len)
-{
-	struct mem_body *m = ctx;
-	size_t n = m->len - m->off < len ? m->len - m->off : len;
-
-	memcpy(buf, m->data + m->off, n);
-	m->off += n;
-	return (long)n;
-}
-
 static int
 upload(const char *name, const char *text)
 {
-	struct mem_body m = { text, strlen(text), 0 };
+	struct mem_reader m = { text, strlen(text), 0 };
 	struct blob_upload_opts o = { "text/plain", NULL, 0, -1 };
 	struct blob_upload_info info;
 	struct blob_result r;
@@ -182,7 +167,7 @@ static const char sql_count_docs[] =
 static enum proto_result
 create_doc(const char *name, const char *text)
 {
-	struct mem_body m = { text, strlen(text), 0 };
+	struct mem_reader m = { text, strlen(text), 0 };
 	struct proto_body body = { mem_read, &m, (int64_t)strlen(text), "text/plain" };
 	struct proto_answer ans;
 	enum proto_result pr = proto_create(svc, span_from_cstr(name), "experiments", &body, NULL, &ans);

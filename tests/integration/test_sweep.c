@@ -14,7 +14,7 @@
 #include <unistd.h>
 
 #include "registry/sweep_db.h"
-#include "sweep_plant.h"
+#include "tools/sweep_plant.h"
 #include "tap.h"
 
 static struct services *S;
@@ -477,18 +477,11 @@ int main(void);
 int
 main(void)
 {
-	unsigned char rnd[4];
-	FILE *ur;
-
 	S = plant_open(&CFG);
 	if (S == NULL)
 		tap_skip_all("no test stack (BINDERY_CONFIG, BINDERY_TEST_BIN)");
-	ur = fopen("/dev/urandom", "rb");
-	if (ur == NULL || fread(rnd, 1, sizeof rnd, ur) != sizeof rnd)
+	if (plant_run_prefix("swt", NARROW, sizeof NARROW) != 0)
 		tap_bail("urandom");
-	fclose(ur);
-	snprintf(NARROW, sizeof NARROW, "swt%ld%02x%02x%02x%02x-", (long)getpid(), rnd[0], rnd[1], rnd[2],
-		 rnd[3]);
 	snprintf(P, sizeof P, "%s%s", CFG->storage_prefix, NARROW);
 	test_crash_table();
 	test_dry_run();

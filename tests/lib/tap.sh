@@ -4,6 +4,7 @@
 #   ok 0 "exit status 0 passes"            ok COND DESC
 #   ok '[ "$x" -gt 2 ]' "an expression"    (COND: an integer is an exit status,
 #                                            0 passes; anything else is eval'd)
+#   pass "desc" / fail "desc"              a result decided by the script
 #   is "$got" "$want" "equal strings"      is GOT WANT DESC
 #   isnt "$got" "$bad" "different"         isnt GOT WANT DESC
 #   like "$got" 'regex' "matches"          like GOT ERE DESC (grep -E)
@@ -17,7 +18,8 @@
 #
 # Failures are reported in the TAP stream ("not ok"), so done_testing exits 0;
 # a script that dies before done_testing has no plan and the harness reports
-# an error.  Also here: `req`, a curl wrapper for end-to-end tests.
+# an error.  Requests and answers are in tests/lib/http.sh, the test database
+# in tests/lib/db.sh.
 
 if [ -z "${BASH_VERSION:-}" ]; then
 	echo "Bail out! tests/lib/tap.sh needs bash" >&2
@@ -55,6 +57,14 @@ ok() { # COND DESC
 		fi ;;
 	esac
 	return 0
+}
+
+pass() { # DESC
+	_tap_result 1 "${1:-}"
+}
+
+fail() { # DESC
+	_tap_result 0 "${1:-}"
 }
 
 is() { # GOT WANT DESC
@@ -123,37 +133,4 @@ done_testing() {
 	printf '1..%d\n' "$TAP_N"
 	[ "$TAP_FAILED" -eq 0 ] || diag "$TAP_FAILED of $TAP_N failed"
 	exit 0
-}
-
-# req METHOD URL [CURL-ARGS...]: one HTTP request.  Sets HTTP_CODE (000 when
-# there was no answer), HTTP_BODY, HTTP_HEADERS (lower-cased names) and
-# HTTP_CTYPE.  Never fails the script.
-req() {
-	local method=$1 url=$2 hfile bfile
-	shift 2
-	hfile=$(mktemp) bfile=$(mktemp)
-	HTTP_CODE=$(curl -s -m "${REQ_TIMEOUT:-30}" -X "$method" -D "$hfile" -o "$bfile" \
-		-w '%{http_code}' "$@" "$url" 2>/dev/null) || true
-	[ -n "$HTTP_CODE" ] || HTTP_CODE=000
-	HTTP_BODY=$(cat "$bfile")
-	HTTP_HEADERS=$(tr -d '\r' <"$hfile" | sed -e 's/^\([^:]*\):/\L\1:/')
-	HTTP_CTYPE=$(printf '%s\n' "$HTTP_HEADERS" | sed -n 's/^content-type: *//p' | tail -n 1)
-	rm -f "$hfile" "$bfile"
-}
-
-# header NAME: the value of response header NAME (lower-case) from the last req.
-header() {
-	printf '%s\n' "$HTTP_HEADERS" | sed -n "s/^$1: *//p" | tail -n 1
-}
-
-# cgi_req CONF METHOD URI [VAR=VALUE...] < BODY: one request to
-# $BINDERY_TEST_BIN/bindery.fcgi run as a plain CGI program with config CONF
-# and a clean environment; prints the answer (headers and body, CRs removed).
-cgi_req() {
-	local conf=$1 method=$2 uri=$3 query=
-	shift 3
-	case $uri in *\?*) query=${uri#*\?} ;; esac
-	env -i PATH="$PATH" BINDERY_CONFIG="$conf" GATEWAY_INTERFACE=CGI/1.1 REQUEST_METHOD="$method" \
-		REQUEST_URI="$uri" QUERY_STRING="$query" "$@" "$BINDERY_TEST_BIN/bindery.fcgi" 2>/dev/null |
-		tr -d '\r'
 }

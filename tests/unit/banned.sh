@@ -1,4 +1,4 @@
-#!/bin/sh
+#!/usr/bin/env bash
 # banned.sh - no C source in lib/, app/ or tests/ calls a function the house
 # style bans (HACKING.md "C conventions"; curl's checksrc has the same list):
 # unbounded copies and formats, and conversions that cannot report errors.
@@ -6,15 +6,18 @@
 # A match is the whole word outside comments, string and character literals,
 # so "fgets", "snprintf" and a comment that says "it gets" do not count, but
 # a call, a prototype or a function pointer does.  Only *.c and *.h files are
-# read, so this script never matches itself.  Prints TAP, one line per name.
+# read, so this script never matches itself.  Prints TAP (tests/lib/tap.sh),
+# one line per name.
+[ -n "${BASH_VERSION:-}" ] || exec bash "$0" "$@"
 
 banned="strcpy strcat sprintf vsprintf atoi atol strtok gets"
 top=${top_srcdir:-$(cd "$(dirname "$0")/../.." && pwd)}
-cd "$top" || { echo "Bail out! cannot cd to $top"; exit 1; }
-command -v perl >/dev/null 2>&1 || { echo "1..0 # SKIP perl not found"; exit 0; }
+. "$top/tests/lib/tap.sh"
+cd "$top" || bail_out "cannot cd to $top"
+command -v perl >/dev/null 2>&1 || skip_all "perl not found"
 
 files=$(find lib app tests -type f \( -name '*.c' -o -name '*.h' \) 2>/dev/null | sort)
-[ -n "$files" ] || { echo "Bail out! no sources under $top"; exit 1; }
+[ -n "$files" ] || bail_out "no sources under $top"
 
 # "name file:line" for every hit; blanking keeps newlines so lines still count.
 hits=$(BANNED="$banned" perl -e '
@@ -31,16 +34,10 @@ hits=$(BANNED="$banned" perl -e '
 			my $line = 1 + (substr($src, 0, $-[0]) =~ tr/\n//);
 			print "$1 $f:$line\n";
 		}
-	}' $files) || { echo "Bail out! perl failed"; exit 1; }
+	}' $files) || bail_out "perl failed"
 
-n=0
 for name in $banned; do
-	n=$((n + 1))
 	where=$(printf '%s\n' "$hits" | awk -v n="$name" '$1 == n { printf " %s", $2 }')
-	if [ -z "$where" ]; then
-		echo "ok $n - no $name()"
-	else
-		echo "not ok $n - $name() used at$where"
-	fi
+	is "${where# }" "" "no $name()"
 done
-echo "1..$n"
+done_testing

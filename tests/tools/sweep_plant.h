@@ -16,22 +16,7 @@
 #include "parse/config.h"
 #include "registry/db.h"
 #include "protocol/services.h"
-
-struct mem_reader {
-	const char *p;
-	size_t len, off;
-};
-
-static BINDERY_UNUSED long
-mem_read(void *ctx, char *buf, size_t len)
-{
-	struct mem_reader *m = ctx;
-	size_t n = m->len - m->off < len ? m->len - m->off : len;
-
-	memcpy(buf, m->p + m->off, n);
-	m->off += n;
-	return (long)n;
-}
+#include "tools/mem_reader.h"
 
 /* Upload bytes create-only with a state tag (NULL: no tags at all). */
 static BINDERY_UNUSED int
@@ -193,6 +178,24 @@ plant_open(struct bindery_config **cfgp)
 		return NULL;
 	}
 	return s;
+}
+
+/* This run's name prefix, TAG + pid + 4 random bytes + "-", so runs sharing
+ * the stack never touch each other's states.  0, or -1 without urandom. */
+static BINDERY_UNUSED int
+plant_run_prefix(const char *tag, char *out, size_t size)
+{
+	unsigned char rnd[4];
+	FILE *ur = fopen("/dev/urandom", "rb");
+	int got = ur != NULL && fread(rnd, 1, sizeof rnd, ur) == sizeof rnd;
+
+	if (ur != NULL)
+		fclose(ur);
+	if (!got)
+		return -1;
+	snprintf(out, size, "%s%ld%02x%02x%02x%02x-", tag, (long)getpid(), rnd[0], rnd[1], rnd[2],
+		 rnd[3]);
+	return 0;
 }
 
 #endif

@@ -1,8 +1,12 @@
-# tests/chaos/lib.sh — shared helpers for the crash matrix, fault and chaos
-# tests.  Sourced after tests/lib/tap.sh.  Everything here looks at the
+# tests/lib/chaos.sh — shared helpers for the crash matrix, fault and chaos
+# tests.  Sourced after tests/lib/tap.sh; brings tests/lib/db.sh (sql,
+# sql_quote) with it.  Everything here looks at the
 # services DIRECTLY: MariaDB through the mariadb client, Azurite through curl
 # with our own Shared Key signature (openssl), never through bindery's code,
 # so a bug in bindery's blob client or signer cannot hide a lost blob.
+
+# shellcheck source=tests/lib/db.sh
+. "$(dirname "${BASH_SOURCE[0]}")/db.sh"
 
 # chaos_need_stack: skip_all unless the test stack's variables are there.
 chaos_need_stack() {
@@ -21,18 +25,16 @@ chaos_need_stack() {
 	CHAOS_AUTH=(-H "Authorization: Bearer $BINDERY_TEST_TOKEN")
 }
 
-# sql QUERY: run QUERY on the test database; tab-separated rows, no header.
-sql() {
-	MYSQL_PWD=${BINDERY_TEST_DB_PASSWORD:-} mariadb --no-defaults \
-		--socket="$BINDERY_TEST_DB_SOCKET" -u"${BINDERY_TEST_DB_USER:-root}" \
-		-N -B "$BINDERY_TEST_DB_NAME" -e "$1"
-}
-
-# sql_quote TEXT: TEXT as a single-quoted SQL literal (names we generate are
-# tame, but quote anyway).
-sql_quote() {
-	local s=${1//\\/\\\\}
-	printf "'%s'" "${s//\'/\'\'}"
+# chaos_sweep CONF LOG [ENV=VALUE...]: one `bindery sweep --older-than 0
+# --force` with config CONF and no failpoints armed (ENV=VALUE may arm some),
+# its output appended to LOG.  Sets SWEEP_RC and returns it.
+chaos_sweep() {
+	local conf=$1 log=$2
+	shift 2
+	env BINDERY_LOG_STDERR=1 BINDERY_FAILPOINTS_FILE=/dev/null "$@" \
+		"$CHAOS_BIN/bindery" -c "$conf" sweep --older-than 0 --force >>"$log" 2>&1
+	SWEEP_RC=$?
+	return "$SWEEP_RC"
 }
 
 # _az_sign VERB RESOURCE-PATH CANON-QUERY DATE [CONTENT-LENGTH] [EXTRA-CANON-HEADERS]

@@ -1,0 +1,87 @@
+# tests/lib/http.sh — requests to the responder and what they answer, for the
+# end-to-end and integration tests.  Sourced after tests/lib/tap.sh.
+#
+#   req METHOD URL [CURL-ARGS...]       HTTP_CODE, HTTP_BODY, HTTP_HEADERS, HTTP_CTYPE
+#   header NAME                         a response header of the last req
+#   cgi_run OUT CONF METHOD URI [VAR=VALUE...] < BODY
+#                                       bindery.fcgi as a CGI program; the answer
+#                                       in file OUT; CGI_RC, CGI_CODE
+#   cgi_body OUT                        the body of an answer cgi_run wrote (text)
+#   cgi_req CONF METHOD URI [VAR=VALUE...] < BODY
+#                                       prints the answer, CRs removed (text)
+#   jfield JSON KEY                     a top-level string or number field
+#   sha [FILE]                          SHA-256 (hex) of FILE, or of stdin
+#
+# Bodies, sent or received, stay in files: a shell string loses NUL bytes.
+
+# req METHOD URL [CURL-ARGS...]: one HTTP request.  Sets HTTP_CODE (000 when
+# there was no answer), HTTP_BODY, HTTP_HEADERS (lower-cased names) and
+# HTTP_CTYPE.  Never fails the script.
+req() {
+	local method=$1 url=$2 hfile bfile
+	shift 2
+	hfile=$(mktemp) bfile=$(mktemp)
+	HTTP_CODE=$(curl -s -m "${REQ_TIMEOUT:-30}" -X "$method" -D "$hfile" -o "$bfile" \
+		-w '%{http_code}' "$@" "$url" 2>/dev/null) || true
+	[ -n "$HTTP_CODE" ] || HTTP_CODE=000
+	HTTP_BODY=$(cat "$bfile")
+	HTTP_HEADERS=$(tr -d '\r' <"$hfile" | sed -e 's/^\([^:]*\):/\L\1:/')
+	HTTP_CTYPE=$(printf '%s\n' "$HTTP_HEADERS" | sed -n 's/^content-type: *//p' | tail -n 1)
+	rm -f "$hfile" "$bfile"
+}
+
+# header NAME: the value of response header NAME (lower-case) from the last req.
+header() {
+	printf '%s\n' "$HTTP_HEADERS" | sed -n "s/^$1: *//p" | tail -n 1
+}
+
+# cgi_run OUT CONF METHOD URI [VAR=VALUE...] < BODY: one request to
+# bindery.fcgi ($CGI_PROGRAM, default $BINDERY_TEST_BIN/bindery.fcgi) run as a
+# plain CGI program with config CONF in a clean environment, the way a web
+# server runs it (QUERY_STRING is the URI's query, empty without one).  Each
+# VAR=VALUE is added to (or overrides) that environment.  ${CGI_WRAP[@]}, when
+# set, runs in front of the program (valgrind, timeout).  The answer's bytes go
+# to file OUT untouched; stderr is appended to $CGI_STDERR (default /dev/null).
+# Sets CGI_RC, the exit status (137 when a failpoint's exit fired), and
+# CGI_CODE, the code of the answer's Status header (000 when it has none).
+# Never fails the script.
+cgi_run() {
+	local out=$1 conf=$2 method=$3 uri=$4 query=
+	shift 4
+	case $uri in *\?*) query=${uri#*\?} ;; esac
+	env -i PATH="$PATH" BINDERY_CONFIG="$conf" GATEWAY_INTERFACE=CGI/1.1 SERVER_PROTOCOL=HTTP/1.1 \
+		REQUEST_METHOD="$method" REQUEST_URI="$uri" QUERY_STRING="$query" SCRIPT_NAME= "$@" \
+		${CGI_WRAP[@]+"${CGI_WRAP[@]}"} "${CGI_PROGRAM:-$BINDERY_TEST_BIN/bindery.fcgi}" \
+		>"$out" 2>>"${CGI_STDERR:-/dev/null}"
+	CGI_RC=$?
+	CGI_CODE=$(tr -d '\r' <"$out" | sed -n '1,/^$/s/^Status: \([0-9]*\).*/\1/p' | head -n 1)
+	CGI_CODE=${CGI_CODE:-000}
+	return 0
+}
+
+# cgi_body OUT: the body of the answer in file OUT (everything after the
+# header block), CRs removed: for JSON and other text answers.
+cgi_body() {
+	tr -d '\r' <"$1" | sed -e '1,/^$/d'
+}
+
+# cgi_req CONF METHOD URI [VAR=VALUE...] < BODY: cgi_run, then print the
+# whole answer (headers and body, CRs removed).
+cgi_req() {
+	local out
+	out=$(mktemp)
+	cgi_run "$out" "$@"
+	tr -d '\r' <"$out"
+	rm -f "$out"
+}
+
+# jfield JSON KEY: a top-level string or number field (our answers are
+# compact, one line); the first line that has it.
+jfield() {
+	printf '%s' "$1" | sed -n "s/.*\"$2\":\"\{0,1\}\([^\",}]*\).*/\1/p" | head -n 1
+}
+
+# sha [FILE]: the SHA-256 of FILE's bytes (of stdin without FILE), hex.
+sha() {
+	sha256sum "$@" | cut -d' ' -f1
+}
