@@ -516,7 +516,7 @@ load_ready(struct app *app, struct request *r, struct doc *d)
 {
 	enum db_err e = docs_get(app->svc->db, r->route.doc_id, d);
 
-	if (e == DB_OK && strcmp(d->status, "ready") == 0)
+	if (e == DB_OK && d->status == DOC_STATUS_READY)
 		return 1;
 	if (e == DB_OK || e == DB_NOT_FOUND)
 		resp_error(r, 404, "not_found", "no such document");

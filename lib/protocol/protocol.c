@@ -86,6 +86,13 @@ start_deadline(struct services *s)
 	blob_client_set_deadline(s->blob, blob_now_ms() + (int64_t)s->cfg->request_deadline * 1000);
 }
 
+/* The value of the blob's one tag when that tag is its state (NULL otherwise). */
+static const char *
+sole_state_tag(const struct blob_tag_set *t)
+{
+	return t->n == 1 && strcmp(t->key[0], TAG_STATE_KEY) == 0 ? t->value[0] : NULL;
+}
+
 static void
 log_blob(const char *step, const char *blob_name, const struct blob_result *r)
 {
@@ -108,7 +115,7 @@ compensate_pending(struct services *s, uint64_t doc_id, const char *blob_name)
 	blob_client_set_deadline(s->blob, blob_now_ms() + COMPENSATION_BUDGET_MS);
 	if (FAILPOINT("compensate.before_delete"))
 		return;
-	if (blob_delete(s->blob, blob_name, TAG_GUARD_PENDING, NULL, &r) != 0 &&
+	if (blob_delete(s->blob, blob_name, tag_state_guard(TAG_STATE_PENDING), NULL, &r) != 0 &&
 	    r.status == BLOB_NOT_FOUND) {
 		/* Nothing committed; staged blocks may remain from a cut upload. */
 		if (blob_purge_uncommitted(s->blob, blob_name, &r) != 0 && r.status == BLOB_NOT_FOUND)
@@ -146,8 +153,8 @@ static enum proto_result
 upload_and_commit_tag(struct services *s, const char *blob_name, const struct proto_body *body,
 		      const char *fp_prefix, int resuming, struct blob_upload_info *info)
 {
-	static const struct blob_tag pending[] = { { "state", "pending" } };
-	static const struct blob_tag committed[] = { { "state", "committed" } };
+	const struct blob_tag pending[] = { { TAG_STATE_KEY, tag_state_name(TAG_STATE_PENDING) } };
+	const struct blob_tag committed[] = { { TAG_STATE_KEY, tag_state_name(TAG_STATE_COMMITTED) } };
 	struct blob_upload_opts opts = { body->content_type, pending, 1, body->expected_size };
 	struct blob_tag_set tags;
 	struct blob_result r;
@@ -170,10 +177,10 @@ upload_and_commit_tag(struct services *s, const char *blob_name, const struct pr
 	if (FAILPOINT(fp))
 		return PROTO_UNAVAILABLE;
 
-	if (blob_set_tags(s->blob, blob_name, committed, 1, TAG_GUARD_PENDING, &r) != 0 &&
+	if (blob_set_tags(s->blob, blob_name, committed, 1, tag_state_guard(TAG_STATE_PENDING), &r) != 0 &&
 	    r.status == BLOB_CONDITION_NOT_MET &&
-	    blob_get_tags(s->blob, blob_name, &tags, &r) == 0 && tags.n == 1 &&
-	    strcmp(tags.key[0], "state") == 0 && strcmp(tags.value[0], "committed") == 0)
+	    blob_get_tags(s->blob, blob_name, &tags, &r) == 0 &&
+	    tag_state_from_name(sole_state_tag(&tags)) == TAG_STATE_COMMITTED)
 		r.status = BLOB_OK;	/* an earlier attempt flipped it */
 	if (r.status != BLOB_OK) {
 		log_blob("tag flip", blob_name, &r);
@@ -248,7 +255,7 @@ finish_create(struct services *s, uint64_t doc_id, const char *blob_name, const 
 	if (e == DB_CONFLICT) {
 		/* The sweeper claimed it; if it rolled us forward, we succeeded. */
 		if (docs_get(s->db, doc_id, &out->doc) == DB_OK &&
-		    strcmp(out->doc.status, "ready") == 0 && strcmp(out->doc.blob_name, blob_name) == 0)
+		    out->doc.status == DOC_STATUS_READY && strcmp(out->doc.blob_name, blob_name) == 0)
 			goto ready;
 		return PROTO_UNAVAILABLE;
 	}
@@ -305,7 +312,7 @@ create_existing_key(struct services *s, const struct idem_row *k, struct span na
 		goto fresh;
 	if (e != DB_OK)
 		return from_db(e);
-	if (strcmp(b.state, "committed") == 0) {
+	if (b.state == REGISTRY_COMMITTED) {
 		/* Finished but the answer was not recorded: same bytes -> same document. */
 		struct idem_row done = *k;
 
@@ -313,8 +320,8 @@ create_existing_key(struct services *s, const struct idem_row *k, struct span na
 			return PROTO_FAILED;
 		return replay(s, &done, body, out);
 	}
-	if (strcmp(b.state, "pending") != 0)
-		return strcmp(b.state, "sweeping") == 0 ? PROTO_UNAVAILABLE : PROTO_IDEM_MISMATCH;
+	if (b.state != REGISTRY_PENDING)
+		return b.state == REGISTRY_SWEEPING ? PROTO_UNAVAILABLE : PROTO_IDEM_MISMATCH;
 	/* Pending: alive if its owner touched it within the deadline. */
 	e = blobs_renew_stale_pending(s->db, k->blob_name, s->cfg->request_deadline);
 	if (e == DB_CONFLICT)
@@ -423,7 +430,7 @@ proto_replace(struct services *s, uint64_t doc_id, const char *owner, const stru
 	memset(out, 0, sizeof *out);
 	start_deadline(s);
 	e = docs_get(s->db, doc_id, &out->doc);
-	if (e != DB_OK || strcmp(out->doc.status, "ready") != 0) {
+	if (e != DB_OK || out->doc.status != DOC_STATUS_READY) {
 		pr = e == DB_OK ? PROTO_NOT_FOUND : from_db(e);
 		goto out;
 	}
@@ -482,7 +489,7 @@ proto_delete(struct services *s, uint64_t doc_id, const char *owner)
 	struct doc d;
 	enum db_err e = docs_get(s->db, doc_id, &d);
 
-	if (e != DB_OK || strcmp(d.status, "ready") != 0)
+	if (e != DB_OK || d.status != DOC_STATUS_READY)
 		return e == DB_OK ? PROTO_NOT_FOUND : from_db(e);
 	if (strcmp(d.owner, owner) != 0)
 		return PROTO_FORBIDDEN;
@@ -507,7 +514,7 @@ release_claim(struct services *s, const char *blob_name, const char *claimer)
 enum proto_result
 proto_drain_retired(struct services *s, const char *blob_name, const char *claimer)
 {
-	static const struct blob_tag retired[] = { { "state", "retired" } };
+	const struct blob_tag retired[] = { { TAG_STATE_KEY, tag_state_name(TAG_STATE_RETIRED) } };
 	struct blob_tag_set tags;
 	struct blob_result r;
 	char guard[300];
@@ -534,15 +541,14 @@ proto_drain_retired(struct services *s, const char *blob_name, const char *claim
 			goto drop;
 		goto release;
 	}
-	if (!(tags.n == 1 && strcmp(tags.key[0], "state") == 0 && strcmp(tags.value[0], "retired") == 0)) {
+	if (tag_state_from_name(sole_state_tag(&tags)) != TAG_STATE_RETIRED) {
 		/* Conditional on what we just read, so a concurrent change wins. */
-		const char *cur = tags.n == 1 && strcmp(tags.key[0], "state") == 0 ? tags.value[0] : NULL;
+		const char *cur = sole_state_tag(&tags);
 
-		if (cur == NULL || strchr(cur, '\'') != NULL) {
+		if (cur == NULL || tag_guard_for_value(cur, guard, sizeof guard) != 0) {
 			log_error("blob %s has unexpected tags; not deleting", blob_name);
 			goto release;
 		}
-		snprintf(guard, sizeof guard, "\"state\" = '%s'", cur);
 		if (blob_set_tags(s->blob, blob_name, retired, 1, guard, &r) != 0 &&
 		    r.status != BLOB_NOT_FOUND) {
 			log_blob("retire tag", blob_name, &r);
@@ -551,7 +557,7 @@ proto_drain_retired(struct services *s, const char *blob_name, const char *claim
 	}
 	if (FAILPOINT("drain.after_tag"))
 		goto release;
-	if (blob_delete(s->blob, blob_name, TAG_GUARD_RETIRED, NULL, &r) != 0 &&
+	if (blob_delete(s->blob, blob_name, tag_state_guard(TAG_STATE_RETIRED), NULL, &r) != 0 &&
 	    r.status != BLOB_NOT_FOUND) {
 		log_blob("outbox delete", blob_name, &r);
 		goto release;

@@ -51,7 +51,8 @@ create_intent_tx(struct db *db, struct span name, const char *owner, const char 
 		return e;
 	*doc_id = db_last_insert_id(db);
 	{
-		struct db_param blob[] = { DBP_STR(blob_name), DBP_U64(*doc_id), DBP_STR("create") };
+		struct db_param blob[] = { DBP_STR(blob_name), DBP_U64(*doc_id),
+					   DBP_STR(intent_purpose_name(PURPOSE_CREATE)) };
 		if ((e = db_exec(db, sql_insert_blob, blob, ARRAY_LEN(blob), NULL)) != DB_OK)
 			return e;
 	}
@@ -127,12 +128,19 @@ docs_abandon_intent(struct db *db, uint64_t doc_id, const char *blob_name)
 	IN_TX(db, abandon_tx(db, doc_id, blob_name));
 }
 
+/* The text of a row's enum columns, read before they become enums. */
+struct row_text {
+	char status[16];
+	char purpose[16];
+	char state[16];
+};
+
 static void
-doc_cols(struct doc *d, struct db_col *c)
+doc_cols(struct doc *d, struct row_text *t, struct db_col *c)
 {
 	c[0] = DBC_U64(&d->id);
 	c[1] = DBC_STR(d->name);
-	c[2] = DBC_STR(d->status);
+	c[2] = DBC_STR(t->status);
 	c[3] = DBC_STR(d->blob_name);
 	c[4] = DBC_U64(&d->size);
 	c[5] = DBC_STR(d->content_type);
@@ -144,6 +152,15 @@ doc_cols(struct doc *d, struct db_col *c)
 }
 #define DOC_NCOLS 11
 
+/* After a row was read into doc_cols: the status as an enum. */
+static enum db_err
+doc_finish(enum db_err e, struct doc *d, const struct row_text *t)
+{
+	if (e == DB_OK)
+		d->status = doc_status_from_name(t->status);
+	return e;
+}
+
 static const char sql_get_doc[] = "SELECT " DOC_COLUMNS " FROM documents WHERE id = ?";
 
 enum db_err
@@ -151,14 +168,16 @@ docs_get(struct db *db, uint64_t id, struct doc *out)
 {
 	struct db_col c[DOC_NCOLS];
 	struct db_param p[] = { DBP_U64(id) };
+	struct row_text t;
 
 	memset(out, 0, sizeof *out);
-	doc_cols(out, c);
-	return db_query(db, sql_get_doc, p, 1, c, DOC_NCOLS, NULL, NULL);
+	doc_cols(out, &t, c);
+	return doc_finish(db_query(db, sql_get_doc, p, 1, c, DOC_NCOLS, NULL, NULL), out, &t);
 }
 
 struct list_ctx {
 	struct doc row;
+	struct row_text text;
 	int (*on_doc)(void *, const struct doc *);
 	void *ctx;
 };
@@ -167,6 +186,8 @@ static int
 list_row(void *arg)
 {
 	struct list_ctx *lc = arg;
+
+	(void)doc_finish(DB_OK, &lc->row, &lc->text);
 	return lc->on_doc(lc->ctx, &lc->row);
 }
 
@@ -184,7 +205,7 @@ docs_list_ready(struct db *db, uint64_t after, unsigned limit,
 	memset(&lc, 0, sizeof lc);
 	lc.on_doc = on_doc;
 	lc.ctx = ctx;
-	doc_cols(&lc.row, c);
+	doc_cols(&lc.row, &lc.text, c);
 	return db_query(db, sql_list_ready, p, 2, c, DOC_NCOLS, list_row, &lc);
 }
 
@@ -195,18 +216,27 @@ static const char sql_get_blob[] =
 enum db_err
 blobs_get(struct db *db, const char *name, struct blob_row *out)
 {
-	struct db_col c[] = { DBC_STR(out->name), DBC_U64(&out->document_id), DBC_STR(out->purpose),
-			      DBC_STR(out->state), DBC_U64(&out->size), DBC_STR(out->sha256),
+	struct row_text t;
+	struct db_col c[] = { DBC_STR(out->name), DBC_U64(&out->document_id), DBC_STR(t.purpose),
+			      DBC_STR(t.state), DBC_U64(&out->size), DBC_STR(out->sha256),
 			      DBC_I64(&out->touched_age) };
 	struct db_param p[] = { DBP_STR(name) };
+	enum db_err e;
 
-	return db_query(db, sql_get_blob, p, 1, c, ARRAY_LEN(c), NULL, NULL);
+	memset(out, 0, sizeof *out);
+	e = db_query(db, sql_get_blob, p, 1, c, ARRAY_LEN(c), NULL, NULL);
+	if (e == DB_OK) {
+		out->purpose = intent_purpose_from_name(t.purpose);
+		out->state = registry_state_from_name(t.state);
+	}
+	return e;
 }
 
 enum db_err
 docs_replace_intent(struct db *db, uint64_t doc_id, const char *blob_name)
 {
-	struct db_param p[] = { DBP_STR(blob_name), DBP_U64(doc_id), DBP_STR("replace") };
+	struct db_param p[] = { DBP_STR(blob_name), DBP_U64(doc_id),
+				DBP_STR(intent_purpose_name(PURPOSE_REPLACE)) };
 
 	return db_exec(db, sql_insert_blob, p, ARRAY_LEN(p), NULL);
 }
@@ -228,9 +258,10 @@ replace_commit_tx(struct db *db, uint64_t doc_id, const char *new_blob, uint64_t
 	struct db_col c[DOC_NCOLS];
 	struct db_param lock[] = { DBP_U64(doc_id) };
 	char old_blob[DOC_BLOB_NAME_MAX];
+	struct row_text t;
 	enum db_err e;
 
-	doc_cols(out, c);
+	doc_cols(out, &t, c);
 	if ((e = db_query(db, sql_lock_ready_doc, lock, 1, c, DOC_NCOLS, NULL, NULL)) != DB_OK)
 		return e;
 	if (expected_version && out->version != expected_version) {
@@ -254,7 +285,7 @@ replace_commit_tx(struct db *db, uint64_t doc_id, const char *new_blob, uint64_t
 		if ((e = db_exec_one(db, sql_blob_retire, p, ARRAY_LEN(p))) != DB_OK)
 			return e;
 	}
-	return db_query(db, sql_get_doc, lock, 1, c, DOC_NCOLS, NULL, NULL);
+	return doc_finish(db_query(db, sql_get_doc, lock, 1, c, DOC_NCOLS, NULL, NULL), out, &t);
 }
 
 enum db_err
@@ -286,11 +317,12 @@ static enum db_err
 delete_tx(struct db *db, uint64_t doc_id, unsigned grace)
 {
 	struct doc d;
+	struct row_text t;
 	struct db_col c[DOC_NCOLS];
 	struct db_param id[] = { DBP_U64(doc_id) };
 	enum db_err e;
 
-	doc_cols(&d, c);
+	doc_cols(&d, &t, c);
 	if ((e = db_query(db, sql_lock_ready_doc, id, 1, c, DOC_NCOLS, NULL, NULL)) != DB_OK)
 		return e;
 	if ((e = db_exec_one(db, sql_delete_doc, id, 1)) != DB_OK)

@@ -13,6 +13,7 @@
 #include <stdint.h>
 
 #include "base/compat.h"
+#include "base/state.h"
 #include "registry/db.h"
 
 #define DOC_NAME_MAX 1024	/* 255 characters of utf8mb4, plus NUL */
@@ -25,7 +26,7 @@
 struct doc {
 	uint64_t id;
 	char name[DOC_NAME_MAX];
-	char status[16];		/* "pending" | "ready" */
+	enum doc_status status;
 	char blob_name[DOC_BLOB_NAME_MAX];
 	uint64_t size;
 	char content_type[DOC_CTYPE_MAX];
@@ -42,8 +43,8 @@ void doc_etag(const struct doc *d, char *out, size_t outlen);
 struct blob_row {
 	char name[DOC_BLOB_NAME_MAX];
 	uint64_t document_id;
-	char purpose[16];		/* "create" | "replace" */
-	char state[16];			/* pending|committed|retired|sweeping|deleting */
+	enum intent_purpose purpose;
+	enum registry_state state;
 	uint64_t size;			/* 0 and has_hash 0 until known */
 	char sha256[DOC_SHA256_HEX];
 	int64_t touched_age;		/* seconds since touched_at (the owner's heartbeat) */
