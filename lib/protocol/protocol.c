@@ -149,32 +149,37 @@ blob_matches(struct services *s, const char *blob_name, const struct blob_upload
  * A name that already holds exactly these bytes (our own earlier try)
  * counts as uploaded.
  */
+/* An operation's two failpoints in upload_and_commit_tag, named where the operation calls it. */
+struct upload_failpoints {
+	const char *after_upload;
+	const char *after_tag;
+};
+
 static enum proto_result
 upload_and_commit_tag(struct services *s, const char *blob_name, const struct proto_body *body,
-		      const char *fp_prefix, int resuming, struct blob_upload_info *info)
+		      const struct upload_failpoints *fp, int resuming, struct blob_upload_info *info)
 {
 	const struct blob_tag pending[] = { { TAG_STATE_KEY, tag_state_name(TAG_STATE_PENDING) } };
 	const struct blob_tag committed[] = { { TAG_STATE_KEY, tag_state_name(TAG_STATE_COMMITTED) } };
 	struct blob_upload_opts opts = { body->content_type, pending, 1, body->expected_size };
 	struct blob_tag_set tags;
 	struct blob_result r;
-	char fp[64];
 
+	(void)fp;	/* only failpoint builds look at it */
 	memset(info, 0, sizeof *info);
 	if (blob_upload_create(s->blob, blob_name, &opts, body->read, body->ctx, info, &r) != 0 &&
 	    (r.status == BLOB_EXISTS || r.status == BLOB_EXISTS_MAYBE_OURS)) {
-		/* On a fresh random name only our own earlier try can be there;
-		 * on a resumed intent, the earlier request's.  Same bytes = done. */
-		if (!blob_matches(s, blob_name, info))
-			return resuming ? PROTO_IDEM_MISMATCH : PROTO_FAILED;
+		enum proto_result pr = create_upload_refused(resuming, blob_matches(s, blob_name, info));
+
+		if (pr != PROTO_OK)
+			return pr;
 		r.status = BLOB_OK;
 	}
 	if (r.status != BLOB_OK) {
 		log_blob("upload", blob_name, &r);
 		return from_blob(&r);
 	}
-	snprintf(fp, sizeof fp, "%s.after_upload", fp_prefix);
-	if (FAILPOINT(fp))
+	if (FAILPOINT(fp->after_upload))
 		return PROTO_UNAVAILABLE;
 
 	if (blob_set_tags(s->blob, blob_name, committed, 1, tag_state_guard(TAG_STATE_PENDING), &r) != 0 &&
@@ -186,8 +191,7 @@ upload_and_commit_tag(struct services *s, const char *blob_name, const struct pr
 		log_blob("tag flip", blob_name, &r);
 		return from_blob(&r) == PROTO_OK ? PROTO_FAILED : from_blob(&r);
 	}
-	snprintf(fp, sizeof fp, "%s.after_tag", fp_prefix);
-	if (FAILPOINT(fp))
+	if (FAILPOINT(fp->after_tag))
 		return PROTO_UNAVAILABLE;
 	return PROTO_OK;
 }
@@ -241,7 +245,9 @@ finish_create(struct services *s, uint64_t doc_id, const char *blob_name, const 
 	enum proto_result pr;
 	enum db_err e;
 
-	pr = upload_and_commit_tag(s, blob_name, body, "create", resuming, &info);
+	static const struct upload_failpoints fp = { "create.after_upload", "create.after_tag" };
+
+	pr = upload_and_commit_tag(s, blob_name, body, &fp, resuming, &info);
 	if (pr != PROTO_OK) {
 		/* Before the flip (or a flip that did not happen: the guard
 		 * refuses a committed blob) compensation is safe; a resumed
@@ -294,114 +300,248 @@ replay(struct services *s, const struct idem_row *k, const struct proto_body *bo
 	return PROTO_OK;
 }
 
-/* A request with an Idempotency-Key that already has a record. */
-static enum proto_result
-create_existing_key(struct services *s, const struct idem_row *k, struct span name,
-		    const char *owner, const struct proto_body *body, const char *idem_key,
-		    struct proto_answer *out)
+/* ---- the create/resume decision ------------------------------------------ */
+
+static const char *const create_action_names[] = {
+	"new-intent", "name-taken", "key-mismatch", "replay-record", "replay-committed", "resume",
+	"restart", "sweeper-owns",
+};
+
+const char *
+create_action_name(enum create_action a)
 {
-	struct blob_row b;
+	return (size_t)a < ARRAY_LEN(create_action_names) ? create_action_names[a] : "?";
+}
+
+/*
+ * I4 as a function: a key's retry never makes a second document and never
+ * overwrites bytes.  A finished key answers what it answered (after the body
+ * proved to be the same); an unfinished one follows its intent's registry
+ * row: committed means done but unrecorded, pending means resumable once
+ * its owner is gone, a sweeper's claim means wait, no row means the sweeper
+ * dropped it and the key may start over.  A retired or deleting row is a
+ * replaced or deleted document's: not this request's to touch.
+ */
+enum create_action
+create_decide(const struct create_facts *f)
+{
+	if (!f->key_found)
+		return f->name_taken ? CREATE_NAME_TAKEN : CREATE_NEW_INTENT;
+	if (!f->same_name)
+		return CREATE_KEY_MISMATCH;
+	if (f->key_finished)
+		return CREATE_REPLAY_RECORD;
+	if (!f->row_found)
+		return CREATE_RESTART;
+	switch (f->row_state) {
+	case REGISTRY_COMMITTED:
+		return CREATE_REPLAY_COMMITTED;
+	case REGISTRY_PENDING:
+		return CREATE_RESUME;
+	case REGISTRY_SWEEPING:
+		return CREATE_SWEEPER_OWNS;
+	case REGISTRY_RETIRED:
+	case REGISTRY_DELETING:
+	case REGISTRY_STATE_UNKNOWN:
+		break;
+	}
+	return CREATE_KEY_MISMATCH;
+}
+
+/* On a fresh random name only our own earlier try can be there; on a
+ * resumed intent, the earlier request's.  Same bytes = done. */
+enum proto_result
+create_upload_refused(int resuming, int same_bytes)
+{
+	if (same_bytes)
+		return PROTO_OK;
+	return resuming ? PROTO_IDEM_MISMATCH : PROTO_FAILED;
+}
+
+/* ---- create -------------------------------------------------------------- */
+
+/* One create request: what it asked for and what it found. */
+struct create_req {
+	struct span name;
+	const char *owner;
+	const struct proto_body *body;
+	const char *idem_key;		/* NULL without one */
+	struct idem_row key;		/* the key's record, when facts.key_found */
+	struct blob_row row;		/* the record's registry row, when facts.row_found */
+	struct create_facts facts;
+};
+
+/* The facts behind the key's record, read only as far as the decision needs them. */
+static enum proto_result
+read_key_facts(struct services *s, struct create_req *c)
+{
+	struct create_facts *f = &c->facts;
 	enum db_err e;
 
-	if (!span_eq_cstr(name, k->doc_name))
-		return PROTO_IDEM_MISMATCH;
-	if (k->status_code)
-		return replay(s, k, body, out);
-	e = blobs_get(s->db, k->blob_name, &b);
+	f->same_name = span_eq_cstr(c->name, c->key.doc_name);
+	f->key_finished = c->key.status_code != 0;
+	if (!f->same_name || f->key_finished)
+		return PROTO_OK;
+	e = blobs_get(s->db, c->key.blob_name, &c->row);
 	if (e == DB_NOT_FOUND)
-		goto fresh;
+		return PROTO_OK;
 	if (e != DB_OK)
 		return from_db(e);
-	if (b.state == REGISTRY_COMMITTED) {
-		/* Finished but the answer was not recorded: same bytes -> same document. */
-		struct idem_row done = *k;
+	f->row_found = 1;
+	f->row_state = c->row.state;
+	return PROTO_OK;
+}
 
-		if (copy_cstr(done.sha256, sizeof done.sha256, b.sha256))
-			return PROTO_FAILED;
-		return replay(s, &done, body, out);
-	}
-	if (b.state != REGISTRY_PENDING)
-		return b.state == REGISTRY_SWEEPING ? PROTO_UNAVAILABLE : PROTO_IDEM_MISMATCH;
+/* Look the key up (if one came); PROTO_OK whether or not it has a record. */
+static enum proto_result
+lookup_key(struct services *s, struct create_req *c)
+{
+	enum db_err e;
+
+	c->facts.key_found = 0;
+	if (c->idem_key == NULL)
+		return PROTO_OK;
+	e = idem_get(s->db, c->owner, c->idem_key, &c->key);
+	if (e == DB_NOT_FOUND)
+		return PROTO_OK;
+	if (e != DB_OK)
+		return from_db(e);
+	c->facts.key_found = 1;
+	return read_key_facts(s, c);
+}
+
+/* Take over a pending intent whose owner is gone and finish it. */
+static enum proto_result
+resume(struct services *s, struct create_req *c, struct proto_answer *out)
+{
+	enum db_err e;
+
 	/* Pending: alive if its owner touched it within the deadline. */
-	e = blobs_renew_stale_pending(s->db, k->blob_name, s->cfg->request_deadline);
+	e = blobs_renew_stale_pending(s->db, c->key.blob_name, s->cfg->request_deadline);
 	if (e == DB_CONFLICT)
 		return PROTO_IDEM_IN_PROGRESS;
 	if (e != DB_OK)
 		return from_db(e);
 	if (FAILPOINT("resume.after_claim"))
 		return PROTO_UNAVAILABLE;
-	log_info("resuming create of %s onto %s", k->doc_name, k->blob_name);
-	return finish_create(s, k->document_id, k->blob_name, owner, body, idem_key, 1, out);
+	log_info("resuming create of %s onto %s", c->key.doc_name, c->key.blob_name);
+	return finish_create(s, c->key.document_id, c->key.blob_name, c->owner, c->body, c->idem_key, 1,
+			     out);
+}
 
-fresh:
-	/* The sweeper took the old intent: start a new one under the same key. */
-	{
-		char blob_name[DOC_BLOB_NAME_MAX];
-		uint64_t doc_id = 0;
+/* The sweeper took the old intent: start a new one under the same key. */
+static enum proto_result
+restart(struct services *s, struct create_req *c, struct proto_answer *out)
+{
+	char blob_name[DOC_BLOB_NAME_MAX];
+	uint64_t doc_id = 0;
+	enum db_err e;
 
-		if (proto_new_blob_name(s->cfg, blob_name, sizeof blob_name))
-			return PROTO_FAILED;
-		e = idem_restart(s->db, owner, idem_key, name, body->content_type, blob_name, &doc_id);
-		if (e == DB_DUPLICATE)
-			return PROTO_UNAVAILABLE;	/* the old pending row still holds the name */
-		if (e != DB_OK)
-			return e == DB_CONFLICT ? PROTO_IDEM_IN_PROGRESS : from_db(e);
-		return finish_create(s, doc_id, blob_name, owner, body, idem_key, 0, out);
+	if (proto_new_blob_name(s->cfg, blob_name, sizeof blob_name))
+		return PROTO_FAILED;
+	e = idem_restart(s->db, c->owner, c->idem_key, c->name, c->body->content_type, blob_name,
+			 &doc_id);
+	if (e == DB_DUPLICATE)
+		return PROTO_UNAVAILABLE;	/* the old pending row still holds the name */
+	if (e != DB_OK)
+		return e == DB_CONFLICT ? PROTO_IDEM_IN_PROGRESS : from_db(e);
+	return finish_create(s, doc_id, blob_name, c->owner, c->body, c->idem_key, 0, out);
+}
+
+/*
+ * Step 1 and on, for a request no record answers.  *taken is set when the
+ * name (or, from a concurrent request, the key) was already there.
+ */
+static enum proto_result
+start_intent(struct services *s, struct create_req *c, struct proto_answer *out, int *taken)
+{
+	char blob_name[DOC_BLOB_NAME_MAX];
+	uint64_t doc_id = 0;
+	enum db_err e;
+
+	*taken = 0;
+	if (proto_new_blob_name(s->cfg, blob_name, sizeof blob_name))
+		return PROTO_FAILED;
+	/* Step 1: the database learns the name before any byte is sent. */
+	e = docs_create_intent(s->db, c->name, c->owner, c->body->content_type, blob_name, c->idem_key,
+			       &doc_id);
+	if (e == DB_DUPLICATE) {
+		*taken = 1;
+		return PROTO_OK;
 	}
+	if (e != DB_OK)
+		return from_db(e);
+	if (FAILPOINT("create.after_intent"))
+		return PROTO_UNAVAILABLE;
+	return finish_create(s, doc_id, blob_name, c->owner, c->body, c->idem_key, 0, out);
+}
+
+/* Carry out a decision that does not start a new intent. */
+static enum proto_result
+act_on_key(struct services *s, enum create_action a, struct create_req *c, struct proto_answer *out)
+{
+	struct idem_row done;
+
+	switch (a) {
+	case CREATE_NAME_TAKEN:
+		return PROTO_NAME_TAKEN;
+	case CREATE_KEY_MISMATCH:
+		return PROTO_IDEM_MISMATCH;
+	case CREATE_REPLAY_RECORD:
+		return replay(s, &c->key, c->body, out);
+	case CREATE_REPLAY_COMMITTED:
+		/* Finished but the answer was not recorded: same bytes -> same document. */
+		done = c->key;
+		if (copy_cstr(done.sha256, sizeof done.sha256, c->row.sha256))
+			return PROTO_FAILED;
+		return replay(s, &done, c->body, out);
+	case CREATE_RESUME:
+		return resume(s, c, out);
+	case CREATE_RESTART:
+		return restart(s, c, out);
+	case CREATE_SWEEPER_OWNS:
+		return PROTO_UNAVAILABLE;
+	case CREATE_NEW_INTENT:
+		break;
+	}
+	return PROTO_FAILED;	/* a caller bug: a new intent is proto_create's own step */
 }
 
 enum proto_result
 proto_create(struct services *s, struct span name, const char *owner, const struct proto_body *body,
 	     const char *idem_key, struct proto_answer *out)
 {
-	char blob_name[DOC_BLOB_NAME_MAX];
-	struct idem_row *k = NULL;
-	uint64_t doc_id = 0;
+	struct create_req *c;
+	enum create_action a;
 	enum proto_result pr;
-	enum db_err e;
+	int taken = 0;
 
 	memset(out, 0, sizeof *out);
+	c = calloc(1, sizeof *c);	/* the key's record holds a whole answer: not for the stack */
+	if (c == NULL)
+		return PROTO_FAILED;
+	c->name = name;
+	c->owner = owner;
+	c->body = body;
+	c->idem_key = idem_key;
 	start_deadline(s);
-	if (idem_key) {
-		k = malloc(sizeof *k);
-		if (k == NULL)
-			return PROTO_FAILED;
-		e = idem_get(s->db, owner, idem_key, k);
-		if (e == DB_OK) {
-			pr = create_existing_key(s, k, name, owner, body, idem_key, out);
+	if ((pr = lookup_key(s, c)) != PROTO_OK)
+		goto out;
+	a = create_decide(&c->facts);
+	if (a == CREATE_NEW_INTENT) {
+		pr = start_intent(s, c, out, &taken);
+		if (pr != PROTO_OK || !taken)
 			goto out;
-		}
-		if (e != DB_NOT_FOUND) {
-			pr = from_db(e);
-			goto out;
-		}
+		/* The name, or (a concurrent request's) key: decide again. */
+		c->facts.name_taken = 1;
+		if ((pr = lookup_key(s, c)) != PROTO_OK && c->facts.key_found)
+			goto out;	/* the record is there but its row could not be read */
+		a = create_decide(&c->facts);
 	}
-	if (proto_new_blob_name(s->cfg, blob_name, sizeof blob_name)) {
-		pr = PROTO_FAILED;
-		goto out;
-	}
-	/* Step 1: the database learns the name before any byte is sent. */
-	e = docs_create_intent(s->db, name, owner, body->content_type, blob_name, idem_key, &doc_id);
-	if (e == DB_DUPLICATE) {
-		/* The name, or (a concurrent request's) key. */
-		if (idem_key && idem_get(s->db, owner, idem_key, k) == DB_OK)
-			pr = create_existing_key(s, k, name, owner, body, idem_key, out);
-		else
-			pr = PROTO_NAME_TAKEN;
-		goto out;
-	}
-	if (e != DB_OK) {
-		pr = from_db(e);
-		goto out;
-	}
-	if (FAILPOINT("create.after_intent")) {
-		pr = PROTO_UNAVAILABLE;
-		goto out;
-	}
-	pr = finish_create(s, doc_id, blob_name, owner, body, idem_key, 0, out);
+	pr = act_on_key(s, a, c, out);
 out:
 	blob_client_set_deadline(s->blob, 0);
-	free(k);
+	free(c);
 	return pr;
 }
 
@@ -420,6 +560,7 @@ enum proto_result
 proto_replace(struct services *s, uint64_t doc_id, const char *owner, const struct proto_body *body,
 	      struct span if_match, struct proto_answer *out)
 {
+	static const struct upload_failpoints replace_fp = { "replace.after_upload", "replace.after_tag" };
 	char blob_name[DOC_BLOB_NAME_MAX], etag[64];
 	struct blob_upload_info info;
 	uint64_t expected_version = 0;
@@ -459,7 +600,7 @@ proto_replace(struct services *s, uint64_t doc_id, const char *owner, const stru
 		pr = PROTO_UNAVAILABLE;
 		goto out;
 	}
-	pr = upload_and_commit_tag(s, blob_name, body, "replace", 0, &info);
+	pr = upload_and_commit_tag(s, blob_name, body, &replace_fp, 0, &info);
 	if (pr != PROTO_OK) {
 		compensate_pending(s, doc_id, blob_name);
 		goto out;

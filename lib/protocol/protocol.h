@@ -55,6 +55,49 @@ void proto_answer_clear(struct proto_answer *a);
 /* The API's JSON for a document (new reference). */
 json_t *proto_doc_json(const struct doc *d);
 
+/* ---- the create/resume decision (pure) ----------------------------------- */
+
+/*
+ * What a create request found before it moved anything.  Each fact is read
+ * only when an earlier one leaves it relevant (the tests prove the decision
+ * ignores it otherwise): the key's record first, then the registry row of
+ * the blob name the key started.
+ */
+struct create_facts {
+	int key_found;		/* an Idempotency-Key came and (owner, key) has a record */
+	int name_taken;		/* step 1 was refused: the name (or the key) exists */
+	int same_name;		/* the record is for this document name */
+	int key_finished;	/* the record holds a final answer */
+	int row_found;		/* the registry row of the record's blob name exists */
+	enum registry_state row_state;
+};
+
+enum create_action {
+	CREATE_NEW_INTENT,	/* step 1 with a fresh blob name */
+	CREATE_NAME_TAKEN,	/* 409 name_taken */
+	CREATE_KEY_MISMATCH,	/* 422: the key was used for another request */
+	CREATE_REPLAY_RECORD,	/* finished: the same bytes get the recorded answer */
+	CREATE_REPLAY_COMMITTED,/* committed, answer never recorded: the same bytes get the document */
+	CREATE_RESUME,		/* pending: take the intent over once its owner is gone, finish it */
+	CREATE_RESTART,		/* the sweeper dropped the intent: a new one under the same key */
+	CREATE_SWEEPER_OWNS,	/* 503: a sweeper holds the intent; retry later */
+};
+
+const char *create_action_name(enum create_action a);
+/* What proto_create does next, given what it found (DESIGN.md I4, "The claim"). */
+enum create_action create_decide(const struct create_facts *f);
+
+/*
+ * A create-only upload onto the name was refused because the name holds a
+ * blob: the bytes there are this request's own (an earlier attempt's) or
+ * not.  Returns PROTO_OK (count it as uploaded), PROTO_IDEM_MISMATCH (a
+ * resumed intent holds another request's bytes), or PROTO_FAILED (a fresh
+ * random name can only hold our own bytes: anything else is a bug).
+ */
+enum proto_result create_upload_refused(int resuming, int same_bytes);
+
+/* ---- the operations (I/O) ------------------------------------------------ */
+
 /*
  * Create document `name` for owner from body.  With idem_key, a retry of a
  * finished request answers the recorded result (replayed set), a retry of
