@@ -15,6 +15,7 @@
 #include "parse/form_reader.h"
 #include "parse/multipart.h"
 #include "protocol/protocol.h"
+#include "render.h"
 
 /* A multipart form may exceed the document limit by this much framing. */
 #define FORM_OVERHEAD (64 * 1024)
@@ -118,13 +119,13 @@ reply_document(struct request *r, int status, const struct doc *d)
 {
 	char extra[256], etag[64];
 
-	doc_etag(d, etag, sizeof etag);
+	render_doc_etag(d, etag, sizeof etag);
 	if (status == 201)
 		snprintf(extra, sizeof extra, "ETag: %s\r\nLocation: /documents/%llu\r\n", etag,
 			 (unsigned long long)d->id);
 	else
 		snprintf(extra, sizeof extra, "ETag: %s\r\n", etag);
-	resp_json(r, status, proto_doc_json(d), extra);
+	resp_json(r, status, render_doc_json(d), extra);
 }
 
 /* A browser form post (no JavaScript) wants to land back on the page. */
@@ -143,23 +144,8 @@ reply_created(struct request *r, const struct proto_answer *a)
 		resp_begin(r, 303, "text/plain", 0, "Location: /\r\n");
 		return;
 	}
-	if (a->replayed && a->replay_json) {
-		size_t n = strlen(a->replay_json);
-		json_error_t jerr;
-		json_t *j = json_loads(a->replay_json, 0, &jerr);
-		const char *id = j ? json_string_value(json_object_get(j, "id")) : NULL;
-		const char *etag = j ? json_string_value(json_object_get(j, "etag")) : NULL;
-		char more[256];
-
-		snprintf(more, sizeof more, "Location: /documents/%s\r\nETag: %s\r\n", id ? id : "",
-			 etag ? etag : "\"\"");
-		resp_begin(r, (int)a->replay_status, "application/json", (int64_t)n + 1, more);
-		(void)req_write(r, a->replay_json, n);
-		(void)req_write(r, "\n", 1);
-		json_decref(j);
-		return;
-	}
-	reply_document(r, 201, &a->doc);
+	/* A replay renders the recorded fields exactly as the first answer did. */
+	reply_document(r, a->replayed && a->replay_status ? (int)a->replay_status : 201, &a->doc);
 }
 
 /* ---- raw bodies ---- */
@@ -387,7 +373,6 @@ handle_create(struct app *app, struct request *r)
 	else
 		reply_failure(r, pr, upload_fault(&up));
 out:
-	proto_answer_clear(&ans);
 	form_reader_free(up.form);
 	buf_free(&up.qname);
 }
@@ -438,7 +423,7 @@ list_one(void *ctx, const struct doc *d)
 {
 	struct list_ctx *lc = ctx;
 
-	json_array_append_new(lc->docs, proto_doc_json(d));
+	json_array_append_new(lc->docs, render_doc_json(d));
 	lc->last_id = d->id;
 	lc->n++;
 	return 0;
@@ -501,7 +486,7 @@ download_headers(void *ctx, const struct blob_props *p, uint64_t total)
 	int n;
 
 	(void)p;
-	doc_etag(dl->d, etag, sizeof etag);
+	render_doc_etag(dl->d, etag, sizeof etag);
 	n = snprintf(extra, sizeof extra, "ETag: %s\r\nAccept-Ranges: bytes\r\n", etag);
 	if (dl->status == 206)
 		snprintf(extra + n, sizeof extra - (size_t)n, "Content-Range: bytes %llu-%llu/%llu\r\n",
@@ -585,11 +570,23 @@ out:
 
 /* ---- replace and delete ---- */
 
+/* If-Match against the document's current ETag (RFC 9110 13.1.1, strong comparison). */
+static int
+if_match_holds(void *ctx, const struct doc *d)
+{
+	const struct span *if_match = ctx;
+	char etag[64];
+
+	render_doc_etag(d, etag, sizeof etag);
+	return http_etag_match(*if_match, span_from_cstr(etag)) == HTTP_ETAG_MATCH;
+}
+
 void
 handle_content_put(struct app *app, struct request *r)
 {
 	struct span ctype = req_param(r, "CONTENT_TYPE");
 	struct span if_match = req_param(r, "HTTP_IF_MATCH");
+	struct proto_precondition pre = { if_match_holds, &if_match };
 	struct proto_answer ans;
 	struct proto_body body;
 	struct raw_body raw;
@@ -619,13 +616,12 @@ handle_content_put(struct app *app, struct request *r)
 	body.read = raw_read;
 	body.ctx = &raw;
 	body.expected_size = r->content_length;
-	pr = proto_replace(app->svc, r->route.doc_id, r->owner, &body,
-			   if_match.len ? if_match : SPAN_NULL, &ans);
+	pr = proto_replace(app->svc, r->route.doc_id, r->owner, &body, if_match.len ? &pre : NULL,
+			   &ans);
 	if (pr == PROTO_OK)
 		reply_document(r, 200, &ans.doc);
 	else
 		reply_failure(r, pr, raw.fault);
-	proto_answer_clear(&ans);
 }
 
 void

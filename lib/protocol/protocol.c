@@ -6,7 +6,6 @@
 #include <gnutls/crypto.h>
 
 #include "base/failpoint.h"
-#include "parse/http_parse.h"
 #include "base/log.h"
 #include "protocol/protocol.h"
 #include "base/rand.h"
@@ -20,25 +19,6 @@ const char *
 proto_result_name(enum proto_result r)
 {
 	return (size_t)r < ARRAY_LEN(result_names) ? result_names[r] : "?";
-}
-
-void
-proto_answer_clear(struct proto_answer *a)
-{
-	free(a->replay_json);
-	memset(a, 0, sizeof *a);
-}
-
-json_t *
-proto_doc_json(const struct doc *d)
-{
-	char id[24], etag[64];
-
-	snprintf(id, sizeof id, "%llu", (unsigned long long)d->id);
-	doc_etag(d, etag, sizeof etag);
-	return json_pack("{s:s, s:s, s:I, s:s, s:s, s:s, s:s}", "id", id, "name", d->name,
-			 "size", (json_int_t)d->size, "content_type", d->content_type,
-			 "sha256", d->sha256, "created_at", d->created_at, "etag", etag);
 }
 
 int
@@ -200,17 +180,11 @@ upload_and_commit_tag(struct services *s, const char *blob_name, const struct pr
 static void
 record_answer(struct services *s, const char *owner, const char *idem_key, const struct doc *d)
 {
-	json_t *j = proto_doc_json(d);
-	char *text = j ? json_dumps(j, JSON_COMPACT) : NULL;
-	enum db_err e = DB_NOMEM;
+	enum db_err e = idem_finish(s->db, owner, idem_key, 201, d);
 
-	if (text)
-		e = idem_finish(s->db, owner, idem_key, 201, text, d->sha256);
 	if (e != DB_OK)
 		log_warn("idempotency answer not recorded (%s); a retry re-reads the document",
 			 db_err_name(e));
-	free(text);
-	json_decref(j);
 }
 
 /* Hash a body we will not store: a finished request's retry must carry the same bytes. */
@@ -288,10 +262,8 @@ replay(struct services *s, const struct idem_row *k, const struct proto_body *bo
 		return pr;
 	if (strcmp(hex, k->sha256) != 0)
 		return PROTO_IDEM_MISMATCH;
-	if (k->response[0]) {
-		out->replay_json = strdup(k->response);
-		if (out->replay_json == NULL)
-			return PROTO_FAILED;
+	if (k->has_answer) {
+		out->doc = k->answer;
 		out->replay_status = (unsigned)k->status_code;
 	} else if (docs_get(s->db, k->document_id, &out->doc) != DB_OK) {
 		return PROTO_UNAVAILABLE;
@@ -558,10 +530,10 @@ roll_back_replace(struct services *s, const char *blob_name)
 
 enum proto_result
 proto_replace(struct services *s, uint64_t doc_id, const char *owner, const struct proto_body *body,
-	      struct span if_match, struct proto_answer *out)
+	      const struct proto_precondition *pre, struct proto_answer *out)
 {
 	static const struct upload_failpoints replace_fp = { "replace.after_upload", "replace.after_tag" };
-	char blob_name[DOC_BLOB_NAME_MAX], etag[64];
+	char blob_name[DOC_BLOB_NAME_MAX];
 	struct blob_upload_info info;
 	uint64_t expected_version = 0;
 	enum proto_result pr;
@@ -579,10 +551,9 @@ proto_replace(struct services *s, uint64_t doc_id, const char *owner, const stru
 		pr = PROTO_FORBIDDEN;
 		goto out;
 	}
-	if (if_match.ptr) {
+	if (pre) {
 		/* Refuse early, before any byte moves; the commit re-checks the version. */
-		doc_etag(&out->doc, etag, sizeof etag);
-		if (http_etag_match(if_match, span_from_cstr(etag)) != HTTP_ETAG_MATCH) {
+		if (!pre->holds(pre->ctx, &out->doc)) {
 			pr = PROTO_STALE;
 			goto out;
 		}

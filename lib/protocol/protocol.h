@@ -12,8 +12,6 @@
 #ifndef BINDERY_PROTOCOL_H
 #define BINDERY_PROTOCOL_H
 
-#include <jansson.h>
-
 #include "storage/blob.h"
 #include "base/compat.h"
 #include "base/state.h"
@@ -43,17 +41,21 @@ struct proto_body {
 	const char *content_type;
 };
 
+/* The fields of an answer; app/ renders them (JSON, ETag). */
 struct proto_answer {
-	struct doc doc;		/* the document as it now is */
+	struct doc doc;		/* the document as it now is, or as first answered */
 	int replayed;		/* an Idempotency-Key retry answered from the record */
-	char *replay_json;	/* owned: the recorded answer when replayed */
-	unsigned replay_status;
+	unsigned replay_status;	/* the recorded status; 0 when re-read, not recorded */
 };
 
-void proto_answer_clear(struct proto_answer *a);
-
-/* The API's JSON for a document (new reference). */
-json_t *proto_doc_json(const struct doc *d);
+/*
+ * A request's precondition on the current document (If-Match), judged by
+ * the caller, who renders ETags: holds() returns nonzero when it is met.
+ */
+struct proto_precondition {
+	int (*holds)(void *ctx, const struct doc *d);
+	void *ctx;
+};
 
 /* ---- the create/resume decision (pure) ----------------------------------- */
 
@@ -107,9 +109,10 @@ BINDERY_NODISCARD enum proto_result proto_create(struct services *s, struct span
 						 const struct proto_body *body, const char *idem_key,
 						 struct proto_answer *out);
 
-/* Replace a ready document's bytes; if_match (may be SPAN_NULL) -> 412. */
+/* Replace a ready document's bytes; a precondition (NULL: none) that does not hold -> 412. */
 BINDERY_NODISCARD enum proto_result proto_replace(struct services *s, uint64_t doc_id, const char *owner,
-						  const struct proto_body *body, struct span if_match,
+						  const struct proto_body *body,
+						  const struct proto_precondition *pre,
 						  struct proto_answer *out);
 
 /* Delete a ready document: the row goes, its blob enters the outbox. */

@@ -9,14 +9,6 @@
 	" COALESCE(sha256, ''), owner, version, DATE_FORMAT(created_at, " TIME_FMT ")," \
 	" DATE_FORMAT(updated_at, " TIME_FMT ")"
 
-void
-doc_etag(const struct doc *d, char *out, size_t outlen)
-{
-	/* id and version identify the bytes: version moves on every replace. */
-	snprintf(out, outlen, "\"%llu-%llu\"", (unsigned long long)d->id,
-		 (unsigned long long)d->version);
-}
-
 /* Run fn inside a transaction: commit on DB_OK, roll back otherwise. */
 #define IN_TX(db, expr)                                  \
 	do {                                             \
@@ -390,30 +382,59 @@ blobs_release_retired(struct db *db, const char *blob_name, const char *claimer)
 
 static const char sql_idem_get[] =
 	"SELECT COALESCE(document_id, 0), COALESCE(blob_name, ''), doc_name,"
-	" COALESCE(status_code, 0), COALESCE(response, ''), COALESCE(sha256, '')"
+	" COALESCE(status_code, 0), COALESCE(sha256, ''), COALESCE(answer_size, 0),"
+	" COALESCE(answer_content_type, ''),"
+	" COALESCE(DATE_FORMAT(answer_created_at, " TIME_FMT "), ''), COALESCE(answer_version, 0)"
 	" FROM idempotency_keys WHERE owner = ? AND idem_key = ?";
+
+/* The recorded answer as the document it described. */
+static void
+idem_answer(struct idem_row *k, const char *owner)
+{
+	struct doc *d = &k->answer;
+
+	k->has_answer = k->status_code != 0 && d->version != 0;
+	if (!k->has_answer)
+		return;
+	d->id = k->document_id;
+	d->status = DOC_STATUS_READY;
+	memcpy(d->name, k->doc_name, sizeof d->name);
+	memcpy(d->blob_name, k->blob_name, sizeof d->blob_name);
+	memcpy(d->sha256, k->sha256, sizeof d->sha256);
+	if (copy_cstr(d->owner, sizeof d->owner, owner) != 0)
+		d->owner[0] = '\0';
+}
 
 enum db_err
 idem_get(struct db *db, const char *owner, const char *key, struct idem_row *out)
 {
 	struct db_col c[] = { DBC_U64(&out->document_id), DBC_STR(out->blob_name),
 			      DBC_STR(out->doc_name), DBC_U64(&out->status_code),
-			      DBC_STR(out->response), DBC_STR(out->sha256) };
+			      DBC_STR(out->sha256), DBC_U64(&out->answer.size),
+			      DBC_STR(out->answer.content_type), DBC_STR(out->answer.created_at),
+			      DBC_U64(&out->answer.version) };
 	struct db_param p[] = { DBP_STR(owner), DBP_STR(key) };
+	enum db_err e;
 
 	memset(out, 0, sizeof *out);
-	return db_query(db, sql_idem_get, p, 2, c, ARRAY_LEN(c), NULL, NULL);
+	e = db_query(db, sql_idem_get, p, 2, c, ARRAY_LEN(c), NULL, NULL);
+	if (e == DB_OK)
+		idem_answer(out, owner);
+	return e;
 }
 
 static const char sql_idem_finish[] =
-	"UPDATE idempotency_keys SET status_code = ?, response = ?, sha256 = ?"
-	" WHERE owner = ? AND idem_key = ?";
+	"UPDATE idempotency_keys SET status_code = ?, sha256 = ?, answer_size = ?,"
+	" answer_content_type = ?, answer_created_at = STR_TO_DATE(?, " TIME_FMT "),"
+	" answer_version = ? WHERE owner = ? AND idem_key = ?";
 
 enum db_err
 idem_finish(struct db *db, const char *owner, const char *key, unsigned status_code,
-	    const char *response, const char *sha256_hex)
+	    const struct doc *answer)
 {
-	struct db_param p[] = { DBP_U64(status_code), DBP_STR(response), DBP_STR_OR_NULL(sha256_hex),
+	struct db_param p[] = { DBP_U64(status_code), DBP_STR(answer->sha256),
+				DBP_U64(answer->size), DBP_STR(answer->content_type),
+				DBP_STR(answer->created_at), DBP_U64(answer->version),
 				DBP_STR(owner), DBP_STR(key) };
 
 	return db_exec(db, sql_idem_finish, p, ARRAY_LEN(p), NULL);
