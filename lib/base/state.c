@@ -116,12 +116,6 @@ tag_state_from_name(const char *name)
 	return TAG_STATE_UNKNOWN;
 }
 
-int
-registry_state_is_claimed(enum registry_state s)
-{
-	return s == REGISTRY_SWEEPING || s == REGISTRY_DELETING;
-}
-
 const char *
 tag_state_guard(enum tag_state t)
 {

@@ -78,9 +78,6 @@ enum registry_state registry_state_from_name(const char *name);
 enum intent_purpose intent_purpose_from_name(const char *name);
 enum tag_state tag_state_from_name(const char *name);
 
-/* A claimed registry row: a sweeper or the outbox drain holds its lease. */
-int registry_state_is_claimed(enum registry_state s);
-
 /*
  * The x-ms-if-tags condition `"state" = 'NAME'` for one of the three tag
  * values bindery writes (a static string); a caller bug for the others.

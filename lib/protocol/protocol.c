@@ -10,17 +10,6 @@
 #include "protocol/protocol.h"
 #include "base/rand.h"
 
-static const char *const result_names[] = {
-	"ok", "name_taken", "not_found", "forbidden", "stale", "body_error",
-	"idempotency_in_progress", "idempotency_mismatch", "unavailable", "deadline", "failed",
-};
-
-const char *
-proto_result_name(enum proto_result r)
-{
-	return (size_t)r < ARRAY_LEN(result_names) ? result_names[r] : "?";
-}
-
 int
 proto_new_blob_name(const struct bindery_config *cfg, char *out, size_t outlen)
 {
@@ -273,17 +262,6 @@ replay(struct services *s, const struct idem_row *k, const struct proto_body *bo
 }
 
 /* ---- the create/resume decision ------------------------------------------ */
-
-static const char *const create_action_names[] = {
-	"new-intent", "name-taken", "key-mismatch", "replay-record", "replay-committed", "resume",
-	"restart", "sweeper-owns",
-};
-
-const char *
-create_action_name(enum create_action a)
-{
-	return (size_t)a < ARRAY_LEN(create_action_names) ? create_action_names[a] : "?";
-}
 
 /*
  * I4 as a function: a key's retry never makes a second document and never

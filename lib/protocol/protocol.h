@@ -32,8 +32,6 @@ enum proto_result {
 	PROTO_FAILED,		/* 500 */
 };
 
-const char *proto_result_name(enum proto_result r);
-
 struct proto_body {
 	blob_read_fn read;	/* the request body, streamed */
 	void *ctx;
@@ -85,7 +83,6 @@ enum create_action {
 	CREATE_SWEEPER_OWNS,	/* 503: a sweeper holds the intent; retry later */
 };
 
-const char *create_action_name(enum create_action a);
 /* What proto_create does next, given what it found (DESIGN.md I4, "The claim"). */
 enum create_action create_decide(const struct create_facts *f);
 

@@ -20,6 +20,17 @@ static const enum create_action by_row_state[REGISTRY_STATE_COUNT] = {
 	[REGISTRY_DELETING] = CREATE_KEY_MISMATCH,	/* the outbox holds it */
 };
 
+static const char *const action_names[] = {
+	"new-intent", "name-taken", "key-mismatch", "replay-record", "replay-committed", "resume",
+	"restart", "sweeper-owns",
+};
+
+static const char *
+create_action_name(enum create_action a)
+{
+	return (size_t)a < ARRAY_LEN(action_names) ? action_names[a] : "?";
+}
+
 static enum create_action
 expected(const struct create_facts *f)
 {
@@ -111,7 +122,5 @@ main(void)
 	       "resumed intent, another request's bytes: 422");
 	tap_ok(create_upload_refused(0, 0) == PROTO_FAILED,
 	       "fresh random name holding other bytes: failed, never overwritten");
-	tap_ok(strcmp(create_action_name(CREATE_SWEEPER_OWNS), "sweeper-owns") == 0 &&
-	       strcmp(create_action_name((enum create_action)99), "?") == 0, "action names");
 	return tap_done();
 }
