@@ -69,7 +69,7 @@ check_tags(struct services *s, int *problems)
 		return r.status == BLOB_TRANSIENT ? EXIT_UNAVAILABLE : 0;
 	}
 	if (blob_get_tags(s->blob, name, &tags, &r) == 0 && tags.n == 1 &&
-	    strcmp(tags.value[0], "pending") == 0)
+	    tag_state_from_name(tags.value[0]) == TAG_STATE_PENDING)
 		printf("tags: read   ok (Get Blob Tags)\n");
 	else {
 		printf("tags: read   FAILED\n");

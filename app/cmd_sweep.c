@@ -27,9 +27,20 @@ sweep_usage(FILE *fp)
 		"prefix + P.  Silent on success unless -v.  See bindery(1).\n");
 }
 
+/* What the command line asked for. */
+struct sweep_args {
+	unsigned older, batch, parallel;	/* 0: from the configuration */
+	int have_older, force, dry_run;
+	const char *lock;			/* NULL: no lock */
+	const char *narrow;			/* --prefix, "" for all */
+};
+
+/* A stage that lets the command go on returns this; any other value is the exit status. */
+#define SWEEP_GO (-1)
+
 /* Global -c/-v go before the subcommand; -v is also accepted after it. */
-int
-cmd_sweep(struct cli *cli, int argc, char **argv)
+static int
+sweep_parse_args(struct cli *cli, int argc, char **argv, struct sweep_args *a)
 {
 	static const struct option opts[] = {
 		{ "older-than", required_argument, NULL, 'o' },
@@ -43,39 +54,32 @@ cmd_sweep(struct cli *cli, int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	struct sweep_opts so;
-	struct sweep_report rep;
-	struct timespec t0, t1;
-	const char *lock = NULL, *narrow = "";
-	char prefix[512];
-	unsigned older = 0, batch = 0, parallel = 0;
-	int have_older = 0, force = 0, c, rc, got = 0;
-	enum sweep_err se;
-	enum db_err e;
+	int c;
 
-	memset(&so, 0, sizeof so);
+	memset(a, 0, sizeof *a);
+	a->narrow = "";
 	while ((c = getopt_long(argc, argv, "o:fnl:b:p:P:vh", opts, NULL)) != -1) {
 		switch (c) {
 		case 'o':
-			if (cli_parse_unsigned(optarg, &older) != 0) {
+			if (cli_parse_unsigned(optarg, &a->older) != 0) {
 				fprintf(stderr, "bindery sweep: --older-than wants seconds, not '%s'\n", optarg);
 				return EXIT_USAGE;
 			}
-			have_older = 1;
+			a->have_older = 1;
 			break;
-		case 'f': force = 1; break;
-		case 'n': so.dry_run = 1; break;
-		case 'l': lock = optarg; break;
+		case 'f': a->force = 1; break;
+		case 'n': a->dry_run = 1; break;
+		case 'l': a->lock = optarg; break;
 		case 'b':
 		case 'p':
-			if (cli_parse_unsigned(optarg, c == 'b' ? &batch : &parallel) != 0 ||
-			    (c == 'b' ? batch : parallel) == 0 || (c == 'p' && parallel > 64)) {
+			if (cli_parse_unsigned(optarg, c == 'b' ? &a->batch : &a->parallel) != 0 ||
+			    (c == 'b' ? a->batch : a->parallel) == 0 || (c == 'p' && a->parallel > 64)) {
 				fprintf(stderr, "bindery sweep: bad --%s '%s'\n",
 					c == 'b' ? "batch" : "parallel", optarg);
 				return EXIT_USAGE;
 			}
 			break;
-		case 'P': narrow = optarg; break;
+		case 'P': a->narrow = optarg; break;
 		case 'v': cli->verbose = 1; break;
 		case 'h': sweep_usage(stdout); return 0;
 		default: sweep_usage(stderr); return EXIT_USAGE;
@@ -85,73 +89,117 @@ cmd_sweep(struct cli *cli, int argc, char **argv)
 		sweep_usage(stderr);
 		return EXIT_USAGE;
 	}
-	if (lock && (strlen(lock) == 0 || strlen(lock) > 64)) {
+	if (a->lock && (strlen(a->lock) == 0 || strlen(a->lock) > 64)) {
 		fprintf(stderr, "bindery sweep: --lock NAME must be 1 to 64 characters\n");
 		return EXIT_USAGE;
 	}
-	if ((rc = cli_services(cli)) != 0)
-		return rc;
-	so.cutoff = have_older ? older : cli->cfg->sweep_cutoff;
+	return SWEEP_GO;
+}
+
+/* The run's options from the arguments and the configuration; prefix holds so.prefix. */
+static int
+sweep_settle_opts(struct cli *cli, const struct sweep_args *a, struct sweep_opts *so, char *prefix,
+		  size_t prefixlen)
+{
+	memset(so, 0, sizeof *so);
+	so->dry_run = a->dry_run;
+	so->cutoff = a->have_older ? a->older : cli->cfg->sweep_cutoff;
 	/* A live request may still be writing an intent younger than its
 	 * deadline; twice the deadline keeps the sweeper clear of it. */
-	if (so.cutoff < 2 * cli->cfg->request_deadline && !force) {
+	if (so->cutoff < 2 * cli->cfg->request_deadline && !a->force) {
 		fprintf(stderr,
 			"bindery sweep: a cutoff of %us is shorter than twice the responder's request"
 			" deadline (%us): a live upload could be swept.  Use --force to do it anyway.\n",
-			so.cutoff, cli->cfg->request_deadline);
+			so->cutoff, cli->cfg->request_deadline);
 		return EXIT_CONFIG;
 	}
 	/* Without --prefix every registry row is swept, even one written under
 	 * an earlier configured prefix; --prefix narrows inside the current one. */
-	if ((size_t)snprintf(prefix, sizeof prefix, "%s%s", narrow[0] ? cli->cfg->storage_prefix : "",
-			     narrow) >= sizeof prefix) {
+	if ((size_t)snprintf(prefix, prefixlen, "%s%s", a->narrow[0] ? cli->cfg->storage_prefix : "",
+			     a->narrow) >= prefixlen) {
 		fprintf(stderr, "bindery sweep: --prefix too long\n");
 		return EXIT_USAGE;
 	}
-	so.prefix = prefix;
-	so.batch = batch ? batch : cli->cfg->sweep_batch;
-	so.parallel = parallel ? parallel : cli->cfg->sweep_parallel;
-	so.plan = stdout;
-	if (lock) {
-		e = sweep_db_lock(cli->svc->db, lock, &got);
-		if (e != DB_OK) {
-			fprintf(stderr, "bindery sweep: database: %s\n", db_err_name(e));
-			return e == DB_UNAVAILABLE ? EXIT_UNAVAILABLE : EXIT_TEMPFAIL;
-		}
-		if (!got) {
-			/* The previous run is still at work; the next tick tries again. */
-			log_info("lock %s is held by another run; not sweeping", lock);
-			if (cli->verbose)
-				printf("sweep: lock %s held by another run; skipped\n", lock);
-			return EXIT_TEMPFAIL;
-		}
+	so->prefix = prefix;
+	so->batch = a->batch ? a->batch : cli->cfg->sweep_batch;
+	so->parallel = a->parallel ? a->parallel : cli->cfg->sweep_parallel;
+	so->plan = stdout;
+	return SWEEP_GO;
+}
+
+static int
+sweep_take_lock(struct cli *cli, const char *lock)
+{
+	enum db_err e;
+	int got = 0;
+
+	e = sweep_db_lock(cli->svc->db, lock, &got);
+	if (e != DB_OK) {
+		fprintf(stderr, "bindery sweep: database: %s\n", db_err_name(e));
+		return e == DB_UNAVAILABLE ? EXIT_UNAVAILABLE : EXIT_TEMPFAIL;
 	}
+	if (!got) {
+		/* The previous run is still at work; the next tick tries again. */
+		log_info("lock %s is held by another run; not sweeping", lock);
+		if (cli->verbose)
+			printf("sweep: lock %s held by another run; skipped\n", lock);
+		return EXIT_TEMPFAIL;
+	}
+	return SWEEP_GO;
+}
+
+/* Cron mails whatever is printed: say something only when asked to, or
+ * when something needs a human or a later run.  Returns the exit status. */
+static int
+sweep_report_out(const struct cli *cli, const struct sweep_opts *so, const struct sweep_report *rep,
+		 double seconds)
+{
+	if (cli->verbose || so->dry_run || rep->problems || rep->unavailable || rep->temporary)
+		printf("sweep%s: %llu dropped, %llu deleted, %llu purged, %llu rolled forward,"
+		       " %llu rolled back, %llu outbox, %llu taken over, %llu problems,"
+		       " %llu deferred in %.3fs\n",
+		       so->dry_run ? " (dry run, nothing changed)" : "",
+		       (unsigned long long)rep->dropped, (unsigned long long)rep->deleted,
+		       (unsigned long long)rep->purged, (unsigned long long)rep->rolled_forward,
+		       (unsigned long long)rep->rolled_back, (unsigned long long)rep->outbox,
+		       (unsigned long long)rep->taken_over, (unsigned long long)rep->problems,
+		       (unsigned long long)rep->deferred, seconds);
+	if (rep->unavailable)
+		return EXIT_UNAVAILABLE;
+	if (rep->temporary)
+		return EXIT_TEMPFAIL;
+	return rep->problems ? EXIT_PROBLEMS : 0;
+}
+
+int
+cmd_sweep(struct cli *cli, int argc, char **argv)
+{
+	struct sweep_args a;
+	struct sweep_opts so;
+	struct sweep_report rep;
+	struct timespec t0, t1;
+	char prefix[512];
+	enum sweep_err se;
+	int rc;
+
+	if ((rc = sweep_parse_args(cli, argc, argv, &a)) != SWEEP_GO)
+		return rc;
+	if ((rc = cli_services(cli)) != 0)
+		return rc;
+	if ((rc = sweep_settle_opts(cli, &a, &so, prefix, sizeof prefix)) != SWEEP_GO)
+		return rc;
+	if (a.lock && (rc = sweep_take_lock(cli, a.lock)) != SWEEP_GO)
+		return rc;
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	se = sweep_run(cli->svc, &so, &rep);
 	clock_gettime(CLOCK_MONOTONIC, &t1);
-	if (lock && sweep_db_unlock(cli->svc->db, lock) != DB_OK)
-		log_warn("lock %s not released; it goes with the connection", lock);
+	if (a.lock && sweep_db_unlock(cli->svc->db, a.lock) != DB_OK)
+		log_warn("lock %s not released; it goes with the connection", a.lock);
 	if (se != SWEEP_OK) {
 		fprintf(stderr, "bindery sweep: %s\n",
 			se == SWEEP_UNAVAILABLE ? "database unavailable" : "could not start");
 		return se == SWEEP_UNAVAILABLE ? EXIT_UNAVAILABLE : EXIT_SOFTWARE;
 	}
-	/* Cron mails whatever is printed: say something only when asked to,
-	 * or when something needs a human or a later run. */
-	if (cli->verbose || so.dry_run || rep.problems || rep.unavailable || rep.temporary)
-		printf("sweep%s: %llu dropped, %llu deleted, %llu purged, %llu rolled forward,"
-		       " %llu rolled back, %llu outbox, %llu taken over, %llu problems,"
-		       " %llu deferred in %.3fs\n",
-		       so.dry_run ? " (dry run, nothing changed)" : "",
-		       (unsigned long long)rep.dropped, (unsigned long long)rep.deleted,
-		       (unsigned long long)rep.purged, (unsigned long long)rep.rolled_forward,
-		       (unsigned long long)rep.rolled_back, (unsigned long long)rep.outbox,
-		       (unsigned long long)rep.taken_over, (unsigned long long)rep.problems,
-		       (unsigned long long)rep.deferred,
-		       (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9);
-	if (rep.unavailable)
-		return EXIT_UNAVAILABLE;
-	if (rep.temporary)
-		return EXIT_TEMPFAIL;
-	return rep.problems ? EXIT_PROBLEMS : 0;
+	return sweep_report_out(cli, &so, &rep,
+				(double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9);
 }

@@ -12,8 +12,10 @@
 #include "registry/docs_db.h"
 #include "parse/http_parse.h"
 #include "base/log.h"
+#include "parse/form_reader.h"
 #include "parse/multipart.h"
 #include "protocol/protocol.h"
+#include "render.h"
 
 /* A multipart form may exceed the document limit by this much framing. */
 #define FORM_OVERHEAD (64 * 1024)
@@ -117,13 +119,13 @@ reply_document(struct request *r, int status, const struct doc *d)
 {
 	char extra[256], etag[64];
 
-	doc_etag(d, etag, sizeof etag);
+	render_doc_etag(d, etag, sizeof etag);
 	if (status == 201)
 		snprintf(extra, sizeof extra, "ETag: %s\r\nLocation: /documents/%llu\r\n", etag,
 			 (unsigned long long)d->id);
 	else
 		snprintf(extra, sizeof extra, "ETag: %s\r\n", etag);
-	resp_json(r, status, proto_doc_json(d), extra);
+	resp_json(r, status, render_doc_json(d), extra);
 }
 
 /* A browser form post (no JavaScript) wants to land back on the page. */
@@ -142,23 +144,8 @@ reply_created(struct request *r, const struct proto_answer *a)
 		resp_begin(r, 303, "text/plain", 0, "Location: /\r\n");
 		return;
 	}
-	if (a->replayed && a->replay_json) {
-		size_t n = strlen(a->replay_json);
-		json_error_t jerr;
-		json_t *j = json_loads(a->replay_json, 0, &jerr);
-		const char *id = j ? json_string_value(json_object_get(j, "id")) : NULL;
-		const char *etag = j ? json_string_value(json_object_get(j, "etag")) : NULL;
-		char more[256];
-
-		snprintf(more, sizeof more, "Location: /documents/%s\r\nETag: %s\r\n", id ? id : "",
-			 etag ? etag : "\"\"");
-		resp_begin(r, (int)a->replay_status, "application/json", (int64_t)n + 1, more);
-		(void)req_write(r, a->replay_json, n);
-		(void)req_write(r, "\n", 1);
-		json_decref(j);
-		return;
-	}
-	reply_document(r, 201, &a->doc);
+	/* A replay renders the recorded fields exactly as the first answer did. */
+	reply_document(r, a->replayed && a->replay_status ? (int)a->replay_status : 201, &a->doc);
 }
 
 /* ---- raw bodies ---- */
@@ -186,160 +173,6 @@ raw_read(void *ctx, char *buf, size_t len)
 		return -1;
 	}
 	return n;
-}
-
-/* ---- multipart bodies: a push parser turned into a pull reader ---- */
-
-struct form_body {
-	struct request *r;
-	struct multipart_parser *mp;
-	uint64_t max;
-	uint64_t file_bytes;
-	struct buf name;		/* the "name" field, if it came first */
-	struct buf filename;
-	struct buf content_type;
-	struct buf staged;		/* file bytes parsed but not yet handed out */
-	size_t staged_off;
-	int in_name, in_file, file_seen, file_done, input_done;
-	enum body_fault fault;
-};
-
-static int
-form_part_begin(void *ctx, const struct multipart_part *p)
-{
-	struct form_body *f = ctx;
-
-	f->in_name = f->in_file = 0;
-	if (span_eq_cstr(p->name, "file")) {
-		if (f->file_seen) {
-			f->fault = BODY_SECOND_FILE;
-			return 1;
-		}
-		f->file_seen = f->in_file = 1;
-		buf_reset(&f->filename);
-		buf_reset(&f->content_type);
-		if ((p->filename.ptr && buf_append_span(&f->filename, p->filename) != BUF_OK) ||
-		    (p->content_type.ptr && buf_append_span(&f->content_type, p->content_type) != BUF_OK)) {
-			f->fault = BODY_BAD_FORM;
-			return 1;
-		}
-	} else if (span_eq_cstr(p->name, "name")) {
-		if (f->file_seen) {
-			f->fault = BODY_FIELD_ORDER;
-			return 1;
-		}
-		buf_reset(&f->name);
-		f->in_name = 1;
-	}
-	return 0;	/* other fields are ignored */
-}
-
-static int
-form_part_data(void *ctx, const char *data, size_t len)
-{
-	struct form_body *f = ctx;
-
-	if (f->in_name) {
-		if (buf_append(&f->name, data, len) != BUF_OK) {
-			f->fault = BODY_BAD_FORM;
-			return 1;
-		}
-	} else if (f->in_file) {
-		f->file_bytes += len;
-		if (f->file_bytes > f->max) {
-			f->fault = BODY_TOO_LARGE;
-			return 1;
-		}
-		if (buf_append(&f->staged, data, len) != BUF_OK) {
-			f->fault = BODY_BAD_FORM;
-			return 1;
-		}
-	}
-	return 0;
-}
-
-static int
-form_part_end(void *ctx)
-{
-	struct form_body *f = ctx;
-
-	if (f->in_file)
-		f->file_done = 1;
-	f->in_name = f->in_file = 0;
-	return 0;
-}
-
-static const struct multipart_callbacks form_callbacks = {
-	form_part_begin, form_part_data, form_part_end,
-};
-
-/* Read one chunk of the request and feed it to the parser. 0 ok, -1 fault. */
-static int
-form_pump(struct form_body *f)
-{
-	char chunk[65536];
-	long n;
-
-	if (f->input_done)
-		return 0;
-	n = req_read(f->r, chunk, sizeof chunk);
-	if (n < 0) {
-		f->fault = BODY_SHORT;
-		return -1;
-	}
-	if (n == 0) {
-		f->input_done = 1;
-		if (multipart_finish(f->mp) != MP_OK) {
-			if (f->fault == BODY_FINE)
-				f->fault = BODY_BAD_FORM;
-			return -1;
-		}
-		return 0;
-	}
-	if (multipart_feed(f->mp, chunk, (size_t)n) != MP_OK) {
-		if (f->fault == BODY_FINE)
-			f->fault = BODY_BAD_FORM;
-		return -1;
-	}
-	return 0;
-}
-
-static long
-form_read(void *ctx, char *buf, size_t len)
-{
-	struct form_body *f = ctx;
-
-	for (;;) {
-		size_t avail = f->staged.len - f->staged_off;
-
-		if (avail > 0) {
-			size_t n = avail < len ? avail : len;
-
-			memcpy(buf, f->staged.ptr + f->staged_off, n);
-			f->staged_off += n;
-			if (f->staged_off == f->staged.len) {
-				buf_reset(&f->staged);
-				f->staged_off = 0;
-			}
-			return (long)n;
-		}
-		/* The file is complete only when the whole form parsed cleanly:
-		 * a late "name" field or a truncated body must fail the upload. */
-		if (f->input_done)
-			return f->file_done ? 0 : -1;
-		if (form_pump(f) != 0)
-			return -1;
-	}
-}
-
-static void
-form_free(struct form_body *f)
-{
-	multipart_parser_free(f->mp);
-	buf_free(&f->name);
-	buf_free(&f->filename);
-	buf_free(&f->content_type);
-	buf_free(&f->staged);
 }
 
 static int
@@ -371,27 +204,155 @@ check_name(struct request *r, struct span name)
 	return 0;
 }
 
+/* ---- create ---- */
+
+/* One create request's body, whichever way it came. */
+struct upload {
+	struct proto_body body;
+	struct span name;
+	struct raw_body raw;
+	struct form_reader *form;	/* multipart/form-data only */
+	struct buf qname;		/* raw only: ?name= decoded */
+	char ctbuf[DOC_CTYPE_MAX];
+};
+
+static enum body_fault
+body_fault_of_form(enum form_fault f)
+{
+	switch (f) {
+	case FORM_FINE: return BODY_FINE;
+	case FORM_TOO_LARGE: return BODY_TOO_LARGE;
+	case FORM_INPUT_FAILED: return BODY_SHORT;
+	case FORM_FIELD_ORDER: return BODY_FIELD_ORDER;
+	case FORM_SECOND_FILE: return BODY_SECOND_FILE;
+	default: return BODY_BAD_FORM;
+	}
+}
+
+static enum body_fault
+upload_fault(const struct upload *u)
+{
+	return u->form ? body_fault_of_form(form_reader_fault(u->form)) : u->raw.fault;
+}
+
+static long
+request_input(void *ctx, char *buf, size_t len)
+{
+	return req_read(ctx, buf, len);
+}
+
+/* A form: parse up to the file part, whose name and type decide the document.
+ * 1 when the upload can start, 0 when r has been answered. */
+static int
+upload_from_form(struct app *app, struct request *r, struct span ctype, struct upload *u)
+{
+	const struct form_limits limits = { app->cfg->max_upload, 4 * DOCUMENT_NAME_MAX, DOC_CTYPE_MAX };
+	struct span boundary, ftype;
+	enum form_fault fault;
+
+	if (multipart_boundary(ctype, &boundary) != MP_OK) {
+		resp_error(r, 400, "bad_body", "multipart/form-data without a valid boundary");
+		return 0;
+	}
+	if (form_reader_new(boundary, &limits, request_input, r, &u->form) != MP_OK) {
+		resp_error(r, 500, "internal", "out of memory");
+		return 0;
+	}
+	fault = form_reader_start(u->form);
+	if (fault == FORM_NO_FILE) {
+		resp_error(r, 400, "missing_file", "the form has no file field");
+		return 0;
+	}
+	if (fault != FORM_FINE) {
+		reply_failure(r, PROTO_BODY_ERROR, body_fault_of_form(fault));
+		return 0;
+	}
+	/* An empty or absent name field means: use the file's name. */
+	u->name = form_reader_name(u->form);
+	if (u->name.len == 0)
+		u->name = form_reader_filename(u->form);
+	if (!check_name(r, u->name))
+		return 0;
+	ftype = form_reader_content_type(u->form);
+	u->body.content_type = "application/octet-stream";
+	if (ftype.len && (!content_type_ok(ftype) || copy_span(u->ctbuf, sizeof u->ctbuf, ftype))) {
+		resp_error(r, 400, "bad_content_type", "the file's Content-Type is not acceptable");
+		return 0;
+	}
+	if (ftype.len)
+		u->body.content_type = u->ctbuf;
+	u->body.read = form_reader_read;
+	u->body.ctx = u->form;
+	return 1;
+}
+
+/* The raw bytes with ?name=.  1 when the upload can start, 0 when answered. */
+static int
+upload_from_raw(struct app *app, struct request *r, struct span ctype, struct upload *u)
+{
+	enum http_query_result q = http_query_get(r->query, "name", &u->qname);
+
+	if (q == HTTP_QUERY_NOT_FOUND) {
+		resp_error(r, 400, "missing_name", "a raw upload needs ?name=");
+		return 0;
+	}
+	if (q != HTTP_QUERY_FOUND) {
+		resp_error(r, 400, "bad_name", "the name parameter is malformed");
+		return 0;
+	}
+	u->name = buf_span(&u->qname);
+	if (!check_name(r, u->name))
+		return 0;
+	if (ctype.len == 0) {
+		u->body.content_type = "application/octet-stream";
+	} else if (!content_type_ok(ctype) || copy_span(u->ctbuf, sizeof u->ctbuf, ctype)) {
+		resp_error(r, 400, "bad_content_type", "the Content-Type is not acceptable");
+		return 0;
+	} else {
+		u->body.content_type = u->ctbuf;
+	}
+	if (r->content_length > 0 && (uint64_t)r->content_length > app->cfg->max_upload) {
+		resp_error(r, 413, "too_large", body_fault_message(BODY_TOO_LARGE));
+		return 0;
+	}
+	u->raw = (struct raw_body){ r, app->cfg->max_upload, 0, BODY_FINE };
+	u->body.read = raw_read;
+	u->body.ctx = &u->raw;
+	u->body.expected_size = r->content_length;
+	return 1;
+}
+
+/* Which body a create carries, and is it one we take?  1 go on, 0 answered. */
+static int
+upload_open(struct app *app, struct request *r, struct upload *u)
+{
+	struct span ctype = req_param(r, "CONTENT_TYPE");
+
+	if (span_starts_with_cstr(ctype, "multipart/form-data"))
+		return upload_from_form(app, r, ctype, u);
+	if (span_starts_with_cstr(ctype, "multipart/") ||
+	    span_starts_with_cstr(ctype, "application/x-www-form-urlencoded")) {
+		/* curl --data-binary says x-www-form-urlencoded unless told otherwise:
+		 * storing a file under a form encoding's type would be a lie. */
+		resp_error(r, 415, "unsupported_media_type",
+			   "send multipart/form-data with a file field, or the raw bytes with ?name= and"
+			   " their real Content-Type");
+		return 0;
+	}
+	return upload_from_raw(app, r, ctype, u);
+}
+
 void
 handle_create(struct app *app, struct request *r)
 {
-	struct span ctype = req_param(r, "CONTENT_TYPE");
+	struct upload up = { .qname = BUF_INIT(4 * DOCUMENT_NAME_MAX) };
 	struct proto_answer ans;
-	struct proto_body body;
-	struct raw_body raw;
-	struct form_body form;
-	struct buf qname = BUF_INIT(4 * DOCUMENT_NAME_MAX);
-	char key[IDEM_KEY_MAX + 1], ctbuf[DOC_CTYPE_MAX];
-	struct span name = SPAN_NULL;
-	enum body_fault *fault = NULL;
+	char key[IDEM_KEY_MAX + 1];
 	enum proto_result pr;
 	int has_key = 0;
 
 	memset(&ans, 0, sizeof ans);
-	memset(&form, 0, sizeof form);
-	form.name = BUF_INIT(4 * DOCUMENT_NAME_MAX);
-	form.filename = BUF_INIT(4 * DOCUMENT_NAME_MAX);
-	form.content_type = BUF_INIT(DOC_CTYPE_MAX);
-	form.staged = BUF_INIT(2 * 65536);
+	up.body.expected_size = -1;
 	if (!require_writer(r))
 		goto out;
 	if (idempotency_key(r, key, sizeof key, &has_key) != 0) {
@@ -404,99 +365,16 @@ handle_create(struct app *app, struct request *r)
 		resp_error(r, 413, "too_large", body_fault_message(BODY_TOO_LARGE));
 		goto out;
 	}
-	memset(&body, 0, sizeof body);
-	body.expected_size = -1;
-	if (span_starts_with_cstr(ctype, "multipart/form-data")) {
-		struct span boundary;
-
-		if (multipart_boundary(ctype, &boundary) != MP_OK) {
-			resp_error(r, 400, "bad_body", "multipart/form-data without a valid boundary");
-			goto out;
-		}
-		form.r = r;
-		form.max = app->cfg->max_upload;
-		if (multipart_parser_new(boundary, NULL, &form_callbacks, &form, &form.mp) != MP_OK) {
-			resp_error(r, 500, "internal", "out of memory");
-			goto out;
-		}
-		/* Parse up to the file part: its name and type decide the document. */
-		while (!form.file_seen && !form.input_done)
-			if (form_pump(&form) != 0)
-				break;
-		if (!form.file_seen || form.fault != BODY_FINE) {
-			if (form.fault == BODY_TOO_LARGE)
-				resp_error(r, 413, "too_large", body_fault_message(form.fault));
-			else if (form.fault != BODY_FINE)
-				resp_error(r, 400, "bad_body", body_fault_message(form.fault));
-			else
-				resp_error(r, 400, "missing_file", "the form has no file field");
-			goto out;
-		}
-		/* An empty or absent name field means: use the file's name. */
-		name = form.name.len ? buf_span(&form.name) : buf_span(&form.filename);
-		if (!check_name(r, name))
-			goto out;
-		if (form.content_type.len) {
-			if (!content_type_ok(buf_span(&form.content_type))) {
-				resp_error(r, 400, "bad_content_type", "the file's Content-Type is not acceptable");
-				goto out;
-			}
-			body.content_type = buf_cstr(&form.content_type);
-		} else {
-			body.content_type = "application/octet-stream";
-		}
-		body.read = form_read;
-		body.ctx = &form;
-		fault = &form.fault;
-	} else if (span_starts_with_cstr(ctype, "multipart/") ||
-		   span_starts_with_cstr(ctype, "application/x-www-form-urlencoded")) {
-		/* curl --data-binary says x-www-form-urlencoded unless told otherwise:
-		 * storing a file under a form encoding's type would be a lie. */
-		resp_error(r, 415, "unsupported_media_type",
-			   "send multipart/form-data with a file field, or the raw bytes with ?name= and"
-			   " their real Content-Type");
+	if (!upload_open(app, r, &up))
 		goto out;
-	} else {
-		enum http_query_result q = http_query_get(r->query, "name", &qname);
-
-		if (q == HTTP_QUERY_NOT_FOUND) {
-			resp_error(r, 400, "missing_name", "a raw upload needs ?name=");
-			goto out;
-		}
-		if (q != HTTP_QUERY_FOUND) {
-			resp_error(r, 400, "bad_name", "the name parameter is malformed");
-			goto out;
-		}
-		name = buf_span(&qname);
-		if (!check_name(r, name))
-			goto out;
-		if (ctype.len == 0) {
-			body.content_type = "application/octet-stream";
-		} else if (!content_type_ok(ctype) || copy_span(ctbuf, sizeof ctbuf, ctype)) {
-			resp_error(r, 400, "bad_content_type", "the Content-Type is not acceptable");
-			goto out;
-		} else {
-			body.content_type = ctbuf;
-		}
-		if (r->content_length > 0 && (uint64_t)r->content_length > app->cfg->max_upload) {
-			resp_error(r, 413, "too_large", body_fault_message(BODY_TOO_LARGE));
-			goto out;
-		}
-		raw = (struct raw_body){ r, app->cfg->max_upload, 0, BODY_FINE };
-		body.read = raw_read;
-		body.ctx = &raw;
-		body.expected_size = r->content_length;
-		fault = &raw.fault;
-	}
-	pr = proto_create(app->svc, name, r->owner, &body, has_key ? key : NULL, &ans);
+	pr = proto_create(app->svc, up.name, r->owner, &up.body, has_key ? key : NULL, &ans);
 	if (pr == PROTO_OK)
 		reply_created(r, &ans);
 	else
-		reply_failure(r, pr, *fault);
+		reply_failure(r, pr, upload_fault(&up));
 out:
-	proto_answer_clear(&ans);
-	form_free(&form);
-	buf_free(&qname);
+	form_reader_free(up.form);
+	buf_free(&up.qname);
 }
 
 /* ---- reads ---- */
@@ -516,7 +394,7 @@ load_ready(struct app *app, struct request *r, struct doc *d)
 {
 	enum db_err e = docs_get(app->svc->db, r->route.doc_id, d);
 
-	if (e == DB_OK && strcmp(d->status, "ready") == 0)
+	if (e == DB_OK && d->status == DOC_STATUS_READY)
 		return 1;
 	if (e == DB_OK || e == DB_NOT_FOUND)
 		resp_error(r, 404, "not_found", "no such document");
@@ -545,7 +423,7 @@ list_one(void *ctx, const struct doc *d)
 {
 	struct list_ctx *lc = ctx;
 
-	json_array_append_new(lc->docs, proto_doc_json(d));
+	json_array_append_new(lc->docs, render_doc_json(d));
 	lc->last_id = d->id;
 	lc->n++;
 	return 0;
@@ -608,7 +486,7 @@ download_headers(void *ctx, const struct blob_props *p, uint64_t total)
 	int n;
 
 	(void)p;
-	doc_etag(dl->d, etag, sizeof etag);
+	render_doc_etag(dl->d, etag, sizeof etag);
 	n = snprintf(extra, sizeof extra, "ETag: %s\r\nAccept-Ranges: bytes\r\n", etag);
 	if (dl->status == 206)
 		snprintf(extra + n, sizeof extra - (size_t)n, "Content-Range: bytes %llu-%llu/%llu\r\n",
@@ -692,11 +570,23 @@ out:
 
 /* ---- replace and delete ---- */
 
+/* If-Match against the document's current ETag (RFC 9110 13.1.1, strong comparison). */
+static int
+if_match_holds(void *ctx, const struct doc *d)
+{
+	const struct span *if_match = ctx;
+	char etag[64];
+
+	render_doc_etag(d, etag, sizeof etag);
+	return http_etag_match(*if_match, span_from_cstr(etag)) == HTTP_ETAG_MATCH;
+}
+
 void
 handle_content_put(struct app *app, struct request *r)
 {
 	struct span ctype = req_param(r, "CONTENT_TYPE");
 	struct span if_match = req_param(r, "HTTP_IF_MATCH");
+	struct proto_precondition pre = { if_match_holds, &if_match };
 	struct proto_answer ans;
 	struct proto_body body;
 	struct raw_body raw;
@@ -726,13 +616,12 @@ handle_content_put(struct app *app, struct request *r)
 	body.read = raw_read;
 	body.ctx = &raw;
 	body.expected_size = r->content_length;
-	pr = proto_replace(app->svc, r->route.doc_id, r->owner, &body,
-			   if_match.len ? if_match : SPAN_NULL, &ans);
+	pr = proto_replace(app->svc, r->route.doc_id, r->owner, &body, if_match.len ? &pre : NULL,
+			   &ans);
 	if (pr == PROTO_OK)
 		reply_document(r, 200, &ans.doc);
 	else
 		reply_failure(r, pr, raw.fault);
-	proto_answer_clear(&ans);
 }
 
 void

@@ -72,7 +72,7 @@ write_head(struct request *r, const char *s, size_t len)
 	return fwrite(s, 1, len, stdout) == len ? 0 : -1;
 }
 
-const char *
+static const char *
 http_status_text(int status)
 {
 	switch (status) {

@@ -65,6 +65,4 @@ void resp_error_retry(struct request *r, int status, const char *code, const cha
 /* Read and throw away what is left of the body (so the server can reuse the connection). */
 void req_drain(struct request *r, uint64_t limit);
 
-const char *http_status_text(int status);
-
 #endif

@@ -1,10 +1,12 @@
 # lib/base: spans and capped buffers, the allocation hook, logging, random
-# ids, failpoints.  It includes nothing above itself.
+# ids, failpoints, the state machine's names.  It includes nothing above itself.
 lib_libbindery_a_SOURCES += lib/base/compat.h lib/base/buf.c lib/base/buf.h \
 	lib/base/alloc.c lib/base/alloc.h lib/base/log.c lib/base/log.h \
-	lib/base/rand.c lib/base/rand.h lib/base/failpoint.c lib/base/failpoint.h
+	lib/base/rand.c lib/base/rand.h lib/base/failpoint.c lib/base/failpoint.h \
+	lib/base/state.c lib/base/state.h
 
-check_PROGRAMS += tests/unit/test_buf
+check_PROGRAMS += tests/unit/test_buf tests/unit/test_state
 # banned.sh and layers.sh read every layer's sources: the house rules.
-UNIT_TESTS += tests/unit/test_buf tests/unit/banned.sh tests/unit/layers.sh
+UNIT_TESTS += tests/unit/test_buf tests/unit/test_state tests/unit/banned.sh \
+	tests/unit/layers.sh
 EXTRA_DIST += tests/unit/banned.sh tests/unit/layers.sh

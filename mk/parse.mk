@@ -1,20 +1,22 @@
-# lib/parse: pure parsers of hostile input (multipart/form-data, request
-# pieces) and of configuration (bindery.conf, the lifecycle policy).  No I/O
-# but reading the config file; nothing from storage or the registry.
+# lib/parse: pure parsers of hostile input (multipart/form-data and its pull
+# reader for uploads, request pieces) and of configuration (bindery.conf, the
+# lifecycle policy).  No I/O but reading the config file and the callbacks it
+# is handed; nothing from storage or the registry.
 lib_libbindery_a_SOURCES += lib/parse/multipart.c lib/parse/multipart.h \
+	lib/parse/form_reader.c lib/parse/form_reader.h \
 	lib/parse/http_parse.c lib/parse/http_parse.h \
 	lib/parse/config.c lib/parse/config.h \
 	lib/parse/lifecycle.c lib/parse/lifecycle.h
 
 check_PROGRAMS += tests/unit/test_multipart tests/unit/test_http_parse \
 	tests/unit/test_alloc_fail tests/unit/test_config \
-	tests/unit/test_lifecycle_policy
+	tests/unit/test_lifecycle_policy tests/unit/test_form_reader
 # Found through $top_srcdir when the harness sets it, else this path.
 tests_unit_test_multipart_CPPFLAGS = $(AM_CPPFLAGS) \
 	-DMULTIPART_DATA_DIR='"$(abs_top_srcdir)/tests/data/multipart"'
 UNIT_TESTS += tests/unit/test_multipart tests/unit/test_http_parse \
 	tests/unit/test_alloc_fail tests/unit/test_config \
-	tests/unit/test_lifecycle_policy
+	tests/unit/test_lifecycle_policy tests/unit/test_form_reader
 
 EXTRA_DIST += tests/data/multipart tests/fuzz/run.sh \
 	tests/fuzz/fuzz_multipart.c tests/fuzz/fuzz_http_parse.c tests/fuzz/corpus \

@@ -94,7 +94,9 @@ buf_append_cstr(struct buf *b, const char *s)
 	return buf_append(b, s, strlen(s));
 }
 
-enum buf_err
+static enum buf_err buf_vappendf(struct buf *b, const char *fmt, va_list ap) BINDERY_PRINTF(2, 0);
+
+static enum buf_err
 buf_vappendf(struct buf *b, const char *fmt, va_list ap)
 {
 	va_list ap2;

@@ -30,7 +30,7 @@ log_set_level(enum log_level level)
 	log_level_now = level;
 }
 
-int
+static int
 log_enabled(enum log_level level)
 {
 	return level <= log_level_now;

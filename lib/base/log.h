@@ -12,7 +12,6 @@ enum log_sink { LOG_SINK_STDERR, LOG_SINK_SYSLOG };
 
 void log_init(const char *program, enum log_level level, enum log_sink sink);
 void log_set_level(enum log_level level);
-int log_enabled(enum log_level level);
 void log_msg(enum log_level level, const char *fmt, ...) BINDERY_PRINTF(2, 3);
 
 #define log_error(...) log_msg(LOG_LEVEL_ERROR, __VA_ARGS__)

@@ -12,9 +12,8 @@
 #include "base/buf.h"
 #include "parse/config.h"
 
-#ifndef SYSCONFDIR
+/* Where a configuration file is looked for last (no build sets another). */
 #define SYSCONFDIR "/etc"
-#endif
 
 /* Azurite's published development account (not a secret). */
 #define DEVSTORE_ACCOUNT "devstoreaccount1"
@@ -180,7 +179,13 @@ replace_string(char **slot, const char *value, size_t len)
 	return 0;
 }
 
-int
+/*
+ * Split an Azure connection string into endpoint/account/key/sas.
+ * Accepts UseDevelopmentStorage=true (Azurite's well-known account on
+ * 127.0.0.1:10000).  Returns 0, or -1 with errbuf naming the missing part.
+ * The strings are newly allocated into cfg (replacing what was there).
+ */
+static int
 config_parse_connection_string(struct bindery_config *cfg, const char *cs,
 			       char *errbuf, size_t errlen)
 {

@@ -97,15 +97,6 @@ void config_free(struct bindery_config *cfg);
 /* Parse a size with an optional K/M/G/T suffix (powers of 1024). 0 on success. */
 BINDERY_NODISCARD int config_parse_size(const char *s, uint64_t *out);
 
-/*
- * Split an Azure connection string into endpoint/account/key/sas.
- * Accepts UseDevelopmentStorage=true (Azurite's well-known account on
- * 127.0.0.1:10000).  Returns 0, or -1 with errbuf naming the missing part.
- * The strings are newly allocated into cfg (replacing what was there).
- */
-BINDERY_NODISCARD int config_parse_connection_string(struct bindery_config *cfg, const char *cs,
-						     char *errbuf, size_t errlen);
-
 /* The owner a bearer token belongs to (constant-time compare), or NULL. */
 const char *config_token_owner(const struct bindery_config *cfg, const char *token, size_t len);
 

@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/state.h"
 #include "parse/lifecycle.h"
 
 json_t *
@@ -25,7 +26,8 @@ lifecycle_policy_new(const char *container, const char *prefix, unsigned days)
 	    " s:{s:{s:{s:I}}}}}]}",
 	    "rules", "name", "bindery-pending-backstop", "enabled", 1, "type", "Lifecycle",
 	    "definition", "filters", "blobTypes", "blockBlob", "prefixMatch", match,
-	    "blobIndexMatch", "name", "state", "op", "==", "value", "pending",
+	    "blobIndexMatch", "name", TAG_STATE_KEY, "op", "==", "value",
+	    tag_state_name(TAG_STATE_PENDING),
 	    "actions", "baseBlob", "delete", "daysAfterCreationGreaterThan", (json_int_t)days);
 	free(match);
 	return policy;

@@ -21,6 +21,7 @@ struct listed {
 	char sha256[65];
 	char state[16];		/* the state tag's value; "" without one; "?" if odd */
 	int has_state;
+	enum tag_state tag;
 	int seen;		/* a registry row or document names it */
 };
 
@@ -59,9 +60,10 @@ on_listed(void *ctx, const struct blob_list_item *it)
 	if (copy_cstr(x->sha256, sizeof x->sha256, it->meta_sha256) != 0)
 		x->sha256[0] = '\0';
 	for (i = 0; i < it->ntags; i++) {
-		if (strcmp(it->tags[i].key, "state") != 0)
+		if (strcmp(it->tags[i].key, TAG_STATE_KEY) != 0)
 			continue;
 		x->has_state = 1;
+		x->tag = tag_state_from_name(it->tags[i].value);
 		if (copy_cstr(x->state, sizeof x->state, it->tags[i].value) != 0)
 			snprintf(x->state, sizeof x->state, "?");
 	}
@@ -189,12 +191,10 @@ repair_orphan(struct services *s, const struct audit_opts *o, const struct liste
 		snprintf(why, whylen, "%s; left", referenced ? "a document references it" : db_err_name(e));
 		return 0;
 	}
-	if (x->has_state) {
-		if (strchr(x->state, '\'') != NULL || x->state[0] == '?') {
-			snprintf(why, whylen, "odd state tag; left");
-			return 0;
-		}
-		snprintf(guard, sizeof guard, "\"state\" = '%s'", x->state);
+	if (x->has_state &&
+	    (x->state[0] == '?' || tag_guard_for_value(x->state, guard, sizeof guard) != 0)) {
+		snprintf(why, whylen, "odd state tag; left");
+		return 0;
 	}
 	if (blob_delete(s->blob, x->name, x->has_state ? guard : NULL, x->etag, &r) != 0 &&
 	    r.status != BLOB_NOT_FOUND) {
@@ -210,16 +210,14 @@ repair_orphan(struct services *s, const struct audit_opts *o, const struct liste
 static int
 repair_tag(struct services *s, const struct listed *x, char *why, size_t whylen)
 {
-	static const struct blob_tag committed[] = { { "state", "committed" } };
+	const struct blob_tag committed[] = { { TAG_STATE_KEY, tag_state_name(TAG_STATE_COMMITTED) } };
 	struct blob_result r;
 	char guard[64];
 
-	if (x->has_state) {
-		if (strchr(x->state, '\'') != NULL || x->state[0] == '?') {
-			snprintf(why, whylen, "odd state tag; left");
-			return 0;
-		}
-		snprintf(guard, sizeof guard, "\"state\" = '%s'", x->state);
+	if (x->has_state &&
+	    (x->state[0] == '?' || tag_guard_for_value(x->state, guard, sizeof guard) != 0)) {
+		snprintf(why, whylen, "odd state tag; left");
+		return 0;
 	}
 	if (blob_set_tags(s->blob, x->name, committed, 1, x->has_state ? guard : NULL, &r) != 0) {
 		snprintf(why, whylen, "re-tag refused: %s (HTTP %ld %s)", blob_status_name(r.status),
@@ -293,7 +291,7 @@ check_row(struct services *s, const struct audit_opts *o, struct listing *l,
 	  const struct audit_row *row, struct audit_report *rep)
 {
 	struct listed *x = find_listed(l, row->name);
-	int ready = row->doc_id && strcmp(row->doc_status, "ready") == 0;
+	int ready = row->doc_id && row->doc_status == DOC_STATUS_READY;
 	char detail[256], why[200];
 	json_t *f;
 	int rc;
@@ -337,7 +335,7 @@ check_row(struct services *s, const struct audit_opts *o, struct listing *l,
 				(void)finding(rep, "unreadable", row->name, row->doc_id, detail);
 			}
 		}
-		if (strcmp(x->state, "committed") != 0) {
+		if (x->tag != TAG_STATE_COMMITTED) {
 			snprintf(detail, sizeof detail, "ready document's blob tagged %s",
 				 x->has_state ? x->state : "(no state tag)");
 			f = finding(rep, "tag_mismatch", row->name, row->doc_id, detail);
@@ -357,13 +355,13 @@ check_row(struct services *s, const struct audit_opts *o, struct listing *l,
 	}
 	if (!row->has_registry)
 		return;	/* a pending document without a registry row: the sweep's drop left it? */
-	if ((strcmp(row->state, "pending") == 0 || strcmp(row->state, "sweeping") == 0) &&
+	if ((row->state == REGISTRY_PENDING || row->state == REGISTRY_SWEEPING) &&
 	    row->age >= (int64_t)o->stale_cutoff) {
 		struct blob_block_counts bc;
 		struct blob_result r;
 
-		snprintf(detail, sizeof detail, "%s %s intent idle %llds", row->state, row->purpose,
-			 (long long)row->age);
+		snprintf(detail, sizeof detail, "%s %s intent idle %llds", registry_state_name(row->state),
+			 intent_purpose_name(row->purpose), (long long)row->age);
 		rep->stale_pending++;
 		(void)finding(rep, "stale_pending", row->name, row->doc_id, detail);
 		/* Staged blocks are visible to Get Block List only, and only matter
@@ -377,7 +375,7 @@ check_row(struct services *s, const struct audit_opts *o, struct listing *l,
 		}
 		return;
 	}
-	if (strcmp(row->state, "committed") == 0 && x && strcmp(x->state, "committed") == 0) {
+	if (row->state == REGISTRY_COMMITTED && x && x->tag == TAG_STATE_COMMITTED) {
 		rep->committed_unreferenced++;
 		(void)finding(rep, "committed_unreferenced", row->name, row->doc_id,
 			      "committed blob and registry row, but no ready document points at it");

@@ -6,40 +6,9 @@
 #include <gnutls/crypto.h>
 
 #include "base/failpoint.h"
-#include "parse/http_parse.h"
 #include "base/log.h"
 #include "protocol/protocol.h"
 #include "base/rand.h"
-
-static const char *const result_names[] = {
-	"ok", "name_taken", "not_found", "forbidden", "stale", "body_error",
-	"idempotency_in_progress", "idempotency_mismatch", "unavailable", "deadline", "failed",
-};
-
-const char *
-proto_result_name(enum proto_result r)
-{
-	return (size_t)r < ARRAY_LEN(result_names) ? result_names[r] : "?";
-}
-
-void
-proto_answer_clear(struct proto_answer *a)
-{
-	free(a->replay_json);
-	memset(a, 0, sizeof *a);
-}
-
-json_t *
-proto_doc_json(const struct doc *d)
-{
-	char id[24], etag[64];
-
-	snprintf(id, sizeof id, "%llu", (unsigned long long)d->id);
-	doc_etag(d, etag, sizeof etag);
-	return json_pack("{s:s, s:s, s:I, s:s, s:s, s:s, s:s}", "id", id, "name", d->name,
-			 "size", (json_int_t)d->size, "content_type", d->content_type,
-			 "sha256", d->sha256, "created_at", d->created_at, "etag", etag);
-}
 
 int
 proto_new_blob_name(const struct bindery_config *cfg, char *out, size_t outlen)
@@ -86,6 +55,13 @@ start_deadline(struct services *s)
 	blob_client_set_deadline(s->blob, blob_now_ms() + (int64_t)s->cfg->request_deadline * 1000);
 }
 
+/* The value of the blob's one tag when that tag is its state (NULL otherwise). */
+static const char *
+sole_state_tag(const struct blob_tag_set *t)
+{
+	return t->n == 1 && strcmp(t->key[0], TAG_STATE_KEY) == 0 ? t->value[0] : NULL;
+}
+
 static void
 log_blob(const char *step, const char *blob_name, const struct blob_result *r)
 {
@@ -108,7 +84,7 @@ compensate_pending(struct services *s, uint64_t doc_id, const char *blob_name)
 	blob_client_set_deadline(s->blob, blob_now_ms() + COMPENSATION_BUDGET_MS);
 	if (FAILPOINT("compensate.before_delete"))
 		return;
-	if (blob_delete(s->blob, blob_name, TAG_GUARD_PENDING, NULL, &r) != 0 &&
+	if (blob_delete(s->blob, blob_name, tag_state_guard(TAG_STATE_PENDING), NULL, &r) != 0 &&
 	    r.status == BLOB_NOT_FOUND) {
 		/* Nothing committed; staged blocks may remain from a cut upload. */
 		if (blob_purge_uncommitted(s->blob, blob_name, &r) != 0 && r.status == BLOB_NOT_FOUND)
@@ -142,45 +118,49 @@ blob_matches(struct services *s, const char *blob_name, const struct blob_upload
  * A name that already holds exactly these bytes (our own earlier try)
  * counts as uploaded.
  */
+/* An operation's two failpoints in upload_and_commit_tag, named where the operation calls it. */
+struct upload_failpoints {
+	const char *after_upload;
+	const char *after_tag;
+};
+
 static enum proto_result
 upload_and_commit_tag(struct services *s, const char *blob_name, const struct proto_body *body,
-		      const char *fp_prefix, int resuming, struct blob_upload_info *info)
+		      const struct upload_failpoints *fp, int resuming, struct blob_upload_info *info)
 {
-	static const struct blob_tag pending[] = { { "state", "pending" } };
-	static const struct blob_tag committed[] = { { "state", "committed" } };
+	const struct blob_tag pending[] = { { TAG_STATE_KEY, tag_state_name(TAG_STATE_PENDING) } };
+	const struct blob_tag committed[] = { { TAG_STATE_KEY, tag_state_name(TAG_STATE_COMMITTED) } };
 	struct blob_upload_opts opts = { body->content_type, pending, 1, body->expected_size };
 	struct blob_tag_set tags;
 	struct blob_result r;
-	char fp[64];
 
+	(void)fp;	/* only failpoint builds look at it */
 	memset(info, 0, sizeof *info);
 	if (blob_upload_create(s->blob, blob_name, &opts, body->read, body->ctx, info, &r) != 0 &&
 	    (r.status == BLOB_EXISTS || r.status == BLOB_EXISTS_MAYBE_OURS)) {
-		/* On a fresh random name only our own earlier try can be there;
-		 * on a resumed intent, the earlier request's.  Same bytes = done. */
-		if (!blob_matches(s, blob_name, info))
-			return resuming ? PROTO_IDEM_MISMATCH : PROTO_FAILED;
+		enum proto_result pr = create_upload_refused(resuming, blob_matches(s, blob_name, info));
+
+		if (pr != PROTO_OK)
+			return pr;
 		r.status = BLOB_OK;
 	}
 	if (r.status != BLOB_OK) {
 		log_blob("upload", blob_name, &r);
 		return from_blob(&r);
 	}
-	snprintf(fp, sizeof fp, "%s.after_upload", fp_prefix);
-	if (FAILPOINT(fp))
+	if (FAILPOINT(fp->after_upload))
 		return PROTO_UNAVAILABLE;
 
-	if (blob_set_tags(s->blob, blob_name, committed, 1, TAG_GUARD_PENDING, &r) != 0 &&
+	if (blob_set_tags(s->blob, blob_name, committed, 1, tag_state_guard(TAG_STATE_PENDING), &r) != 0 &&
 	    r.status == BLOB_CONDITION_NOT_MET &&
-	    blob_get_tags(s->blob, blob_name, &tags, &r) == 0 && tags.n == 1 &&
-	    strcmp(tags.key[0], "state") == 0 && strcmp(tags.value[0], "committed") == 0)
+	    blob_get_tags(s->blob, blob_name, &tags, &r) == 0 &&
+	    tag_state_from_name(sole_state_tag(&tags)) == TAG_STATE_COMMITTED)
 		r.status = BLOB_OK;	/* an earlier attempt flipped it */
 	if (r.status != BLOB_OK) {
 		log_blob("tag flip", blob_name, &r);
 		return from_blob(&r) == PROTO_OK ? PROTO_FAILED : from_blob(&r);
 	}
-	snprintf(fp, sizeof fp, "%s.after_tag", fp_prefix);
-	if (FAILPOINT(fp))
+	if (FAILPOINT(fp->after_tag))
 		return PROTO_UNAVAILABLE;
 	return PROTO_OK;
 }
@@ -189,17 +169,11 @@ upload_and_commit_tag(struct services *s, const char *blob_name, const struct pr
 static void
 record_answer(struct services *s, const char *owner, const char *idem_key, const struct doc *d)
 {
-	json_t *j = proto_doc_json(d);
-	char *text = j ? json_dumps(j, JSON_COMPACT) : NULL;
-	enum db_err e = DB_NOMEM;
+	enum db_err e = idem_finish(s->db, owner, idem_key, 201, d);
 
-	if (text)
-		e = idem_finish(s->db, owner, idem_key, 201, text, d->sha256);
 	if (e != DB_OK)
 		log_warn("idempotency answer not recorded (%s); a retry re-reads the document",
 			 db_err_name(e));
-	free(text);
-	json_decref(j);
 }
 
 /* Hash a body we will not store: a finished request's retry must carry the same bytes. */
@@ -234,7 +208,9 @@ finish_create(struct services *s, uint64_t doc_id, const char *blob_name, const 
 	enum proto_result pr;
 	enum db_err e;
 
-	pr = upload_and_commit_tag(s, blob_name, body, "create", resuming, &info);
+	static const struct upload_failpoints fp = { "create.after_upload", "create.after_tag" };
+
+	pr = upload_and_commit_tag(s, blob_name, body, &fp, resuming, &info);
 	if (pr != PROTO_OK) {
 		/* Before the flip (or a flip that did not happen: the guard
 		 * refuses a committed blob) compensation is safe; a resumed
@@ -248,7 +224,7 @@ finish_create(struct services *s, uint64_t doc_id, const char *blob_name, const 
 	if (e == DB_CONFLICT) {
 		/* The sweeper claimed it; if it rolled us forward, we succeeded. */
 		if (docs_get(s->db, doc_id, &out->doc) == DB_OK &&
-		    strcmp(out->doc.status, "ready") == 0 && strcmp(out->doc.blob_name, blob_name) == 0)
+		    out->doc.status == DOC_STATUS_READY && strcmp(out->doc.blob_name, blob_name) == 0)
 			goto ready;
 		return PROTO_UNAVAILABLE;
 	}
@@ -275,10 +251,8 @@ replay(struct services *s, const struct idem_row *k, const struct proto_body *bo
 		return pr;
 	if (strcmp(hex, k->sha256) != 0)
 		return PROTO_IDEM_MISMATCH;
-	if (k->response[0]) {
-		out->replay_json = strdup(k->response);
-		if (out->replay_json == NULL)
-			return PROTO_FAILED;
+	if (k->has_answer) {
+		out->doc = k->answer;
 		out->replay_status = (unsigned)k->status_code;
 	} else if (docs_get(s->db, k->document_id, &out->doc) != DB_OK) {
 		return PROTO_UNAVAILABLE;
@@ -287,114 +261,237 @@ replay(struct services *s, const struct idem_row *k, const struct proto_body *bo
 	return PROTO_OK;
 }
 
-/* A request with an Idempotency-Key that already has a record. */
-static enum proto_result
-create_existing_key(struct services *s, const struct idem_row *k, struct span name,
-		    const char *owner, const struct proto_body *body, const char *idem_key,
-		    struct proto_answer *out)
+/* ---- the create/resume decision ------------------------------------------ */
+
+/*
+ * I4 as a function: a key's retry never makes a second document and never
+ * overwrites bytes.  A finished key answers what it answered (after the body
+ * proved to be the same); an unfinished one follows its intent's registry
+ * row: committed means done but unrecorded, pending means resumable once
+ * its owner is gone, a sweeper's claim means wait, no row means the sweeper
+ * dropped it and the key may start over.  A retired or deleting row is a
+ * replaced or deleted document's: not this request's to touch.
+ */
+enum create_action
+create_decide(const struct create_facts *f)
 {
-	struct blob_row b;
+	if (!f->key_found)
+		return f->name_taken ? CREATE_NAME_TAKEN : CREATE_NEW_INTENT;
+	if (!f->same_name)
+		return CREATE_KEY_MISMATCH;
+	if (f->key_finished)
+		return CREATE_REPLAY_RECORD;
+	if (!f->row_found)
+		return CREATE_RESTART;
+	switch (f->row_state) {
+	case REGISTRY_COMMITTED:
+		return CREATE_REPLAY_COMMITTED;
+	case REGISTRY_PENDING:
+		return CREATE_RESUME;
+	case REGISTRY_SWEEPING:
+		return CREATE_SWEEPER_OWNS;
+	case REGISTRY_RETIRED:
+	case REGISTRY_DELETING:
+	case REGISTRY_STATE_UNKNOWN:
+		break;
+	}
+	return CREATE_KEY_MISMATCH;
+}
+
+/* On a fresh random name only our own earlier try can be there; on a
+ * resumed intent, the earlier request's.  Same bytes = done. */
+enum proto_result
+create_upload_refused(int resuming, int same_bytes)
+{
+	if (same_bytes)
+		return PROTO_OK;
+	return resuming ? PROTO_IDEM_MISMATCH : PROTO_FAILED;
+}
+
+/* ---- create -------------------------------------------------------------- */
+
+/* One create request: what it asked for and what it found. */
+struct create_req {
+	struct span name;
+	const char *owner;
+	const struct proto_body *body;
+	const char *idem_key;		/* NULL without one */
+	struct idem_row key;		/* the key's record, when facts.key_found */
+	struct blob_row row;		/* the record's registry row, when facts.row_found */
+	struct create_facts facts;
+};
+
+/* The facts behind the key's record, read only as far as the decision needs them. */
+static enum proto_result
+read_key_facts(struct services *s, struct create_req *c)
+{
+	struct create_facts *f = &c->facts;
 	enum db_err e;
 
-	if (!span_eq_cstr(name, k->doc_name))
-		return PROTO_IDEM_MISMATCH;
-	if (k->status_code)
-		return replay(s, k, body, out);
-	e = blobs_get(s->db, k->blob_name, &b);
+	f->same_name = span_eq_cstr(c->name, c->key.doc_name);
+	f->key_finished = c->key.status_code != 0;
+	if (!f->same_name || f->key_finished)
+		return PROTO_OK;
+	e = blobs_get(s->db, c->key.blob_name, &c->row);
 	if (e == DB_NOT_FOUND)
-		goto fresh;
+		return PROTO_OK;
 	if (e != DB_OK)
 		return from_db(e);
-	if (strcmp(b.state, "committed") == 0) {
-		/* Finished but the answer was not recorded: same bytes -> same document. */
-		struct idem_row done = *k;
+	f->row_found = 1;
+	f->row_state = c->row.state;
+	return PROTO_OK;
+}
 
-		if (copy_cstr(done.sha256, sizeof done.sha256, b.sha256))
-			return PROTO_FAILED;
-		return replay(s, &done, body, out);
-	}
-	if (strcmp(b.state, "pending") != 0)
-		return strcmp(b.state, "sweeping") == 0 ? PROTO_UNAVAILABLE : PROTO_IDEM_MISMATCH;
+/* Look the key up (if one came); PROTO_OK whether or not it has a record. */
+static enum proto_result
+lookup_key(struct services *s, struct create_req *c)
+{
+	enum db_err e;
+
+	c->facts.key_found = 0;
+	if (c->idem_key == NULL)
+		return PROTO_OK;
+	e = idem_get(s->db, c->owner, c->idem_key, &c->key);
+	if (e == DB_NOT_FOUND)
+		return PROTO_OK;
+	if (e != DB_OK)
+		return from_db(e);
+	c->facts.key_found = 1;
+	return read_key_facts(s, c);
+}
+
+/* Take over a pending intent whose owner is gone and finish it. */
+static enum proto_result
+resume(struct services *s, struct create_req *c, struct proto_answer *out)
+{
+	enum db_err e;
+
 	/* Pending: alive if its owner touched it within the deadline. */
-	e = blobs_renew_stale_pending(s->db, k->blob_name, s->cfg->request_deadline);
+	e = blobs_renew_stale_pending(s->db, c->key.blob_name, s->cfg->request_deadline);
 	if (e == DB_CONFLICT)
 		return PROTO_IDEM_IN_PROGRESS;
 	if (e != DB_OK)
 		return from_db(e);
 	if (FAILPOINT("resume.after_claim"))
 		return PROTO_UNAVAILABLE;
-	log_info("resuming create of %s onto %s", k->doc_name, k->blob_name);
-	return finish_create(s, k->document_id, k->blob_name, owner, body, idem_key, 1, out);
+	log_info("resuming create of %s onto %s", c->key.doc_name, c->key.blob_name);
+	return finish_create(s, c->key.document_id, c->key.blob_name, c->owner, c->body, c->idem_key, 1,
+			     out);
+}
 
-fresh:
-	/* The sweeper took the old intent: start a new one under the same key. */
-	{
-		char blob_name[DOC_BLOB_NAME_MAX];
-		uint64_t doc_id = 0;
+/* The sweeper took the old intent: start a new one under the same key. */
+static enum proto_result
+restart(struct services *s, struct create_req *c, struct proto_answer *out)
+{
+	char blob_name[DOC_BLOB_NAME_MAX];
+	uint64_t doc_id = 0;
+	enum db_err e;
 
-		if (proto_new_blob_name(s->cfg, blob_name, sizeof blob_name))
-			return PROTO_FAILED;
-		e = idem_restart(s->db, owner, idem_key, name, body->content_type, blob_name, &doc_id);
-		if (e == DB_DUPLICATE)
-			return PROTO_UNAVAILABLE;	/* the old pending row still holds the name */
-		if (e != DB_OK)
-			return e == DB_CONFLICT ? PROTO_IDEM_IN_PROGRESS : from_db(e);
-		return finish_create(s, doc_id, blob_name, owner, body, idem_key, 0, out);
+	if (proto_new_blob_name(s->cfg, blob_name, sizeof blob_name))
+		return PROTO_FAILED;
+	e = idem_restart(s->db, c->owner, c->idem_key, c->name, c->body->content_type, blob_name,
+			 &doc_id);
+	if (e == DB_DUPLICATE)
+		return PROTO_UNAVAILABLE;	/* the old pending row still holds the name */
+	if (e != DB_OK)
+		return e == DB_CONFLICT ? PROTO_IDEM_IN_PROGRESS : from_db(e);
+	return finish_create(s, doc_id, blob_name, c->owner, c->body, c->idem_key, 0, out);
+}
+
+/*
+ * Step 1 and on, for a request no record answers.  *taken is set when the
+ * name (or, from a concurrent request, the key) was already there.
+ */
+static enum proto_result
+start_intent(struct services *s, struct create_req *c, struct proto_answer *out, int *taken)
+{
+	char blob_name[DOC_BLOB_NAME_MAX];
+	uint64_t doc_id = 0;
+	enum db_err e;
+
+	*taken = 0;
+	if (proto_new_blob_name(s->cfg, blob_name, sizeof blob_name))
+		return PROTO_FAILED;
+	/* Step 1: the database learns the name before any byte is sent. */
+	e = docs_create_intent(s->db, c->name, c->owner, c->body->content_type, blob_name, c->idem_key,
+			       &doc_id);
+	if (e == DB_DUPLICATE) {
+		*taken = 1;
+		return PROTO_OK;
 	}
+	if (e != DB_OK)
+		return from_db(e);
+	if (FAILPOINT("create.after_intent"))
+		return PROTO_UNAVAILABLE;
+	return finish_create(s, doc_id, blob_name, c->owner, c->body, c->idem_key, 0, out);
+}
+
+/* Carry out a decision that does not start a new intent. */
+static enum proto_result
+act_on_key(struct services *s, enum create_action a, struct create_req *c, struct proto_answer *out)
+{
+	struct idem_row done;
+
+	switch (a) {
+	case CREATE_NAME_TAKEN:
+		return PROTO_NAME_TAKEN;
+	case CREATE_KEY_MISMATCH:
+		return PROTO_IDEM_MISMATCH;
+	case CREATE_REPLAY_RECORD:
+		return replay(s, &c->key, c->body, out);
+	case CREATE_REPLAY_COMMITTED:
+		/* Finished but the answer was not recorded: same bytes -> same document. */
+		done = c->key;
+		if (copy_cstr(done.sha256, sizeof done.sha256, c->row.sha256))
+			return PROTO_FAILED;
+		return replay(s, &done, c->body, out);
+	case CREATE_RESUME:
+		return resume(s, c, out);
+	case CREATE_RESTART:
+		return restart(s, c, out);
+	case CREATE_SWEEPER_OWNS:
+		return PROTO_UNAVAILABLE;
+	case CREATE_NEW_INTENT:
+		break;
+	}
+	return PROTO_FAILED;	/* a caller bug: a new intent is proto_create's own step */
 }
 
 enum proto_result
 proto_create(struct services *s, struct span name, const char *owner, const struct proto_body *body,
 	     const char *idem_key, struct proto_answer *out)
 {
-	char blob_name[DOC_BLOB_NAME_MAX];
-	struct idem_row *k = NULL;
-	uint64_t doc_id = 0;
+	struct create_req *c;
+	enum create_action a;
 	enum proto_result pr;
-	enum db_err e;
+	int taken = 0;
 
 	memset(out, 0, sizeof *out);
+	c = calloc(1, sizeof *c);	/* the key's record holds a whole answer: not for the stack */
+	if (c == NULL)
+		return PROTO_FAILED;
+	c->name = name;
+	c->owner = owner;
+	c->body = body;
+	c->idem_key = idem_key;
 	start_deadline(s);
-	if (idem_key) {
-		k = malloc(sizeof *k);
-		if (k == NULL)
-			return PROTO_FAILED;
-		e = idem_get(s->db, owner, idem_key, k);
-		if (e == DB_OK) {
-			pr = create_existing_key(s, k, name, owner, body, idem_key, out);
+	if ((pr = lookup_key(s, c)) != PROTO_OK)
+		goto out;
+	a = create_decide(&c->facts);
+	if (a == CREATE_NEW_INTENT) {
+		pr = start_intent(s, c, out, &taken);
+		if (pr != PROTO_OK || !taken)
 			goto out;
-		}
-		if (e != DB_NOT_FOUND) {
-			pr = from_db(e);
-			goto out;
-		}
+		/* The name, or (a concurrent request's) key: decide again. */
+		c->facts.name_taken = 1;
+		if ((pr = lookup_key(s, c)) != PROTO_OK && c->facts.key_found)
+			goto out;	/* the record is there but its row could not be read */
+		a = create_decide(&c->facts);
 	}
-	if (proto_new_blob_name(s->cfg, blob_name, sizeof blob_name)) {
-		pr = PROTO_FAILED;
-		goto out;
-	}
-	/* Step 1: the database learns the name before any byte is sent. */
-	e = docs_create_intent(s->db, name, owner, body->content_type, blob_name, idem_key, &doc_id);
-	if (e == DB_DUPLICATE) {
-		/* The name, or (a concurrent request's) key. */
-		if (idem_key && idem_get(s->db, owner, idem_key, k) == DB_OK)
-			pr = create_existing_key(s, k, name, owner, body, idem_key, out);
-		else
-			pr = PROTO_NAME_TAKEN;
-		goto out;
-	}
-	if (e != DB_OK) {
-		pr = from_db(e);
-		goto out;
-	}
-	if (FAILPOINT("create.after_intent")) {
-		pr = PROTO_UNAVAILABLE;
-		goto out;
-	}
-	pr = finish_create(s, doc_id, blob_name, owner, body, idem_key, 0, out);
+	pr = act_on_key(s, a, c, out);
 out:
 	blob_client_set_deadline(s->blob, 0);
-	free(k);
+	free(c);
 	return pr;
 }
 
@@ -411,9 +508,10 @@ roll_back_replace(struct services *s, const char *blob_name)
 
 enum proto_result
 proto_replace(struct services *s, uint64_t doc_id, const char *owner, const struct proto_body *body,
-	      struct span if_match, struct proto_answer *out)
+	      const struct proto_precondition *pre, struct proto_answer *out)
 {
-	char blob_name[DOC_BLOB_NAME_MAX], etag[64];
+	static const struct upload_failpoints replace_fp = { "replace.after_upload", "replace.after_tag" };
+	char blob_name[DOC_BLOB_NAME_MAX];
 	struct blob_upload_info info;
 	uint64_t expected_version = 0;
 	enum proto_result pr;
@@ -423,7 +521,7 @@ proto_replace(struct services *s, uint64_t doc_id, const char *owner, const stru
 	memset(out, 0, sizeof *out);
 	start_deadline(s);
 	e = docs_get(s->db, doc_id, &out->doc);
-	if (e != DB_OK || strcmp(out->doc.status, "ready") != 0) {
+	if (e != DB_OK || out->doc.status != DOC_STATUS_READY) {
 		pr = e == DB_OK ? PROTO_NOT_FOUND : from_db(e);
 		goto out;
 	}
@@ -431,10 +529,9 @@ proto_replace(struct services *s, uint64_t doc_id, const char *owner, const stru
 		pr = PROTO_FORBIDDEN;
 		goto out;
 	}
-	if (if_match.ptr) {
+	if (pre) {
 		/* Refuse early, before any byte moves; the commit re-checks the version. */
-		doc_etag(&out->doc, etag, sizeof etag);
-		if (http_etag_match(if_match, span_from_cstr(etag)) != HTTP_ETAG_MATCH) {
+		if (!pre->holds(pre->ctx, &out->doc)) {
 			pr = PROTO_STALE;
 			goto out;
 		}
@@ -452,7 +549,7 @@ proto_replace(struct services *s, uint64_t doc_id, const char *owner, const stru
 		pr = PROTO_UNAVAILABLE;
 		goto out;
 	}
-	pr = upload_and_commit_tag(s, blob_name, body, "replace", 0, &info);
+	pr = upload_and_commit_tag(s, blob_name, body, &replace_fp, 0, &info);
 	if (pr != PROTO_OK) {
 		compensate_pending(s, doc_id, blob_name);
 		goto out;
@@ -482,7 +579,7 @@ proto_delete(struct services *s, uint64_t doc_id, const char *owner)
 	struct doc d;
 	enum db_err e = docs_get(s->db, doc_id, &d);
 
-	if (e != DB_OK || strcmp(d.status, "ready") != 0)
+	if (e != DB_OK || d.status != DOC_STATUS_READY)
 		return e == DB_OK ? PROTO_NOT_FOUND : from_db(e);
 	if (strcmp(d.owner, owner) != 0)
 		return PROTO_FORBIDDEN;
@@ -507,7 +604,7 @@ release_claim(struct services *s, const char *blob_name, const char *claimer)
 enum proto_result
 proto_drain_retired(struct services *s, const char *blob_name, const char *claimer)
 {
-	static const struct blob_tag retired[] = { { "state", "retired" } };
+	const struct blob_tag retired[] = { { TAG_STATE_KEY, tag_state_name(TAG_STATE_RETIRED) } };
 	struct blob_tag_set tags;
 	struct blob_result r;
 	char guard[300];
@@ -534,15 +631,14 @@ proto_drain_retired(struct services *s, const char *blob_name, const char *claim
 			goto drop;
 		goto release;
 	}
-	if (!(tags.n == 1 && strcmp(tags.key[0], "state") == 0 && strcmp(tags.value[0], "retired") == 0)) {
+	if (tag_state_from_name(sole_state_tag(&tags)) != TAG_STATE_RETIRED) {
 		/* Conditional on what we just read, so a concurrent change wins. */
-		const char *cur = tags.n == 1 && strcmp(tags.key[0], "state") == 0 ? tags.value[0] : NULL;
+		const char *cur = sole_state_tag(&tags);
 
-		if (cur == NULL || strchr(cur, '\'') != NULL) {
+		if (cur == NULL || tag_guard_for_value(cur, guard, sizeof guard) != 0) {
 			log_error("blob %s has unexpected tags; not deleting", blob_name);
 			goto release;
 		}
-		snprintf(guard, sizeof guard, "\"state\" = '%s'", cur);
 		if (blob_set_tags(s->blob, blob_name, retired, 1, guard, &r) != 0 &&
 		    r.status != BLOB_NOT_FOUND) {
 			log_blob("retire tag", blob_name, &r);
@@ -551,7 +647,7 @@ proto_drain_retired(struct services *s, const char *blob_name, const char *claim
 	}
 	if (FAILPOINT("drain.after_tag"))
 		goto release;
-	if (blob_delete(s->blob, blob_name, TAG_GUARD_RETIRED, NULL, &r) != 0 &&
+	if (blob_delete(s->blob, blob_name, tag_state_guard(TAG_STATE_RETIRED), NULL, &r) != 0 &&
 	    r.status != BLOB_NOT_FOUND) {
 		log_blob("outbox delete", blob_name, &r);
 		goto release;

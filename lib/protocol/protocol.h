@@ -12,10 +12,9 @@
 #ifndef BINDERY_PROTOCOL_H
 #define BINDERY_PROTOCOL_H
 
-#include <jansson.h>
-
 #include "storage/blob.h"
 #include "base/compat.h"
+#include "base/state.h"
 #include "registry/docs_db.h"
 #include "protocol/services.h"
 
@@ -33,8 +32,6 @@ enum proto_result {
 	PROTO_FAILED,		/* 500 */
 };
 
-const char *proto_result_name(enum proto_result r);
-
 struct proto_body {
 	blob_read_fn read;	/* the request body, streamed */
 	void *ctx;
@@ -42,17 +39,63 @@ struct proto_body {
 	const char *content_type;
 };
 
+/* The fields of an answer; app/ renders them (JSON, ETag). */
 struct proto_answer {
-	struct doc doc;		/* the document as it now is */
+	struct doc doc;		/* the document as it now is, or as first answered */
 	int replayed;		/* an Idempotency-Key retry answered from the record */
-	char *replay_json;	/* owned: the recorded answer when replayed */
-	unsigned replay_status;
+	unsigned replay_status;	/* the recorded status; 0 when re-read, not recorded */
 };
 
-void proto_answer_clear(struct proto_answer *a);
+/*
+ * A request's precondition on the current document (If-Match), judged by
+ * the caller, who renders ETags: holds() returns nonzero when it is met.
+ */
+struct proto_precondition {
+	int (*holds)(void *ctx, const struct doc *d);
+	void *ctx;
+};
 
-/* The API's JSON for a document (new reference). */
-json_t *proto_doc_json(const struct doc *d);
+/* ---- the create/resume decision (pure) ----------------------------------- */
+
+/*
+ * What a create request found before it moved anything.  Each fact is read
+ * only when an earlier one leaves it relevant (the tests prove the decision
+ * ignores it otherwise): the key's record first, then the registry row of
+ * the blob name the key started.
+ */
+struct create_facts {
+	int key_found;		/* an Idempotency-Key came and (owner, key) has a record */
+	int name_taken;		/* step 1 was refused: the name (or the key) exists */
+	int same_name;		/* the record is for this document name */
+	int key_finished;	/* the record holds a final answer */
+	int row_found;		/* the registry row of the record's blob name exists */
+	enum registry_state row_state;
+};
+
+enum create_action {
+	CREATE_NEW_INTENT,	/* step 1 with a fresh blob name */
+	CREATE_NAME_TAKEN,	/* 409 name_taken */
+	CREATE_KEY_MISMATCH,	/* 422: the key was used for another request */
+	CREATE_REPLAY_RECORD,	/* finished: the same bytes get the recorded answer */
+	CREATE_REPLAY_COMMITTED,/* committed, answer never recorded: the same bytes get the document */
+	CREATE_RESUME,		/* pending: take the intent over once its owner is gone, finish it */
+	CREATE_RESTART,		/* the sweeper dropped the intent: a new one under the same key */
+	CREATE_SWEEPER_OWNS,	/* 503: a sweeper holds the intent; retry later */
+};
+
+/* What proto_create does next, given what it found (DESIGN.md I4, "The claim"). */
+enum create_action create_decide(const struct create_facts *f);
+
+/*
+ * A create-only upload onto the name was refused because the name holds a
+ * blob: the bytes there are this request's own (an earlier attempt's) or
+ * not.  Returns PROTO_OK (count it as uploaded), PROTO_IDEM_MISMATCH (a
+ * resumed intent holds another request's bytes), or PROTO_FAILED (a fresh
+ * random name can only hold our own bytes: anything else is a bug).
+ */
+enum proto_result create_upload_refused(int resuming, int same_bytes);
+
+/* ---- the operations (I/O) ------------------------------------------------ */
 
 /*
  * Create document `name` for owner from body.  With idem_key, a retry of a
@@ -63,9 +106,10 @@ BINDERY_NODISCARD enum proto_result proto_create(struct services *s, struct span
 						 const struct proto_body *body, const char *idem_key,
 						 struct proto_answer *out);
 
-/* Replace a ready document's bytes; if_match (may be SPAN_NULL) -> 412. */
+/* Replace a ready document's bytes; a precondition (NULL: none) that does not hold -> 412. */
 BINDERY_NODISCARD enum proto_result proto_replace(struct services *s, uint64_t doc_id, const char *owner,
-						  const struct proto_body *body, struct span if_match,
+						  const struct proto_body *body,
+						  const struct proto_precondition *pre,
 						  struct proto_answer *out);
 
 /* Delete a ready document: the row goes, its blob enters the outbox. */
@@ -86,9 +130,8 @@ BINDERY_NODISCARD enum proto_result proto_drain_retired(struct services *s, cons
 /* A fresh, unguessable blob name: the configured prefix + 32 hex digits. */
 BINDERY_NODISCARD int proto_new_blob_name(const struct bindery_config *cfg, char *out, size_t outlen);
 
-/* The x-ms-if-tags guards. */
-#define TAG_GUARD_PENDING "\"state\" = 'pending'"
-#define TAG_GUARD_COMMITTED "\"state\" = 'committed'"
-#define TAG_GUARD_RETIRED "\"state\" = 'retired'"
+/* The x-ms-if-tags guards the admin CLI uses (base/state.h builds them). */
+#define TAG_GUARD_PENDING tag_state_guard(TAG_STATE_PENDING)
+#define TAG_GUARD_RETIRED tag_state_guard(TAG_STATE_RETIRED)
 
 #endif

@@ -24,20 +24,6 @@ sweep_action_name(enum sweep_action a)
 	return (size_t)a < ARRAY_LEN(action_names) ? action_names[a] : "?";
 }
 
-enum sweep_tag
-sweep_tag_from_value(const char *value)
-{
-	if (value == NULL)
-		return SWEEP_TAG_NONE;
-	if (strcmp(value, "pending") == 0)
-		return SWEEP_TAG_PENDING;
-	if (strcmp(value, "committed") == 0)
-		return SWEEP_TAG_COMMITTED;
-	if (strcmp(value, "retired") == 0)
-		return SWEEP_TAG_RETIRED;
-	return SWEEP_TAG_OTHER;
-}
-
 /*
  * The crash table of DESIGN.md as a function.  A name some other document
  * points at is never the sweeper's to delete or to re-point (I2), whatever
@@ -53,20 +39,20 @@ sweep_decide(const struct sweep_facts *f)
 	if (!f->blob_exists)
 		return f->uncommitted_blocks ? SWEEP_PURGE_THEN_DROP : SWEEP_DROP;
 	switch (f->tag) {
-	case SWEEP_TAG_PENDING:
+	case TAG_STATE_PENDING:
 		/* Staged blocks on the name go with the blob. */
 		return SWEEP_DELETE_PENDING_THEN_DROP;
-	case SWEEP_TAG_COMMITTED:
-		if (f->purpose == SWEEP_PURPOSE_REPLACE)
+	case TAG_STATE_COMMITTED:
+		if (f->purpose == PURPOSE_REPLACE)
 			return SWEEP_ROLL_BACK;
 		/* Bytes whose recorded size and hash do not hold are not a
 		 * document we can vouch for; a human looks. */
 		return f->metadata_matches ? SWEEP_ROLL_FORWARD : SWEEP_LEAVE;
-	case SWEEP_TAG_RETIRED:
+	case TAG_STATE_RETIRED:
 		/* A replace's blob some earlier rollback already re-tagged. */
-		return f->purpose == SWEEP_PURPOSE_REPLACE ? SWEEP_ROLL_BACK : SWEEP_LEAVE;
-	case SWEEP_TAG_NONE:
-	case SWEEP_TAG_OTHER:
+		return f->purpose == PURPOSE_REPLACE ? SWEEP_ROLL_BACK : SWEEP_LEAVE;
+	case TAG_STATE_NONE:
+	case TAG_STATE_UNKNOWN:
 		break;
 	}
 	return SWEEP_LEAVE;
@@ -119,19 +105,19 @@ item_referenced(const struct sweep_item *it)
 	if (it->ref_doc_id == 0)
 		return 0;
 	/* A create intent's own pending document is the one we may drop. */
-	return !(strcmp(it->purpose, "create") == 0 && it->ref_doc_id == it->document_id &&
-		 strcmp(it->ref_doc_status, "pending") == 0);
+	return !(it->purpose == PURPOSE_CREATE && it->ref_doc_id == it->document_id &&
+		 it->ref_doc_status == DOC_STATUS_PENDING);
 }
 
-static enum sweep_tag
+static enum tag_state
 state_tag(const struct blob_tag_set *t)
 {
 	size_t i;
 
 	for (i = 0; i < t->n; i++)
-		if (strcmp(t->key[i], "state") == 0)
-			return sweep_tag_from_value(t->value[i]);
-	return SWEEP_TAG_NONE;
+		if (strcmp(t->key[i], TAG_STATE_KEY) == 0)
+			return tag_state_from_name(t->value[i]);
+	return TAG_STATE_NONE;
 }
 
 /* Storage trouble: a connection that never answered means the service is
@@ -160,7 +146,7 @@ probe_blob(struct blob_client *b, const struct sweep_item *it, struct sweep_fact
 		if (r->status != BLOB_NOT_FOUND)
 			return -1;
 		f->blob_exists = 0;
-		f->tag = SWEEP_TAG_NONE;
+		f->tag = TAG_STATE_NONE;
 		if (blob_get_block_list(b, it->name, &bc, r) != 0)
 			return r->status == BLOB_NOT_FOUND ? 0 : -1;
 		f->uncommitted_blocks = bc.uncommitted > 0;
@@ -168,7 +154,7 @@ probe_blob(struct blob_client *b, const struct sweep_item *it, struct sweep_fact
 	}
 	f->blob_exists = 1;
 	f->tag = state_tag(&tags);
-	if (f->tag == SWEEP_TAG_COMMITTED && f->purpose == SWEEP_PURPOSE_CREATE) {
+	if (f->tag == TAG_STATE_COMMITTED && f->purpose == PURPOSE_CREATE) {
 		if (blob_get_properties(b, it->name, p, r) != 0)
 			return -1;
 		f->metadata_matches = metadata_matches(it, p);
@@ -180,7 +166,7 @@ static void
 init_facts(const struct sweep_item *it, struct sweep_facts *f)
 {
 	memset(f, 0, sizeof *f);
-	f->purpose = strcmp(it->purpose, "replace") == 0 ? SWEEP_PURPOSE_REPLACE : SWEEP_PURPOSE_CREATE;
+	f->purpose = it->purpose == PURPOSE_REPLACE ? PURPOSE_REPLACE : PURPOSE_CREATE;
 	f->referenced = item_referenced(it);
 }
 
@@ -218,10 +204,11 @@ static void
 leave(const struct sweep_item *it, const struct sweep_facts *f, const char *why,
       struct sweep_report *rep)
 {
-	log_error("intent %s (%s, document %llu) left for a human: %s", it->name, it->purpose,
+	log_error("intent %s (%s, document %llu) left for a human: %s", it->name,
+		  intent_purpose_name(it->purpose),
 		  (unsigned long long)it->document_id,
 		  why ? why : f->referenced ? "another document points at the name"
-		  : f->tag == SWEEP_TAG_COMMITTED ? "committed blob whose size or SHA-256 metadata"
+		  : f->tag == TAG_STATE_COMMITTED ? "committed blob whose size or SHA-256 metadata"
 						    " does not match"
 						  : "blob carries no state tag bindery wrote");
 	rep->problems++;
@@ -252,7 +239,7 @@ act(struct services *w, const char *claimer, const struct sweep_item *it,
 		drop_rows(w, claimer, it, &rep->purged, rep);
 		return;
 	case SWEEP_DELETE_PENDING_THEN_DROP:
-		if (blob_delete(w->blob, it->name, TAG_GUARD_PENDING, NULL, &r) != 0 &&
+		if (blob_delete(w->blob, it->name, tag_state_guard(TAG_STATE_PENDING), NULL, &r) != 0 &&
 		    r.status != BLOB_NOT_FOUND) {
 			if (r.status != BLOB_CONDITION_NOT_MET)
 				note_trouble(rep, &r);
@@ -321,7 +308,7 @@ sweep_intent(struct services *w, const char *claimer, const struct sweep_item *i
 		act(w, claimer, it, &f, &p, rep);
 		return;
 	}
-	if (blob_delete(w->blob, it->name, TAG_GUARD_PENDING, NULL, &r) == 0) {
+	if (blob_delete(w->blob, it->name, tag_state_guard(TAG_STATE_PENDING), NULL, &r) == 0) {
 		drop_rows(w, claimer, it, &rep->deleted, rep);
 		return;
 	}
@@ -567,7 +554,7 @@ dry_run(struct services *s, const struct sweep_opts *o, struct work *wk, struct 
 		for (i = 0; i < wk->nitems; i++) {
 			const struct sweep_item *it = &wk->items[i];
 
-			if (strcmp(it->state, "deleting") == 0) {
+			if (it->state == REGISTRY_DELETING) {
 				fprintf(o->plan, "would return %s to the outbox (expired lease)\n", it->name);
 				rep->taken_over++;
 				continue;
@@ -582,8 +569,9 @@ dry_run(struct services *s, const struct sweep_opts *o, struct work *wk, struct 
 			}
 			a = sweep_decide(&f);
 			fprintf(o->plan, "would %s %s (%s intent, %s, idle %llds)\n", sweep_action_name(a),
-				it->name, it->purpose, it->state, (long long)it->age);
-			if (strcmp(it->state, "sweeping") == 0)
+				it->name, intent_purpose_name(it->purpose), registry_state_name(it->state),
+				(long long)it->age);
+			if (it->state == REGISTRY_SWEEPING)
 				rep->taken_over++;
 			switch (a) {
 			case SWEEP_DROP: rep->dropped++; break;

@@ -15,25 +15,15 @@
 #include <stdio.h>
 
 #include "base/compat.h"
+#include "base/state.h"
 #include "protocol/services.h"
 
 /* ---- the decision (pure) ------------------------------------------------- */
 
-enum sweep_purpose { SWEEP_PURPOSE_CREATE, SWEEP_PURPOSE_REPLACE };
-
-/* The blob's `state` tag as read from storage. */
-enum sweep_tag {
-	SWEEP_TAG_NONE,		/* no blob, or a blob without a state tag */
-	SWEEP_TAG_PENDING,
-	SWEEP_TAG_COMMITTED,
-	SWEEP_TAG_RETIRED,
-	SWEEP_TAG_OTHER,	/* a state tag with a value bindery never writes */
-};
-
 struct sweep_facts {
-	enum sweep_purpose purpose;
+	enum intent_purpose purpose;	/* anything but replace counts as create */
 	int blob_exists;	/* a committed blob is at the name */
-	enum sweep_tag tag;
+	enum tag_state tag;	/* the blob's state tag (base/state.h) */
 	int uncommitted_blocks;	/* Get Block List shows staged blocks */
 	int metadata_matches;	/* x-ms-meta-size = the blob's size, sha256 present,
 				 * and both agree with the intent where it knows them */
@@ -53,8 +43,6 @@ enum sweep_action {
 const char *sweep_action_name(enum sweep_action a);
 /* What the sweeper does with a claimed intent, given what storage showed. */
 enum sweep_action sweep_decide(const struct sweep_facts *f);
-/* The tag enum for a tag set's `state` value (NULL: no state tag). */
-enum sweep_tag sweep_tag_from_value(const char *value);
 
 /* ---- the run (I/O) ------------------------------------------------------- */
 

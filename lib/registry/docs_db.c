@@ -9,14 +9,6 @@
 	" COALESCE(sha256, ''), owner, version, DATE_FORMAT(created_at, " TIME_FMT ")," \
 	" DATE_FORMAT(updated_at, " TIME_FMT ")"
 
-void
-doc_etag(const struct doc *d, char *out, size_t outlen)
-{
-	/* id and version identify the bytes: version moves on every replace. */
-	snprintf(out, outlen, "\"%llu-%llu\"", (unsigned long long)d->id,
-		 (unsigned long long)d->version);
-}
-
 /* Run fn inside a transaction: commit on DB_OK, roll back otherwise. */
 #define IN_TX(db, expr)                                  \
 	do {                                             \
@@ -51,7 +43,8 @@ create_intent_tx(struct db *db, struct span name, const char *owner, const char 
 		return e;
 	*doc_id = db_last_insert_id(db);
 	{
-		struct db_param blob[] = { DBP_STR(blob_name), DBP_U64(*doc_id), DBP_STR("create") };
+		struct db_param blob[] = { DBP_STR(blob_name), DBP_U64(*doc_id),
+					   DBP_STR(intent_purpose_name(PURPOSE_CREATE)) };
 		if ((e = db_exec(db, sql_insert_blob, blob, ARRAY_LEN(blob), NULL)) != DB_OK)
 			return e;
 	}
@@ -127,12 +120,19 @@ docs_abandon_intent(struct db *db, uint64_t doc_id, const char *blob_name)
 	IN_TX(db, abandon_tx(db, doc_id, blob_name));
 }
 
+/* The text of a row's enum columns, read before they become enums. */
+struct row_text {
+	char status[16];
+	char purpose[16];
+	char state[16];
+};
+
 static void
-doc_cols(struct doc *d, struct db_col *c)
+doc_cols(struct doc *d, struct row_text *t, struct db_col *c)
 {
 	c[0] = DBC_U64(&d->id);
 	c[1] = DBC_STR(d->name);
-	c[2] = DBC_STR(d->status);
+	c[2] = DBC_STR(t->status);
 	c[3] = DBC_STR(d->blob_name);
 	c[4] = DBC_U64(&d->size);
 	c[5] = DBC_STR(d->content_type);
@@ -144,6 +144,15 @@ doc_cols(struct doc *d, struct db_col *c)
 }
 #define DOC_NCOLS 11
 
+/* After a row was read into doc_cols: the status as an enum. */
+static enum db_err
+doc_finish(enum db_err e, struct doc *d, const struct row_text *t)
+{
+	if (e == DB_OK)
+		d->status = doc_status_from_name(t->status);
+	return e;
+}
+
 static const char sql_get_doc[] = "SELECT " DOC_COLUMNS " FROM documents WHERE id = ?";
 
 enum db_err
@@ -151,14 +160,16 @@ docs_get(struct db *db, uint64_t id, struct doc *out)
 {
 	struct db_col c[DOC_NCOLS];
 	struct db_param p[] = { DBP_U64(id) };
+	struct row_text t;
 
 	memset(out, 0, sizeof *out);
-	doc_cols(out, c);
-	return db_query(db, sql_get_doc, p, 1, c, DOC_NCOLS, NULL, NULL);
+	doc_cols(out, &t, c);
+	return doc_finish(db_query(db, sql_get_doc, p, 1, c, DOC_NCOLS, NULL, NULL), out, &t);
 }
 
 struct list_ctx {
 	struct doc row;
+	struct row_text text;
 	int (*on_doc)(void *, const struct doc *);
 	void *ctx;
 };
@@ -167,6 +178,8 @@ static int
 list_row(void *arg)
 {
 	struct list_ctx *lc = arg;
+
+	(void)doc_finish(DB_OK, &lc->row, &lc->text);
 	return lc->on_doc(lc->ctx, &lc->row);
 }
 
@@ -184,7 +197,7 @@ docs_list_ready(struct db *db, uint64_t after, unsigned limit,
 	memset(&lc, 0, sizeof lc);
 	lc.on_doc = on_doc;
 	lc.ctx = ctx;
-	doc_cols(&lc.row, c);
+	doc_cols(&lc.row, &lc.text, c);
 	return db_query(db, sql_list_ready, p, 2, c, DOC_NCOLS, list_row, &lc);
 }
 
@@ -195,18 +208,27 @@ static const char sql_get_blob[] =
 enum db_err
 blobs_get(struct db *db, const char *name, struct blob_row *out)
 {
-	struct db_col c[] = { DBC_STR(out->name), DBC_U64(&out->document_id), DBC_STR(out->purpose),
-			      DBC_STR(out->state), DBC_U64(&out->size), DBC_STR(out->sha256),
+	struct row_text t;
+	struct db_col c[] = { DBC_STR(out->name), DBC_U64(&out->document_id), DBC_STR(t.purpose),
+			      DBC_STR(t.state), DBC_U64(&out->size), DBC_STR(out->sha256),
 			      DBC_I64(&out->touched_age) };
 	struct db_param p[] = { DBP_STR(name) };
+	enum db_err e;
 
-	return db_query(db, sql_get_blob, p, 1, c, ARRAY_LEN(c), NULL, NULL);
+	memset(out, 0, sizeof *out);
+	e = db_query(db, sql_get_blob, p, 1, c, ARRAY_LEN(c), NULL, NULL);
+	if (e == DB_OK) {
+		out->purpose = intent_purpose_from_name(t.purpose);
+		out->state = registry_state_from_name(t.state);
+	}
+	return e;
 }
 
 enum db_err
 docs_replace_intent(struct db *db, uint64_t doc_id, const char *blob_name)
 {
-	struct db_param p[] = { DBP_STR(blob_name), DBP_U64(doc_id), DBP_STR("replace") };
+	struct db_param p[] = { DBP_STR(blob_name), DBP_U64(doc_id),
+				DBP_STR(intent_purpose_name(PURPOSE_REPLACE)) };
 
 	return db_exec(db, sql_insert_blob, p, ARRAY_LEN(p), NULL);
 }
@@ -228,9 +250,10 @@ replace_commit_tx(struct db *db, uint64_t doc_id, const char *new_blob, uint64_t
 	struct db_col c[DOC_NCOLS];
 	struct db_param lock[] = { DBP_U64(doc_id) };
 	char old_blob[DOC_BLOB_NAME_MAX];
+	struct row_text t;
 	enum db_err e;
 
-	doc_cols(out, c);
+	doc_cols(out, &t, c);
 	if ((e = db_query(db, sql_lock_ready_doc, lock, 1, c, DOC_NCOLS, NULL, NULL)) != DB_OK)
 		return e;
 	if (expected_version && out->version != expected_version) {
@@ -254,7 +277,7 @@ replace_commit_tx(struct db *db, uint64_t doc_id, const char *new_blob, uint64_t
 		if ((e = db_exec_one(db, sql_blob_retire, p, ARRAY_LEN(p))) != DB_OK)
 			return e;
 	}
-	return db_query(db, sql_get_doc, lock, 1, c, DOC_NCOLS, NULL, NULL);
+	return doc_finish(db_query(db, sql_get_doc, lock, 1, c, DOC_NCOLS, NULL, NULL), out, &t);
 }
 
 enum db_err
@@ -286,11 +309,12 @@ static enum db_err
 delete_tx(struct db *db, uint64_t doc_id, unsigned grace)
 {
 	struct doc d;
+	struct row_text t;
 	struct db_col c[DOC_NCOLS];
 	struct db_param id[] = { DBP_U64(doc_id) };
 	enum db_err e;
 
-	doc_cols(&d, c);
+	doc_cols(&d, &t, c);
 	if ((e = db_query(db, sql_lock_ready_doc, id, 1, c, DOC_NCOLS, NULL, NULL)) != DB_OK)
 		return e;
 	if ((e = db_exec_one(db, sql_delete_doc, id, 1)) != DB_OK)
@@ -358,30 +382,59 @@ blobs_release_retired(struct db *db, const char *blob_name, const char *claimer)
 
 static const char sql_idem_get[] =
 	"SELECT COALESCE(document_id, 0), COALESCE(blob_name, ''), doc_name,"
-	" COALESCE(status_code, 0), COALESCE(response, ''), COALESCE(sha256, '')"
+	" COALESCE(status_code, 0), COALESCE(sha256, ''), COALESCE(answer_size, 0),"
+	" COALESCE(answer_content_type, ''),"
+	" COALESCE(DATE_FORMAT(answer_created_at, " TIME_FMT "), ''), COALESCE(answer_version, 0)"
 	" FROM idempotency_keys WHERE owner = ? AND idem_key = ?";
+
+/* The recorded answer as the document it described. */
+static void
+idem_answer(struct idem_row *k, const char *owner)
+{
+	struct doc *d = &k->answer;
+
+	k->has_answer = k->status_code != 0 && d->version != 0;
+	if (!k->has_answer)
+		return;
+	d->id = k->document_id;
+	d->status = DOC_STATUS_READY;
+	memcpy(d->name, k->doc_name, sizeof d->name);
+	memcpy(d->blob_name, k->blob_name, sizeof d->blob_name);
+	memcpy(d->sha256, k->sha256, sizeof d->sha256);
+	if (copy_cstr(d->owner, sizeof d->owner, owner) != 0)
+		d->owner[0] = '\0';
+}
 
 enum db_err
 idem_get(struct db *db, const char *owner, const char *key, struct idem_row *out)
 {
 	struct db_col c[] = { DBC_U64(&out->document_id), DBC_STR(out->blob_name),
 			      DBC_STR(out->doc_name), DBC_U64(&out->status_code),
-			      DBC_STR(out->response), DBC_STR(out->sha256) };
+			      DBC_STR(out->sha256), DBC_U64(&out->answer.size),
+			      DBC_STR(out->answer.content_type), DBC_STR(out->answer.created_at),
+			      DBC_U64(&out->answer.version) };
 	struct db_param p[] = { DBP_STR(owner), DBP_STR(key) };
+	enum db_err e;
 
 	memset(out, 0, sizeof *out);
-	return db_query(db, sql_idem_get, p, 2, c, ARRAY_LEN(c), NULL, NULL);
+	e = db_query(db, sql_idem_get, p, 2, c, ARRAY_LEN(c), NULL, NULL);
+	if (e == DB_OK)
+		idem_answer(out, owner);
+	return e;
 }
 
 static const char sql_idem_finish[] =
-	"UPDATE idempotency_keys SET status_code = ?, response = ?, sha256 = ?"
-	" WHERE owner = ? AND idem_key = ?";
+	"UPDATE idempotency_keys SET status_code = ?, sha256 = ?, answer_size = ?,"
+	" answer_content_type = ?, answer_created_at = STR_TO_DATE(?, " TIME_FMT "),"
+	" answer_version = ? WHERE owner = ? AND idem_key = ?";
 
 enum db_err
 idem_finish(struct db *db, const char *owner, const char *key, unsigned status_code,
-	    const char *response, const char *sha256_hex)
+	    const struct doc *answer)
 {
-	struct db_param p[] = { DBP_U64(status_code), DBP_STR(response), DBP_STR_OR_NULL(sha256_hex),
+	struct db_param p[] = { DBP_U64(status_code), DBP_STR(answer->sha256),
+				DBP_U64(answer->size), DBP_STR(answer->content_type),
+				DBP_STR(answer->created_at), DBP_U64(answer->version),
 				DBP_STR(owner), DBP_STR(key) };
 
 	return db_exec(db, sql_idem_finish, p, ARRAY_LEN(p), NULL);

@@ -13,6 +13,7 @@
 #include <stdint.h>
 
 #include "base/compat.h"
+#include "base/state.h"
 #include "registry/db.h"
 
 #define DOC_NAME_MAX 1024	/* 255 characters of utf8mb4, plus NUL */
@@ -25,25 +26,22 @@
 struct doc {
 	uint64_t id;
 	char name[DOC_NAME_MAX];
-	char status[16];		/* "pending" | "ready" */
+	enum doc_status status;
 	char blob_name[DOC_BLOB_NAME_MAX];
 	uint64_t size;
 	char content_type[DOC_CTYPE_MAX];
 	char sha256[DOC_SHA256_HEX];	/* lower-case hex; "" while pending */
 	char owner[DOC_OWNER_MAX];
-	uint64_t version;
+	uint64_t version;		/* moves on every replace (the API's ETag shows it) */
 	char created_at[DOC_TIME_MAX];	/* RFC 3339 UTC */
 	char updated_at[DOC_TIME_MAX];
 };
 
-/* The quoted strong ETag a document answers with; changes on every replace. */
-void doc_etag(const struct doc *d, char *out, size_t outlen);
-
 struct blob_row {
 	char name[DOC_BLOB_NAME_MAX];
 	uint64_t document_id;
-	char purpose[16];		/* "create" | "replace" */
-	char state[16];			/* pending|committed|retired|sweeping|deleting */
+	enum intent_purpose purpose;
+	enum registry_state state;
 	uint64_t size;			/* 0 and has_hash 0 until known */
 	char sha256[DOC_SHA256_HEX];
 	int64_t touched_age;		/* seconds since touched_at (the owner's heartbeat) */
@@ -131,13 +129,17 @@ struct idem_row {
 	char blob_name[DOC_BLOB_NAME_MAX];
 	char doc_name[DOC_NAME_MAX];
 	uint64_t status_code;		/* 0 while unfinished */
-	char response[8192];
-	char sha256[DOC_SHA256_HEX];
+	char sha256[DOC_SHA256_HEX];	/* the body's, once finished */
+	int has_answer;			/* answer holds the recorded document */
+	struct doc answer;		/* as answered (ready), when has_answer */
 };
 BINDERY_NODISCARD enum db_err idem_get(struct db *db, const char *owner, const char *key, struct idem_row *out);
-/* Record the final answer of the request that owned the key. */
+/*
+ * Record the final answer of the request that owned the key: its status and
+ * the document's fields as answered (the body's SHA-256 is answer->sha256).
+ */
 BINDERY_NODISCARD enum db_err idem_finish(struct db *db, const char *owner, const char *key,
-					  unsigned status_code, const char *response, const char *sha256_hex);
+					  unsigned status_code, const struct doc *answer);
 /*
  * Resume: renew the pending intent's heartbeat if it is older than
  * stale_after seconds (its owner is gone).  DB_CONFLICT: it is fresh (another

@@ -67,8 +67,16 @@ sweep_db_release_expired_deleting(struct db *db, const char *prefix, unsigned li
 	" COALESCE(b.sha256, ''), COALESCE(d.id, 0), COALESCE(d.status, ''),"         \
 	" TIMESTAMPDIFF(SECOND, b.touched_at, NOW(6)), b.state"
 
+/* The text of a row's enum columns, read before they become enums. */
+struct row_text {
+	char purpose[16];
+	char state[16];
+	char doc_status[16];
+};
+
 struct item_ctx {
 	struct sweep_item row;
+	struct row_text text;
 	uint64_t has_size;
 	int (*on_item)(void *, const struct sweep_item *);
 	void *ctx;
@@ -80,6 +88,9 @@ item_row(void *arg)
 	struct item_ctx *ic = arg;
 
 	ic->row.has_size = ic->has_size != 0;
+	ic->row.purpose = intent_purpose_from_name(ic->text.purpose);
+	ic->row.ref_doc_status = doc_status_from_name(ic->text.doc_status);
+	ic->row.state = registry_state_from_name(ic->text.state);
 	return ic->on_item(ic->ctx, &ic->row);
 }
 
@@ -88,14 +99,14 @@ item_cols(struct item_ctx *ic, struct db_col *c)
 {
 	c[0] = DBC_STR(ic->row.name);
 	c[1] = DBC_U64(&ic->row.document_id);
-	c[2] = DBC_STR(ic->row.purpose);
+	c[2] = DBC_STR(ic->text.purpose);
 	c[3] = DBC_U64(&ic->row.size);
 	c[4] = DBC_U64(&ic->has_size);
 	c[5] = DBC_STR(ic->row.sha256);
 	c[6] = DBC_U64(&ic->row.ref_doc_id);
-	c[7] = DBC_STR(ic->row.ref_doc_status);
+	c[7] = DBC_STR(ic->text.doc_status);
 	c[8] = DBC_I64(&ic->row.age);
-	c[9] = DBC_STR(ic->row.state);
+	c[9] = DBC_STR(ic->text.state);
 }
 #define ITEM_NCOLS 10
 
@@ -302,6 +313,7 @@ sweep_db_unlock(struct db *db, const char *name)
 
 struct audit_ctx {
 	struct audit_row row;
+	struct row_text text;
 	uint64_t has_registry;
 	int (*on_row)(void *, const struct audit_row *);
 	void *ctx;
@@ -313,6 +325,9 @@ audit_row_cb(void *arg)
 	struct audit_ctx *ac = arg;
 
 	ac->row.has_registry = ac->has_registry != 0;
+	ac->row.state = registry_state_from_name(ac->text.state);
+	ac->row.purpose = intent_purpose_from_name(ac->text.purpose);
+	ac->row.doc_status = doc_status_from_name(ac->text.doc_status);
 	return ac->on_row(ac->ctx, &ac->row);
 }
 
@@ -342,12 +357,12 @@ audit_db_walk(struct db *db, const char *prefix, int (*on_row)(void *, const str
 	ac.ctx = ctx;
 	c[0] = DBC_STR(ac.row.name);
 	c[1] = DBC_U64(&ac.has_registry);
-	c[2] = DBC_STR(ac.row.state);
-	c[3] = DBC_STR(ac.row.purpose);
+	c[2] = DBC_STR(ac.text.state);
+	c[3] = DBC_STR(ac.text.purpose);
 	c[4] = DBC_I64(&ac.row.age);
 	c[5] = DBC_I64(&ac.row.retire_overdue);
 	c[6] = DBC_U64(&ac.row.doc_id);
-	c[7] = DBC_STR(ac.row.doc_status);
+	c[7] = DBC_STR(ac.text.doc_status);
 	c[8] = DBC_U64(&ac.row.doc_size);
 	c[9] = DBC_STR(ac.row.doc_sha256);
 	e = db_query(db, sql_audit_registry, p, ARRAY_LEN(p), c, 10, audit_row_cb, &ac);

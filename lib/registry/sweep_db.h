@@ -20,14 +20,14 @@
 struct sweep_item {
 	char name[DOC_BLOB_NAME_MAX];
 	uint64_t document_id;
-	char purpose[16];
+	enum intent_purpose purpose;
 	uint64_t size;
 	int has_size;
 	char sha256[DOC_SHA256_HEX];	/* "" when unknown */
 	uint64_t ref_doc_id;		/* 0: no document has blob_name = name */
-	char ref_doc_status[16];
+	enum doc_status ref_doc_status;	/* DOC_STATUS_UNKNOWN without one */
 	int64_t age;			/* seconds since touched_at */
-	char state[16];			/* for --dry-run listings */
+	enum registry_state state;
 };
 
 /*
@@ -104,12 +104,12 @@ BINDERY_NODISCARD enum db_err sweep_db_unlock(struct db *db, const char *name);
 struct audit_row {
 	char name[DOC_BLOB_NAME_MAX];	/* the registry's blob name (or the document's) */
 	int has_registry;
-	char state[16];			/* registry state, "" without a row */
-	char purpose[16];
+	enum registry_state state;	/* REGISTRY_STATE_UNKNOWN without a row */
+	enum intent_purpose purpose;
 	int64_t age;			/* seconds since touched_at */
 	int64_t retire_overdue;		/* seconds past retire_after, or -1 */
 	uint64_t doc_id;		/* 0: no document points at the name */
-	char doc_status[16];
+	enum doc_status doc_status;
 	uint64_t doc_size;
 	char doc_sha256[DOC_SHA256_HEX];
 };

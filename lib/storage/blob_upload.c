@@ -16,6 +16,7 @@
 #include <gnutls/gnutls.h>
 #include <gnutls/crypto.h>
 
+#include "base/state.h"
 #include "storage/blob.h"
 #include "storage/blob_internal.h"
 #include "storage/sign.h"
@@ -820,5 +821,5 @@ blob_purge_uncommitted(struct blob_client *c, const char *name,
 	}
 	if (rc != BLOB_OK)
 		return rc;
-	return blob_delete(c, name, "\"state\" = 'pending'", NULL, res);
+	return blob_delete(c, name, tag_state_guard(TAG_STATE_PENDING), NULL, res);
 }

@@ -170,10 +170,8 @@ create_doc(const char *name, const char *text)
 	struct mem_reader m = { text, strlen(text), 0 };
 	struct proto_body body = { mem_read, &m, (int64_t)strlen(text), "text/plain" };
 	struct proto_answer ans;
-	enum proto_result pr = proto_create(svc, span_from_cstr(name), "experiments", &body, NULL, &ans);
 
-	proto_answer_clear(&ans);
-	return pr;
+	return proto_create(svc, span_from_cstr(name), "experiments", &body, NULL, &ans);
 }
 
 static void

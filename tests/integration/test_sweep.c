@@ -301,7 +301,7 @@ test_crash_table(void)
 
 	tap_ok(strcmp(row_state(d, st, sizeof st), "committed") == 0, "after 3 (create): registry committed");
 	memset(&doc, 0, sizeof doc);
-	tap_ok(docs_get(S->db, did, &doc) == DB_OK && strcmp(doc.status, "ready") == 0,
+	tap_ok(docs_get(S->db, did, &doc) == DB_OK && doc.status == DOC_STATUS_READY,
 	       "after 3 (create): document rolled forward to ready");
 	tap_ok(strcmp(doc.sha256, dinfo.sha256_hex) == 0 && doc.size == dinfo.size,
 	       "after 3 (create): size and SHA-256 from the blob's metadata");
@@ -316,14 +316,14 @@ test_crash_table(void)
 
 	tap_ok(!*row_state(f1, st, sizeof st), "after 3 (replace): new blob's row dropped");
 	TAP_EQ_INT(blob_exists(S->blob, f1), 0, "after 3 (replace): rolled back, new blob deleted");
-	tap_ok(docs_get(S->db, fid, &doc) == DB_OK && strcmp(doc.status, "ready") == 0 &&
+	tap_ok(docs_get(S->db, fid, &doc) == DB_OK && doc.status == DOC_STATUS_READY &&
 	       strcmp(doc.blob_name, f0) == 0, "after 3 (replace): document still on its old blob");
 	TAP_EQ_INT(blob_exists(S->blob, f0), 1, "after 3 (replace): old blob kept");
 
 	tap_ok(!*row_state(g, st, sizeof st), "outbox: row dropped");
 	TAP_EQ_INT(blob_exists(S->blob, g), 0, "outbox: blob deleted");
 
-	tap_ok(docs_get(S->db, hid, &doc) == DB_OK && strcmp(doc.status, "ready") == 0,
+	tap_ok(docs_get(S->db, hid, &doc) == DB_OK && doc.status == DOC_STATUS_READY,
 	       "corrupted intent: document still ready");
 	tap_ok(blob_exists(S->blob, h) == 1 &&
 	       strcmp(blob_state(S->blob, h, st, sizeof st), "committed") == 0,

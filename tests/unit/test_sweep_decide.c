@@ -9,13 +9,13 @@
 #include "protocol/sweep.h"
 #include "tap.h"
 
-#define C SWEEP_PURPOSE_CREATE
-#define R SWEEP_PURPOSE_REPLACE
-#define T_NONE SWEEP_TAG_NONE
-#define T_PEND SWEEP_TAG_PENDING
-#define T_COMM SWEEP_TAG_COMMITTED
-#define T_RET SWEEP_TAG_RETIRED
-#define T_OTH SWEEP_TAG_OTHER
+#define C PURPOSE_CREATE
+#define R PURPOSE_REPLACE
+#define T_NONE TAG_STATE_NONE
+#define T_PEND TAG_STATE_PENDING
+#define T_COMM TAG_STATE_COMMITTED
+#define T_RET TAG_STATE_RETIRED
+#define T_OTH TAG_STATE_UNKNOWN
 
 static const struct {
 	const char *what;
@@ -64,7 +64,7 @@ int main(void);
 int
 main(void)
 {
-	static const enum sweep_tag tags[] = { T_NONE, T_PEND, T_COMM, T_RET, T_OTH };
+	static const enum tag_state tags[] = { T_NONE, T_PEND, T_COMM, T_RET, T_OTH };
 	struct sweep_facts f;
 	size_t i, t;
 	int p, ex, un, md, ref, bad_committed = 0, bad_ref = 0, bad_drop = 0, bad_spec = 0, n = 0;
@@ -119,11 +119,11 @@ main(void)
 	tap_ok(bad_ref == 0, "a name another document uses is always left alone (%d)", bad_ref);
 	tap_ok(bad_spec == 0, "the speculative guarded delete agrees with the decision (%d)", bad_spec);
 
-	tap_ok(sweep_tag_from_value(NULL) == T_NONE, "no state tag");
-	tap_ok(sweep_tag_from_value("pending") == T_PEND, "pending");
-	tap_ok(sweep_tag_from_value("committed") == T_COMM, "committed");
-	tap_ok(sweep_tag_from_value("retired") == T_RET, "retired");
-	tap_ok(sweep_tag_from_value("Committed") == T_OTH, "tag values are case-sensitive");
+	tap_ok(tag_state_from_name(NULL) == T_NONE, "no state tag");
+	tap_ok(tag_state_from_name("pending") == T_PEND, "pending");
+	tap_ok(tag_state_from_name("committed") == T_COMM, "committed");
+	tap_ok(tag_state_from_name("retired") == T_RET, "retired");
+	tap_ok(tag_state_from_name("Committed") == T_OTH, "tag values are case-sensitive");
 	tap_ok(strcmp(sweep_action_name(SWEEP_ROLL_FORWARD), "roll-forward") == 0, "action names");
 	return tap_done();
 }
