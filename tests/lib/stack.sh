@@ -190,12 +190,25 @@ stack_stop() {
 	rm -f "$STACK_RUN/$name.pid"
 }
 
+# stack_owns_port NAME PORT: true when the process NAME started listens on
+# 127.0.0.1:PORT (its pid is among the socket's owners).
+stack_owns_port() {
+	local pid
+	pid=$(stack_pid "$1") || return 1
+	ss -ltnpH "( sport = :$2 )" 2>/dev/null | grep -q "pid=$pid,"
+}
+
 # stack_wait_http URL SECONDS NAME: wait until URL answers any HTTP status.
 stack_wait_http() {
-	local url=$1 limit=$2 name=$3 i code
+	local url=$1 limit=$2 name=$3 i code port
+	port=${url#*://*:}
+	port=${port%%/*}
 	for ((i = 0; i < limit * 10; i++)); do
 		code=$(curl -s -o /dev/null -m 2 -w '%{http_code}' "$url" 2>/dev/null) || code=000
-		[ "$code" != 000 ] && return 0
+		# An answer counts only from our own process: another stack may
+		# have taken the port between the check and our bind, and then
+		# this one would quietly talk to the other's server.
+		[ "$code" != 000 ] && stack_owns_port "$name" "$port" && return 0
 		stack_alive "$name" || { stack_log "$name exited while starting"; return 1; }
 		sleep 0.1
 	done
