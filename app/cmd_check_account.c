@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/state.h"
 #include "cli.h"
 #include "protocol/protocol.h"
 #include "base/rand.h"
@@ -51,8 +52,8 @@ say_result(const char *what, const struct blob_result *r)
 static int
 check_tags(struct services *s, int *problems)
 {
-	static const struct blob_tag pending[] = { { "state", "pending" } };
-	static const struct blob_tag retired[] = { { "state", "retired" } };
+	const struct blob_tag pending[] = { { TAG_STATE_KEY, tag_state_name(TAG_STATE_PENDING) } };
+	const struct blob_tag retired[] = { { TAG_STATE_KEY, tag_state_name(TAG_STATE_RETIRED) } };
 	struct blob_upload_opts o = { "text/plain", pending, 1, 5 };
 	struct blob_upload_info info;
 	struct blob_tag_set tags;
@@ -76,7 +77,7 @@ check_tags(struct services *s, int *problems)
 		say_result("Get Blob Tags", &r);
 		(*problems)++;
 	}
-	if (blob_set_tags(s->blob, name, retired, 1, TAG_GUARD_PENDING, &r) == 0) {
+	if (blob_set_tags(s->blob, name, retired, 1, tag_state_guard(TAG_STATE_PENDING), &r) == 0) {
 		printf("tags: write  ok (Set Blob Tags with x-ms-if-tags)\n");
 		wrote = 1;
 	} else {
@@ -84,7 +85,7 @@ check_tags(struct services *s, int *problems)
 		say_result("Set Blob Tags", &r);
 		(*problems)++;
 	}
-	if (blob_delete(s->blob, name, wrote ? TAG_GUARD_RETIRED : TAG_GUARD_PENDING, NULL, &r) == 0)
+	if (blob_delete(s->blob, name, wrote ? tag_state_guard(TAG_STATE_RETIRED) : tag_state_guard(TAG_STATE_PENDING), NULL, &r) == 0)
 		printf("tags: guard  ok (Delete Blob with x-ms-if-tags)\n");
 	else {
 		printf("tags: guard  FAILED; probe blob %s left behind\n", name);

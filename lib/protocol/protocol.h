@@ -130,8 +130,4 @@ BINDERY_NODISCARD enum proto_result proto_drain_retired(struct services *s, cons
 /* A fresh, unguessable blob name: the configured prefix + 32 hex digits. */
 BINDERY_NODISCARD int proto_new_blob_name(const struct bindery_config *cfg, char *out, size_t outlen);
 
-/* The x-ms-if-tags guards the admin CLI uses (base/state.h builds them). */
-#define TAG_GUARD_PENDING tag_state_guard(TAG_STATE_PENDING)
-#define TAG_GUARD_RETIRED tag_state_guard(TAG_STATE_RETIRED)
-
 #endif

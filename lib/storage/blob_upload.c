@@ -806,7 +806,7 @@ int
 blob_purge_uncommitted(struct blob_client *c, const char *name,
     struct blob_result *res)
 {
-	static const struct blob_tag pending[] = { { "state", "pending" } };
+	const struct blob_tag pending[] = { { TAG_STATE_KEY, tag_state_name(TAG_STATE_PENDING) } };
 	struct blob_upload_opts o = { NULL, pending, 1, 0 };
 	int rc;
 

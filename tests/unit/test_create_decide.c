@@ -46,7 +46,7 @@ expected(const struct create_facts *f)
 }
 
 static const char *
-yn(int v)
+yes_no(int v)
 {
 	return v ? "yes" : "no";
 }
@@ -79,7 +79,7 @@ main(void)
 		want = expected(&f);
 		n++;
 		if (!tap_ok(a == want, "key %s, name taken %s, same name %s, finished %s, row %s %s -> %s",
-			    yn(kf), yn(nt), yn(sn), yn(fin), yn(rf),
+			    yes_no(kf), yes_no(nt), yes_no(sn), yes_no(fin), yes_no(rf),
 			    st ? registry_state_name((enum registry_state)st) : "(unknown)",
 			    create_action_name(want))) {
 			tap_diag("got %s", create_action_name(a));

@@ -1,6 +1,6 @@
 /*
  * test_state.c - the state module against the schema: every ENUM(...) in
- * sql/*.sql (CREATE TABLE and any later ALTER TABLE) must list exactly the
+ * the files of sql/ (CREATE TABLE and any later ALTER TABLE) must list exactly the
  * names of the C enum that maps it, in the same order (the C values number
  * them as MariaDB does), and the x-ms-if-tags guards must be exactly
  * `"state" = 'X'`.  Names and parsing round-trip; anything else parses to
