@@ -6,9 +6,8 @@ here=$(cd "$(dirname "$0")" && pwd)
 . "$here/../lib/tap.sh"
 . "$here/../lib/http.sh"
 
-[ -n "${BINDERY_TEST_LIGHTTPD_URL:-}" ] && [ -n "${BINDERY_TEST_APACHE_URL:-}" ] &&
-	[ -n "${BINDERY_TEST_TOKEN:-}" ] && [ -n "${BINDERY_TEST_TOKEN_OTHER:-}" ] ||
-	skip_all "no test stack (./dev test starts one)"
+need_stack BINDERY_TEST_LIGHTTPD_URL BINDERY_TEST_APACHE_URL BINDERY_TEST_TOKEN \
+	BINDERY_TEST_TOKEN_OTHER
 
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT

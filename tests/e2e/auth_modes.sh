@@ -7,8 +7,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 . "$here/../lib/tap.sh"
 . "$here/../lib/http.sh"
 
-[ -n "${BINDERY_CONFIG:-}" ] && [ -n "${BINDERY_TEST_BIN:-}" ] && [ -n "${BINDERY_TEST_TOKEN:-}" ] ||
-	skip_all "no test stack (./dev test starts one)"
+need_stack BINDERY_CONFIG BINDERY_TEST_BIN BINDERY_TEST_TOKEN
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 

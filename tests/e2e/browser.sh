@@ -7,8 +7,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 . "$here/../lib/tap.sh"
 top=${top_srcdir:-$(cd "$here/../.." && pwd)}
 
-[ -n "${BINDERY_TEST_LIGHTTPD_URL:-}" ] && [ -n "${BINDERY_TEST_TOKEN:-}" ] ||
-	skip_all "no test stack (./dev test starts one)"
+need_stack BINDERY_TEST_LIGHTTPD_URL BINDERY_TEST_TOKEN
 command -v "${CHROMIUM:-chromium}" >/dev/null || skip_all "no chromium (./dev test --long installs it)"
 [ -d "$top/node_modules/playwright-core" ] || skip_all "no playwright-core (./dev test --long installs it)"
 work=$(mktemp -d)

@@ -14,8 +14,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 . "$here/../lib/http.sh"
 . "$here/../lib/stack.sh"
 
-[ -n "${BINDERY_CONFIG:-}" ] && [ -n "${BINDERY_TEST_BIN:-}" ] && [ -n "${BINDERY_TEST_TOKEN:-}" ] &&
-	[ -n "${BINDERY_TEST_VAR:-}" ] || skip_all "no test stack (./dev test starts one)"
+need_stack BINDERY_CONFIG BINDERY_TEST_BIN BINDERY_TEST_TOKEN BINDERY_TEST_VAR
 [ -x "$BINDERY_TEST_BIN/bindery.fcgi" ] || skip_all "$BINDERY_TEST_BIN/bindery.fcgi was not built"
 [ -r "$BINDERY_CONFIG" ] || skip_all "cannot read $BINDERY_CONFIG"
 [ "$(id -u)" = 0 ] || skip_all "Apache's User www-data needs root to start"

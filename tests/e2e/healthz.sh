@@ -8,8 +8,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 . "$here/../lib/http.sh"
 . "$here/../lib/stack.sh"
 
-[ -n "${BINDERY_TEST_LIGHTTPD_URL:-}" ] && [ -n "${BINDERY_TEST_APACHE_URL:-}" ] &&
-	[ -n "${BINDERY_TEST_VAR:-}" ] || skip_all "no test stack (./dev test starts one)"
+need_stack BINDERY_TEST_LIGHTTPD_URL BINDERY_TEST_APACHE_URL BINDERY_TEST_VAR
 stack_init "$BINDERY_TEST_VAR"
 stack_alive mariadb && stack_alive azurite || skip_all "MariaDB or Azurite of the test stack is not running"
 

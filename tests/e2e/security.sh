@@ -8,8 +8,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 . "$here/../lib/http.sh"
 . "$here/../lib/db.sh"
 
-[ -n "${BINDERY_TEST_LIGHTTPD_URL:-}" ] && [ -n "${BINDERY_TEST_TOKEN:-}" ] &&
-	[ -n "${BINDERY_TEST_DB_SOCKET:-}" ] || skip_all "no test stack (./dev test starts one)"
+need_stack BINDERY_TEST_LIGHTTPD_URL BINDERY_TEST_TOKEN BINDERY_TEST_DB_SOCKET
 url=$BINDERY_TEST_LIGHTTPD_URL
 tok=(-H "Authorization: Bearer $BINDERY_TEST_TOKEN")
 auth=("${tok[@]}" -H 'Content-Type: application/octet-stream')

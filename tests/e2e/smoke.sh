@@ -6,8 +6,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 . "$here/../lib/tap.sh"
 . "$here/../lib/http.sh"
 
-[ -n "${BINDERY_TEST_LIGHTTPD_URL:-}" ] && [ -n "${BINDERY_TEST_APACHE_URL:-}" ] ||
-	skip_all "no test stack (./dev test starts one)"
+need_stack BINDERY_TEST_LIGHTTPD_URL BINDERY_TEST_APACHE_URL
 
 for s in "lighttpd=$BINDERY_TEST_LIGHTTPD_URL" "apache=$BINDERY_TEST_APACHE_URL"; do
 	name=${s%%=*} url=${s#*=}

@@ -7,8 +7,7 @@
 here=$(cd "$(dirname "$0")" && pwd)
 . "$here/../lib/tap.sh"
 
-[ -n "${BINDERY_TEST_VAR:-}" ] && [ -n "${BINDERY_TEST_BLOB_KEY:-}" ] ||
-	skip_all "no test stack (./dev test starts one)"
+need_stack BINDERY_TEST_VAR BINDERY_TEST_BLOB_KEY
 build=${top_builddir:-.}
 
 # Azurite's own log is the storage service's, not ours; everything else counts.

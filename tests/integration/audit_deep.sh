@@ -8,9 +8,8 @@ here=$(cd "$(dirname "$0")" && pwd)
 . "$here/../lib/http.sh"
 . "$here/../lib/db.sh"
 
-[ -n "${BINDERY_CONFIG:-}" ] && [ -n "${BINDERY_TEST_BIN:-}" ] && [ -n "${BINDERY_TEST_TOKEN:-}" ] &&
-	[ -n "${BINDERY_TEST_DB_SOCKET:-}" ] && [ -n "${BINDERY_TEST_BLOB_ENDPOINT:-}" ] ||
-	skip_all "no test stack (./dev test starts one)"
+need_stack BINDERY_CONFIG BINDERY_TEST_BIN BINDERY_TEST_TOKEN BINDERY_TEST_DB_SOCKET \
+	BINDERY_TEST_BLOB_ENDPOINT
 blobtool=${top_builddir:-.}/tests/tools/blobtool
 [ -x "$blobtool" ] || skip_all "blobtool is not built"
 export BINDERY_LOG_STDERR=1

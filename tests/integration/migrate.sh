@@ -7,8 +7,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 . "$here/../lib/tap.sh"
 . "$here/../lib/db.sh"
 
-[ -n "${BINDERY_CONFIG:-}" ] && [ -n "${BINDERY_TEST_BIN:-}" ] && [ -n "${BINDERY_TEST_DB_SOCKET:-}" ] ||
-	skip_all "no test stack (./dev test starts one)"
+need_stack BINDERY_CONFIG BINDERY_TEST_BIN BINDERY_TEST_DB_SOCKET
 bindery=$BINDERY_TEST_BIN/bindery
 export BINDERY_LOG_STDERR=1
 work=$(mktemp -d)

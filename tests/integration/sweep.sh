@@ -8,8 +8,7 @@ top=${top_srcdir:-$(dirname "$0")/../..}
 . "$top/tests/lib/http.sh"
 . "$top/tests/lib/db.sh"
 
-[ -n "${BINDERY_CONFIG:-}" ] && [ -n "${BINDERY_TEST_BIN:-}" ] && [ -n "${BINDERY_TEST_DB_SOCKET:-}" ] &&
-	[ -n "${BINDERY_TEST_TOKEN:-}" ] || skip_all "no test stack (BINDERY_CONFIG, BINDERY_TEST_BIN, BINDERY_TEST_DB_SOCKET, BINDERY_TEST_TOKEN)"
+need_stack BINDERY_CONFIG BINDERY_TEST_BIN BINDERY_TEST_DB_SOCKET BINDERY_TEST_TOKEN
 [ -x "$BINDERY_TEST_BIN/bindery.fcgi" ] || skip_all "no bindery.fcgi in $BINDERY_TEST_BIN"
 command -v jq >/dev/null || skip_all "jq is not installed"
 

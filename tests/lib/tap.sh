@@ -13,6 +13,7 @@
 #   diag "text"                            a # comment explaining a failure
 #   note "text"                            a # comment on stdout
 #   skip_all "reason"                      1..0 # SKIP reason, exit 0
+#   need_stack VAR...                      skip_all unless ./dev test set each VAR
 #   bail_out "reason"                      Bail out!, exit 1
 #   done_testing                           the plan line 1..N; exit 0
 #
@@ -122,6 +123,15 @@ note() { printf '# %s\n' "$*"; }
 skip_all() { # REASON
 	printf '1..0 # SKIP %s\n' "$1"
 	exit 0
+}
+
+# need_stack VAR...: skip the whole test unless every VAR (BINDERY_CONFIG,
+# BINDERY_TEST_*: what ./dev test hands to the tests) is set and not empty.
+need_stack() {
+	local v
+	for v in "$@"; do
+		[ -n "${!v:-}" ] || skip_all "no test stack ($v is not set; ./dev test starts one)"
+	done
 }
 
 bail_out() { # REASON
