@@ -15,12 +15,11 @@
 [ -n "${BASH_VERSION:-}" ] || exec bash "$0" "$@"
 here=$(cd "$(dirname "$0")" && pwd)
 . "$here/../lib/tap.sh"
+. "$here/../lib/http.sh"
+. "$here/../lib/db.sh"
 
-[ -n "${BINDERY_TEST_LIGHTTPD_URL:-}" ] && [ -n "${BINDERY_TEST_APACHE_URL:-}" ] &&
-	[ -n "${BINDERY_TEST_TOKEN:-}" ] && [ -n "${BINDERY_TEST_DB_SOCKET:-}" ] ||
-	skip_all "no test stack (./dev test starts one)"
+need_stack BINDERY_TEST_LIGHTTPD_URL BINDERY_TEST_APACHE_URL BINDERY_TEST_TOKEN BINDERY_TEST_DB_SOCKET
 auth=(-H "Authorization: Bearer $BINDERY_TEST_TOKEN" -H 'Content-Type: application/octet-stream')
-sql() { mariadb --socket="$BINDERY_TEST_DB_SOCKET" -N -B "${BINDERY_TEST_DB_NAME:-bindery}" -e "$1"; }
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 t="lim-$$-$RANDOM"
@@ -32,7 +31,7 @@ printf 'x' >"$work/one"
 printf 'abc' >"$work/three"
 
 # rows NAME: how many document rows (pending or ready) carry NAME.
-rows() { sql "SELECT COUNT(*) FROM documents WHERE name = '$1'"; }
+rows() { sql "SELECT COUNT(*) FROM documents WHERE name = $(sql_quote "$1")"; }
 
 for server in lighttpd apache; do
 	case $server in
