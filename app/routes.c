@@ -29,19 +29,6 @@ static const struct route_path table[] = {
 	  { { "GET", ROUTE_CONTENT_GET }, { "PUT", ROUTE_CONTENT_PUT } } },
 };
 
-static const char *const names[ROUTE_COUNT] = {
-	[ROUTE_NOT_FOUND] = "not_found",
-	[ROUTE_METHOD_NOT_ALLOWED] = "method_not_allowed",
-	[ROUTE_INDEX] = "index",
-	[ROUTE_HEALTHZ] = "healthz",
-	[ROUTE_DOCUMENTS_LIST] = "documents_list",
-	[ROUTE_DOCUMENTS_CREATE] = "documents_create",
-	[ROUTE_DOCUMENT_GET] = "document_get",
-	[ROUTE_DOCUMENT_DELETE] = "document_delete",
-	[ROUTE_CONTENT_GET] = "content_get",
-	[ROUTE_CONTENT_PUT] = "content_put",
-};
-
 /* Whether path's segments fit rp's pattern; the id segment's value to *id. */
 static int
 path_matches(const struct route_path *rp, const struct http_path *path, uint64_t *id)
@@ -90,10 +77,4 @@ route_request(struct span method, struct span path, struct route_match *out)
 		}
 	}
 	return out->id;
-}
-
-const char *
-route_name(enum route_id id)
-{
-	return (unsigned)id < ROUTE_COUNT && names[id] ? names[id] : "unknown";
 }

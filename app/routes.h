@@ -22,7 +22,6 @@ enum route_id {
 	ROUTE_CONTENT_GET,	/* GET /documents/{id}/content */
 	ROUTE_CONTENT_PUT,	/* PUT /documents/{id}/content */
 };
-#define ROUTE_COUNT (ROUTE_CONTENT_PUT + 1)
 
 struct route_match {
 	enum route_id id;
@@ -39,7 +38,5 @@ struct route_match {
  * is METHOD_NOT_ALLOWED with allow set.  Returns out->id.
  */
 enum route_id route_request(struct span method, struct span path, struct route_match *out);
-/* The route's name for logs, e.g. "document_get"; never NULL. */
-const char *route_name(enum route_id id);
 
 #endif

@@ -75,7 +75,7 @@ test_route(void)
 		tap_ok(r == cases[i].want && m.id == r && m.doc_id == cases[i].id &&
 		    m.head == cases[i].head &&
 		    (cases[i].allow ? m.allow && strcmp(m.allow, cases[i].allow) == 0 : !m.allow),
-		    "%s %s -> %s", cases[i].method, cases[i].path, route_name(r));
+		    "%s %s -> route %d", cases[i].method, cases[i].path, (int)r);
 	}
 	r = route_request(SPAN_LIT("GET"), (struct span){ "/documents/1\0", 13 }, &m);
 	tap_ok(r == ROUTE_NOT_FOUND, "NUL in a path");
@@ -83,9 +83,6 @@ test_route(void)
 	tap_ok(r == ROUTE_NOT_FOUND, "NUL after /");
 	r = route_request(SPAN_NULL, SPAN_LIT("/"), &m);
 	tap_ok(r == ROUTE_METHOD_NOT_ALLOWED, "empty method");
-	for (i = ROUTE_NOT_FOUND; i <= ROUTE_CONTENT_PUT; i++)
-		tap_ok(strcmp(route_name((enum route_id)i), "unknown") != 0, "route_name(%zu) = %s",
-		    i, route_name((enum route_id)i));
 }
 
 int
