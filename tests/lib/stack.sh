@@ -285,7 +285,7 @@ stack_connection_string() {
 }
 
 stack_azurite_start() {
-	local bin=$STACK_TOP/node_modules/.bin/azurite-blob
+	local bin=$STACK_TOP/node_modules/.bin/azurite-blob attempt
 	stack_alive azurite && return 0
 	[ -x "$bin" ] || { stack_log "$bin is missing (./dev up installs it)"; return 1; }
 	if [ -z "${BLOB_PORT:-}" ] || ! stack_port_free "$BLOB_PORT"; then
@@ -294,10 +294,21 @@ stack_azurite_start() {
 		stack_port BLOB_PORT "${STACK_BLOB_PORT_START:-10000}" || return 1
 	fi
 	mkdir -p "$STACK_VAR/azurite"
-	stack_spawn azurite "$STACK_LOG/azurite.log" "$bin" --blobHost 127.0.0.1 \
-		--blobPort "$BLOB_PORT" --location "$STACK_VAR/azurite" --disableTelemetry || return 1
-	stack_wait_http "http://127.0.0.1:$BLOB_PORT/$STACK_ACCOUNT?comp=list" 60 azurite || {
-		tail -n 20 "$STACK_LOG/azurite.log" >&2; return 1; }
+	# Azurite binds a second or two after it starts: another stack on this
+	# machine can take the port in between.  Then ours exits (EADDRINUSE)
+	# and we try once more on another port.
+	for attempt in 1 2; do
+		stack_spawn azurite "$STACK_LOG/azurite.log" "$bin" --blobHost 127.0.0.1 \
+			--blobPort "$BLOB_PORT" --location "$STACK_VAR/azurite" --disableTelemetry || return 1
+		stack_wait_http "http://127.0.0.1:$BLOB_PORT/$STACK_ACCOUNT?comp=list" 60 azurite && return 0
+		stack_stop azurite 20
+		[ "$attempt" = 1 ] || break
+		stack_log "Azurite did not take port $BLOB_PORT; choosing another"
+		stack_forget_port BLOB_PORT
+		stack_port BLOB_PORT "$((BLOB_PORT + 1))" || return 1
+	done
+	tail -n 20 "$STACK_LOG/azurite.log" >&2
+	return 1
 }
 
 stack_azurite_stop() { stack_stop azurite 20; }
