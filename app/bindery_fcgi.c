@@ -134,7 +134,17 @@ main(int argc, char **argv)
 	struct request r;
 	char err[1024], warn[512];
 	const char *path = NULL;
+	/*
+	 * Under CGI the command line is the client's: RFC 3875 4.4 lets a
+	 * server turn a query string without '=' into words, and Apache does,
+	 * so "GET /healthz?-c+/dev/stdin" would choose our configuration.
+	 * Only a command line from outside CGI (FastCGI servers, a shell)
+	 * counts; GATEWAY_INTERFACE is how a CGI server says it started us.
+	 */
+	int from_cgi = getenv("GATEWAY_INTERFACE") != NULL;
 
+	if (from_cgi)
+		argc = 1;
 	if (argc == 3 && strcmp(argv[1], "-c") == 0)
 		path = argv[2];
 	else if (argc == 2 && (strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "--help") == 0)) {

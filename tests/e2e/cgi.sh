@@ -93,6 +93,10 @@ subset() {
 	is "$HTTP_CODE" 200 "$srv: /healthz is 200"
 	like "$HTTP_BODY" '"database":"ok".*"storage":"ok"' "$srv: ... database and storage ok"
 	like "$(header x-request-id)" '^[0-9a-f]{16}$' "$srv: ... answered by bindery (X-Request-Id)"
+	# A query without '=' becomes the program's argv under Apache's CGI
+	# (RFC 3875 4.4): it must not choose the configuration.
+	req GET "$url/healthz?-c+/dev/null"
+	is "$HTTP_CODE" 200 "$srv: /healthz?-c+/dev/null still runs on the real configuration"
 	req GET "$url/"
 	is "$HTTP_CODE" 200 "$srv: the page at / is 200"
 	like "$HTTP_CTYPE" '^text/html' "$srv: ... HTML"
