@@ -32,7 +32,7 @@ url=http://127.0.0.1:$PROXY_PORT/x
 head -c 300000 /dev/zero >"$work/body"
 
 post() { # [CURL-ARGS]: CODE and OUT of one POST of the 300 kB body
-	OUT=$(curl -s -m "${T:-10}" -w ' %{http_code}' -H 'Expect:' --data-binary "@$work/body" "$@" "$url" 2>/dev/null)
+	OUT=$(curl -s -m "${post_timeout:-10}" -w ' %{http_code}' -H 'Expect:' --data-binary "@$work/body" "$@" "$url" 2>/dev/null)
 	CODE=${OUT##* }
 	OUT=${OUT% *}
 	OUT=${OUT//$'\n'/}
@@ -68,7 +68,7 @@ t0=$(date +%s%N); curl -s -m 10 -o /dev/null "$url"; t1=$(date +%s%N)
 ok "$([ $(((t1 - t0) / 1000000)) -ge 700 ]; echo $?)" "latency 400: a request and its answer take >= 800 ms ($(((t1 - t0) / 1000000)) ms)"
 
 proxy_mode stall
-T=2 post
+post_timeout=2 post
 is "$CODE" 000 "stall: the client times out"
 proxy_mode pass
 post
