@@ -184,8 +184,12 @@ static void
 drop_rows(struct services *w, const char *claimer, const struct sweep_item *it, uint64_t *counter,
 	  struct sweep_report *rep)
 {
-	enum db_err e = sweep_db_drop_intent(w->db, claimer, it);
+	enum db_err e = DB_RETRY;
+	int tries;
 
+	/* A deadlock rolled the whole transaction back: run it again whole. */
+	for (tries = 0; tries < 3 && e == DB_RETRY; tries++)
+		e = sweep_db_drop_intent(w->db, claimer, it);
 	if (e == DB_OK) {
 		(*counter)++;
 		return;

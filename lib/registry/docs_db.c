@@ -107,9 +107,12 @@ abandon_tx(struct db *db, uint64_t doc_id, const char *blob_name)
 	struct db_param k[] = { DBP_STR(blob_name) };
 	enum db_err e;
 
-	if ((e = db_exec_one(db, sql_drop_pending_blob, b, 1)) != DB_OK)
-		return e;
+	/* Documents, then blobs, then keys: the order every transaction
+	 * locks rows in, so none waits on another in a cycle.  The blob's
+	 * row must go (one row): otherwise the whole transaction rolls back. */
 	if ((e = db_exec(db, sql_drop_pending_doc, d, 2, NULL)) != DB_OK)
+		return e;
+	if ((e = db_exec_one(db, sql_drop_pending_blob, b, 1)) != DB_OK)
 		return e;
 	return db_exec(db, sql_drop_idem_for_blob, k, 1, NULL);
 }

@@ -222,11 +222,14 @@ sweep_db_drop_intent(struct db *db, const char *claimer, const struct sweep_item
 	struct db_param d[] = { DBP_U64(it->document_id), DBP_STR(it->name) };
 	enum db_err e;
 
+	/* Documents, then blobs, then keys, as every transaction locks them
+	 * (a blob-first order here deadlocked against a create's roll forward).
+	 * Our claim on the blob row must hold (one row), else all rolls back. */
 	if ((e = db_begin(db)) != DB_OK)
 		return e;
-	e = db_exec_one(db, sql_drop_claimed_intent, b, ARRAY_LEN(b));
+	e = db_exec(db, sql_drop_intent_doc, d, ARRAY_LEN(d), NULL);
 	if (e == DB_OK)
-		e = db_exec(db, sql_drop_intent_doc, d, ARRAY_LEN(d), NULL);
+		e = db_exec_one(db, sql_drop_claimed_intent, b, ARRAY_LEN(b));
 	if (e == DB_OK)
 		e = db_exec(db, sql_drop_intent_keys, d, ARRAY_LEN(d), NULL);
 	return finish_tx(db, e);
