@@ -3,7 +3,8 @@
 lib_libbindery_a_SOURCES += lib/registry/db.c lib/registry/db.h \
 	lib/registry/migrate.c lib/registry/migrate.h \
 	lib/registry/docs_db.c lib/registry/docs_db.h \
-	lib/registry/sweep_db.c lib/registry/sweep_db.h
+	lib/registry/sweep_db.c lib/registry/sweep_db.h \
+	lib/registry/audit_db.c lib/registry/audit_db.h
 dist_sql_DATA += sql/001_schema.sql sql/002_idempotency_blob_index.sql \
 	sql/003_idempotency_answer_fields.sql
 

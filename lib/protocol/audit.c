@@ -11,7 +11,7 @@
 #include "registry/docs_db.h"
 #include "base/log.h"
 #include "protocol/protocol.h"
-#include "registry/sweep_db.h"
+#include "registry/audit_db.h"
 
 /* One blob as the listing showed it. */
 struct listed {

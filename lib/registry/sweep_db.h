@@ -1,5 +1,5 @@
 /*
- * sweep_db.h - the registry statements only the sweeper and the audit use.
+ * sweep_db.h - the registry statements only the sweeper uses.
  *
  * Claims are conditional UPDATEs with a lease (claim-by-update): a row moves
  * pending -> sweeping (or an expired sweeping lease changes hands) under a
@@ -98,28 +98,5 @@ BINDERY_NODISCARD enum db_err sweep_db_release(struct db *db, const char *claime
  */
 BINDERY_NODISCARD enum db_err sweep_db_lock(struct db *db, const char *name, int *got);
 BINDERY_NODISCARD enum db_err sweep_db_unlock(struct db *db, const char *name);
-
-/* ---- audit --------------------------------------------------------------- */
-
-struct audit_row {
-	char name[DOC_BLOB_NAME_MAX];	/* the registry's blob name (or the document's) */
-	int has_registry;
-	enum registry_state state;	/* REGISTRY_STATE_UNKNOWN without a row */
-	enum intent_purpose purpose;
-	int64_t age;			/* seconds since touched_at */
-	int64_t retire_overdue;		/* seconds past retire_after, or -1 */
-	uint64_t doc_id;		/* 0: no document points at the name */
-	enum doc_status doc_status;
-	uint64_t doc_size;
-	char doc_sha256[DOC_SHA256_HEX];
-};
-
-/*
- * Every registry row whose name starts with prefix, joined with the
- * document that points at it, then every document whose blob has no
- * registry row.  on_row per row.
- */
-BINDERY_NODISCARD enum db_err audit_db_walk(struct db *db, const char *prefix,
-					    int (*on_row)(void *, const struct audit_row *), void *ctx);
 
 #endif
