@@ -151,14 +151,24 @@ upload_and_commit_tag(struct services *s, const char *blob_name, const struct pr
 	if (FAILPOINT(fp->after_upload))
 		return PROTO_UNAVAILABLE;
 
-	if (blob_set_tags(s->blob, blob_name, committed, 1, tag_state_guard(TAG_STATE_PENDING), &r) != 0 &&
-	    r.status == BLOB_CONDITION_NOT_MET &&
-	    blob_get_tags(s->blob, blob_name, &tags, &r) == 0 &&
-	    tag_state_from_name(sole_state_tag(&tags)) == TAG_STATE_COMMITTED)
-		r.status = BLOB_OK;	/* an earlier attempt flipped it */
-	if (r.status != BLOB_OK) {
-		log_blob("tag flip", blob_name, &r);
-		return from_blob(&r) == PROTO_OK ? PROTO_FAILED : from_blob(&r);
+	if (blob_set_tags(s->blob, blob_name, committed, 1, tag_state_guard(TAG_STATE_PENDING), &r) != 0) {
+		enum proto_result pr = from_blob(&r) == PROTO_OK ? PROTO_FAILED : from_blob(&r);
+
+		if (r.status == BLOB_CONDITION_NOT_MET) {
+			/* The pending guard refused: read what the tag is now
+			 * (into a result of its own, so a successful read
+			 * cannot pass for a successful flip). */
+			struct blob_result read;
+			enum tag_state now = TAG_STATE_UNKNOWN;
+
+			if (blob_get_tags(s->blob, blob_name, &tags, &read) == 0)
+				now = tag_state_from_name(sole_state_tag(&tags));
+			pr = tag_flip_refused(now);
+		}
+		if (pr != PROTO_OK) {
+			log_blob("tag flip", blob_name, &r);
+			return pr;
+		}
 	}
 	if (FAILPOINT(fp->after_tag))
 		return PROTO_UNAVAILABLE;
@@ -296,6 +306,15 @@ create_decide(const struct create_facts *f)
 		break;
 	}
 	return CREATE_KEY_MISMATCH;
+}
+
+/* Only committed means an earlier attempt of ours flipped it; any other
+ * tag (retired, none, a read that failed) is someone else's move: 503, and
+ * the intent stays pending for the sweeper. */
+enum proto_result
+tag_flip_refused(enum tag_state now)
+{
+	return now == TAG_STATE_COMMITTED ? PROTO_OK : PROTO_UNAVAILABLE;
 }
 
 /* On a fresh random name only our own earlier try can be there; on a

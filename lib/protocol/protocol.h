@@ -95,6 +95,14 @@ enum create_action create_decide(const struct create_facts *f);
  */
 enum proto_result create_upload_refused(int resuming, int same_bytes);
 
+/*
+ * The tag flip to committed was refused by its pending guard (412), and the
+ * blob's state tag now reads `now` (TAG_STATE_UNKNOWN when it could not be
+ * read).  PROTO_OK only when an earlier attempt already committed it;
+ * otherwise PROTO_UNAVAILABLE and the document must not become ready.
+ */
+enum proto_result tag_flip_refused(enum tag_state now);
+
 /* ---- the operations (I/O) ------------------------------------------------ */
 
 /*

@@ -109,6 +109,16 @@ like "$CODE" '^5' "storage answering 503 to every try: the client gets a 5xx ($C
 is "$(jfield "$BODY" error)" unavailable "... error unavailable"
 verify "503 forever" "${P}a"
 
+# --- the tag flip refused (412) while the tag still reads pending: the
+# document must not become ready on a blob that is not committed ---
+begin
+proxy_mode "fail 412 1 comp=tags"
+proxied POST "/documents?name=${P}a" "$work/small.bin"
+like "$CODE" '^5' "Set Blob Tags refused with 412, the tag still pending: a 5xx ($CODE)"
+is "$(sql "SELECT COUNT(*) FROM documents WHERE name = '${P}a' AND status = 'ready'")" 0 \
+	"... and no ready document"
+verify "412 on the tag flip" "${P}a"
+
 # --- the answer to a create-only Put Blob is lost after Azurite stored it ---
 begin
 proxy_mode "lose 1"

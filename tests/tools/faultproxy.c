@@ -15,9 +15,12 @@
  *                    client->server; K times (default 1), then pass
  *   stall            stop moving bytes (connections stay open) until the mode
  *                    changes
- *   fail STATUS [K]  answer the next K requests (default 1) with a canned
- *                    HTTP STATUS (500 or 503, Azure's ServerBusy/InternalError
- *                    body) without forwarding them, then pass
+ *   fail STATUS [K [MATCH]]
+ *                    answer the next K requests (default 1) with a canned
+ *                    HTTP STATUS (412 ConditionNotMet, 503 ServerBusy, other
+ *                    4xx/5xx InternalError, as Azure words them) without
+ *                    forwarding them, then pass; with MATCH, only requests
+ *                    whose request line holds MATCH (e.g. comp=tags) count
  *   lose [K]         forward the next K requests (default 1) but reset the
  *                    client when the answer starts: done, and the client
  *                    cannot know
@@ -70,6 +73,7 @@ struct conn {
 static struct conn conns[MAX_CONNS];
 static enum mode mode = M_PASS;
 static long mode_arg, mode_count;
+static char mode_match[32];	/* fail: only request lines holding this */
 static unsigned long long n_conns, n_requests, n_failed, n_cut, n_lost;
 static const char *control_path, *stats_path;
 static struct timespec control_mtime;
@@ -129,7 +133,7 @@ parse_num(const char *s, long max)
 static void
 load_control(void)
 {
-	char line[256], word[32], a1[32], a2[32];
+	char line[256], word[32], a1[32], a2[32], a3[32];
 	struct stat st;
 	FILE *f;
 	int n;
@@ -148,25 +152,28 @@ load_control(void)
 	control_mtime = st.st_mtim;
 	mode = M_PASS;
 	mode_arg = mode_count = 0;
+	mode_match[0] = '\0';
 	if ((f = fopen(control_path, "r")) == NULL)
 		goto out;
 	if (fgets(line, sizeof line, f) != NULL) {
-		a1[0] = a2[0] = '\0';
-		n = sscanf(line, "%31s %31s %31s", word, a1, a2);
+		a1[0] = a2[0] = a3[0] = '\0';
+		n = sscanf(line, "%31s %31s %31s %31s", word, a1, a2, a3);
 		if (n >= 1 && strcmp(word, "latency") == 0 && (mode_arg = parse_num(a1, 600000)) >= 0)
 			mode = M_LATENCY;
 		else if (n >= 1 && strcmp(word, "cut") == 0 && (mode_arg = parse_num(a1, 1L << 30)) >= 0)
 			mode = M_CUT;
 		else if (n >= 1 && strcmp(word, "stall") == 0)
 			mode = M_STALL;
-		else if (n >= 1 && strcmp(word, "fail") == 0 && (mode_arg = parse_num(a1, 599)) >= 500)
+		else if (n >= 1 && strcmp(word, "fail") == 0 && (mode_arg = parse_num(a1, 599)) >= 400)
 			mode = M_FAIL;
 		else if (n >= 1 && strcmp(word, "lose") == 0)
 			mode = M_LOSE;
 		else if (n >= 1 && strcmp(word, "pass") != 0)
 			fprintf(stderr, "faultproxy: unknown mode line: %s", line);
 		if (mode == M_CUT || mode == M_FAIL)
-			mode_count = n == 3 && parse_num(a2, 1000000) > 0 ? parse_num(a2, 1000000) : 1;
+			mode_count = n >= 3 && parse_num(a2, 1000000) > 0 ? parse_num(a2, 1000000) : 1;
+		if (mode == M_FAIL && n == 4)
+			memcpy(mode_match, a3, sizeof mode_match);
 		if (mode == M_LOSE)
 			mode_count = n >= 2 && parse_num(a1, 1000000) > 0 ? parse_num(a1, 1000000) : 1;
 	}
@@ -242,6 +249,19 @@ head_has(const char *head, const char *needle)
 	return 0;
 }
 
+/* Whether the request line (the head's first line) holds needle ("": yes). */
+static int
+request_line_has(const char *head, const char *needle)
+{
+	const char *eol = strstr(head, "\r\n");
+	size_t n = strlen(needle), len = eol ? (size_t)(eol - head) : strlen(head), i;
+
+	for (i = 0; i + n <= len; i++)
+		if (memcmp(head + i, needle, n) == 0)
+			return 1;
+	return 0;
+}
+
 static void
 queue_down(struct conn *c, const char *text)
 {
@@ -257,7 +277,8 @@ static void
 canned_answer(struct conn *c)
 {
 	char body[512], resp[1024];
-	const char *code = c->fail_status == 503 ? "ServerBusy" : "InternalError";
+	const char *code = c->fail_status == 503 ? "ServerBusy" :
+	    c->fail_status == 412 ? "ConditionNotMet" : "InternalError";
 	int blen;
 
 	blen = snprintf(body, sizeof body, "<?xml version=\"1.0\" encoding=\"utf-8\"?><Error><Code>%s"
@@ -318,7 +339,7 @@ track_request(struct conn *c, size_t n)
 			n_requests++;
 			c->body_left = cl > 0 ? (unsigned long long)cl : 0;
 			c->body_seen = 0;
-			if (!c->is_server && mode == M_FAIL) {
+			if (!c->is_server && mode == M_FAIL && request_line_has(c->head, mode_match)) {
 				c->fail_status = mode_arg;
 				fail_decided();
 				/* Answer at once if the client waits for 100-continue

@@ -116,6 +116,15 @@ main(void)
 	       bad_ignored);
 
 	/* The create-only upload refused because the name holds a blob. */
+	{
+		enum tag_state t;
+
+		for (t = TAG_STATE_NONE; t < TAG_STATE_COUNT; t++)
+			tap_ok(tag_flip_refused(t) == (t == TAG_STATE_COMMITTED ? PROTO_OK : PROTO_UNAVAILABLE),
+			       "a refused tag flip finding the tag %s is %s", t == TAG_STATE_NONE ? "absent" :
+			       t == TAG_STATE_UNKNOWN ? "unreadable or foreign" : tag_state_name(t),
+			       t == TAG_STATE_COMMITTED ? "done" : "a 503, never a ready document");
+	}
 	tap_ok(create_upload_refused(0, 1) == PROTO_OK, "fresh name, our own bytes: uploaded");
 	tap_ok(create_upload_refused(1, 1) == PROTO_OK, "resumed intent, the same bytes: uploaded");
 	tap_ok(create_upload_refused(1, 0) == PROTO_IDEM_MISMATCH,
