@@ -46,8 +46,9 @@ is "$code" 200 "the storage service honours the link"
 is "$(sha "$work/got")" "$(sha "$work/doc")" "... and serves the document's bytes"
 is "$(tr -d '\r' <"$work/h" | sed -n 's/^[Cc]ontent-[Dd]isposition: //p')" "$want_cd" \
 	"... with the signed Content-Disposition"
-is "$(tr -d '\r' <"$work/h" | sed -n 's/^[Cc]ontent-[Tt]ype: //p')" "text/html" \
-	"... and the signed Content-Type"
+# The blob already carries the document's type, so Azurite's Content-Type
+# here could not tell rsct from the blob's own; test_blob_interop.sh checks
+# that Azurite honours a signed rsct that differs from the blob's.
 tampered=$(printf '%s' "$loc" | sed 's/sig=./sig=A/')
 [ "$tampered" != "$loc" ] || tampered=$(printf '%s' "$loc" | sed 's/sig=./sig=B/')
 code=$(curl -s -o /dev/null -w '%{http_code}' "$tampered")
