@@ -63,6 +63,7 @@ try {
 	await page.fill('#token', token);	/* the page keeps it in sessionStorage */
 	ok(await page.evaluate(() => sessionStorage.getItem('bindery-token')) === token,
 	   'the victim tab holds the token in sessionStorage');
+	const evilHref = await page.locator(`a:has-text("${evilName}")`).getAttribute('href');
 	const stolen = [];
 	page.context().on('request', r => { if (r.url().includes('stolen=')) stolen.push(r.url()); });
 	const download = page.waitForEvent('download', { timeout: 10000 }).then(d => d, () => null);
@@ -76,12 +77,17 @@ try {
 	// Should a browser render it anyway, the sandbox CSP gives it an opaque
 	// origin with no storage and nosniff keeps it from being taken for HTML it
 	// is not labelled as: the browser must see both headers.
+	await page.goto(url + '/');
 	const framed = await page.evaluate(async href => {
 		const r = await fetch(href);
 		return [r.headers.get('content-security-policy'), r.headers.get('x-content-type-options')];
-	}, await page.locator(`a:has-text("${evilName}")`).getAttribute('href'));
+	}, evilHref);
 	ok(framed[0] === "sandbox; default-src 'none'" && framed[1] === 'nosniff',
 	   `the browser sees the sandbox CSP and nosniff on it (${framed.join(' | ')})`);
+	const gone = await page.evaluate(async ([h, t]) =>
+		(await fetch(h.replace(/\/content$/, ''), { method: 'DELETE', headers: { 'Authorization': 'Bearer ' + t } })).status,
+		[evilHref, token]);
+	ok(gone === 204, `the HTML document is deleted again (${gone})`);
 } catch (e) {
 	ok(false, `browser step failed: ${e.message.split('\n')[0]}`);
 } finally {
