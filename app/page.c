@@ -140,8 +140,8 @@ out:
 }
 
 /* Static code, no secret in it: served without authentication or the
- * database, so the page works whenever the page itself does.  no-cache
- * revalidates, so a new release's script arrives with its page. */
+ * database, so the script is there whenever the page is.  no-cache makes the
+ * browser ask again each time, so a new release's script comes with its page. */
 void
 handle_page_script(struct app *app, struct request *r)
 {
