@@ -15,6 +15,7 @@ struct app {
 };
 
 void handle_index(struct app *app, struct request *r);
+void handle_page_script(struct app *app, struct request *r);
 void handle_healthz(struct app *app, struct request *r);
 void handle_list(struct app *app, struct request *r);
 void handle_create(struct app *app, struct request *r);

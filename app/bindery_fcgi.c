@@ -88,6 +88,7 @@ serve(struct app *app, struct request *r)
 	}
 	r->owner = authenticate(app, r);
 	if (route_request(r->method, r->path, &r->route) == ROUTE_HEALTHZ ||
+	    r->route.id == ROUTE_PAGE_SCRIPT ||
 	    r->route.id == ROUTE_NOT_FOUND || r->route.id == ROUTE_METHOD_NOT_ALLOWED) {
 		/* no database needed to answer these */
 	} else if (db_ensure(app->svc->db) != DB_OK && r->route.id != ROUTE_INDEX) {
@@ -97,6 +98,7 @@ serve(struct app *app, struct request *r)
 	r->head_only = r->route.head;
 	switch (r->route.id) {
 	case ROUTE_INDEX: handle_index(app, r); break;
+	case ROUTE_PAGE_SCRIPT: handle_page_script(app, r); break;
 	case ROUTE_HEALTHZ: handle_healthz(app, r); break;
 	case ROUTE_DOCUMENTS_LIST: handle_list(app, r); break;
 	case ROUTE_DOCUMENTS_CREATE: handle_create(app, r); break;

@@ -11,6 +11,7 @@
 #include "storage/blob.h"
 #include "registry/docs_db.h"
 #include "parse/http_parse.h"
+#include "parse/disposition.h"
 #include "base/log.h"
 #include "parse/form_reader.h"
 #include "parse/multipart.h"
@@ -478,22 +479,46 @@ struct download {
 	uint64_t start, len;
 };
 
+/*
+ * Uploaded bytes are hostile to the origin that serves them (DESIGN.md
+ * "Serving user content"): an HTML or SVG document rendered here could read
+ * the page's token.  So every answer carrying a document's bytes is a
+ * download (attachment), is never sniffed into something executable, and
+ * if a browser renders it anyway it runs sandboxed with nothing allowed.
+ */
+#define CONTENT_SAFETY_HEADERS \
+	"X-Content-Type-Options: nosniff\r\n" \
+	"Content-Security-Policy: sandbox; default-src 'none'\r\n"
+/* ETag, Accept-Ranges, Content-Range and the two above fit in 512 bytes. */
+#define DOWNLOAD_HEADERS_MAX (512 + sizeof "Content-Disposition: \r\n" + \
+			      DISPOSITION_MAX(DOC_NAME_MAX))
+
 static int
 download_headers(void *ctx, const struct blob_props *p, uint64_t total)
 {
 	struct download *dl = ctx;
-	char extra[512], etag[64];
-	int n;
+	struct buf extra = BUF_INIT(DOWNLOAD_HEADERS_MAX);
+	char etag[64];
+	int rc = 1;
 
 	(void)p;
 	render_doc_etag(dl->d, etag, sizeof etag);
-	n = snprintf(extra, sizeof extra, "ETag: %s\r\nAccept-Ranges: bytes\r\n", etag);
-	if (dl->status == 206)
-		snprintf(extra + n, sizeof extra - (size_t)n, "Content-Range: bytes %llu-%llu/%llu\r\n",
+	if (buf_appendf(&extra, "ETag: %s\r\nAccept-Ranges: bytes\r\nContent-Disposition: ", etag) ||
+	    disposition_attachment(span_from_cstr(dl->d->name), &extra) ||
+	    buf_append_cstr(&extra, "\r\n" CONTENT_SAFETY_HEADERS) ||
+	    (dl->status == 206 &&
+	     buf_appendf(&extra, "Content-Range: bytes %llu-%llu/%llu\r\n",
 			 (unsigned long long)dl->start, (unsigned long long)(dl->start + dl->len - 1),
-			 (unsigned long long)total);
-	resp_begin(dl->r, dl->status, dl->d->content_type, (int64_t)dl->len, extra);
-	return 0;
+			 (unsigned long long)total))) {
+		/* Never send the bytes without their safety headers. */
+		resp_error(dl->r, 500, "internal", "out of memory");
+		goto out;
+	}
+	resp_begin(dl->r, dl->status, dl->d->content_type, (int64_t)dl->len, buf_cstr(&extra));
+	rc = 0;
+out:
+	buf_free(&extra);
+	return rc;
 }
 
 static int
@@ -512,14 +537,19 @@ handle_content_get(struct app *app, struct request *r)
 	struct blob_result res;
 	struct span range = req_param(r, "HTTP_RANGE");
 	struct buf url = BUF_INIT(8192);
+	struct buf disposition = BUF_INIT(DISPOSITION_MAX(DOC_NAME_MAX));
 
 	if (!require_reader(app, r) || !load_ready(app, r, &d))
 		goto out;
 	if (app->cfg->download_mode == DOWNLOAD_REDIRECT) {
 		char extra[8300];
 
-		if (blob_sas_url(app->svc->blob, d.blob_name, "r", app->cfg->sas_lifetime, NULL, &url,
-				 &res) != 0) {
+		/* Storage answers on its own origin, but a browser still must not
+		 * render the bytes: the SAS makes it send our disposition and type
+		 * (rscd, rsct) instead of whatever the blob carries. */
+		if (disposition_attachment(span_from_cstr(d.name), &disposition) != BUF_OK ||
+		    blob_sas_url(app->svc->blob, d.blob_name, "r", app->cfg->sas_lifetime,
+				 buf_cstr(&disposition), d.content_type, &url, &res) != 0) {
 			resp_error(r, 500, "internal", "cannot sign a download link");
 			goto out;
 		}
@@ -566,6 +596,7 @@ handle_content_get(struct app *app, struct request *r)
 	}
 out:
 	buf_free(&url);
+	buf_free(&disposition);
 }
 
 /* ---- replace and delete ---- */

@@ -2,7 +2,10 @@
  * page.c - GET /: a small HTML page.  It lists ready documents, uploads with
  * a plain form (works without JavaScript: the create answers 303 back here)
  * and, with JavaScript, shows upload progress and offers delete.  Every value
- * from the database is HTML-escaped.
+ * from the database is HTML-escaped.  The script is served apart, as
+ * GET /page.js, so the page's CSP allows no inline script at all: markup that
+ * slipped through escaping could not run, and no uploaded document may frame
+ * the page (DESIGN.md "Serving user content").
  */
 #include <stdio.h>
 #include <string.h>
@@ -30,7 +33,9 @@ static const char page_head[] =
 	"</form>\n<table><thead><tr><th>Name</th><th class=\"n\">Size</th><th>Created</th><th></th></tr></thead><tbody>\n";
 
 static const char page_tail[] =
-	"</tbody></table>\n<script>\n"
+	"</tbody></table>\n<script src=\"/page.js\"></script>\n</body></html>\n";
+
+static const char page_script[] =
 	"const $=id=>document.getElementById(id);\n"
 	"const auth=()=>$('token').value?{'Authorization':'Bearer '+$('token').value}:{};\n"
 	/* The page reloads after each change: keep the token for this tab only. */
@@ -46,8 +51,13 @@ static const char page_tail[] =
 	" x.onerror=()=>{$('msg').textContent='upload failed'};x.send(new FormData($('up')));});\n"
 	"document.querySelectorAll('button[data-id]').forEach(b=>b.addEventListener('click',async()=>{\n"
 	" const r=await fetch('/documents/'+b.dataset.id,{method:'DELETE',headers:auth()});\n"
-	" if(r.status==204)location.reload();else $('msg').textContent=(await r.json()).message;}));\n"
-	"</script>\n</body></html>\n";
+	" if(r.status==204)location.reload();else $('msg').textContent=(await r.json()).message;}));\n";
+
+/* Scripts only from our own origin (page.js), never inline; no plugins, no
+ * <base> rewriting, forms post only here, and nobody may frame the page. */
+#define PAGE_CSP "Content-Security-Policy: default-src 'self'; script-src 'self'; " \
+	"style-src 'unsafe-inline'; object-src 'none'; base-uri 'none'; form-action 'self'; " \
+	"frame-ancestors 'none'\r\n"
 
 struct page_ctx {
 	struct buf *out;
@@ -123,9 +133,20 @@ handle_index(struct app *app, struct request *r)
 		goto out;
 	}
 	resp_begin(r, 200, "text/html; charset=utf-8", (int64_t)page.len,
-		   "Content-Security-Policy: default-src 'self'; script-src 'unsafe-inline'; style-src 'unsafe-inline'\r\n"
-		   "X-Content-Type-Options: nosniff\r\n");
+		   PAGE_CSP "X-Content-Type-Options: nosniff\r\n");
 	(void)req_write(r, page.ptr, page.len);
 out:
 	buf_free(&page);
+}
+
+/* Static code, no secret in it: served without authentication or the
+ * database, so the script is there whenever the page is.  no-cache makes the
+ * browser ask again each time, so a new release's script comes with its page. */
+void
+handle_page_script(struct app *app, struct request *r)
+{
+	(void)app;
+	resp_begin(r, 200, "text/javascript; charset=utf-8", (int64_t)(sizeof page_script - 1),
+		   "Cache-Control: no-cache\r\nX-Content-Type-Options: nosniff\r\n");
+	(void)req_write(r, page_script, sizeof page_script - 1);
 }

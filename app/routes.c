@@ -20,6 +20,7 @@ struct route_path {
 
 static const struct route_path table[] = {
 	{ { NULL }, 0, "GET, HEAD", { { "GET", ROUTE_INDEX } } },
+	{ { "page.js" }, 1, "GET, HEAD", { { "GET", ROUTE_PAGE_SCRIPT } } },
 	{ { "healthz" }, 1, "GET, HEAD", { { "GET", ROUTE_HEALTHZ } } },
 	{ { "documents" }, 1, "GET, HEAD, POST",
 	  { { "GET", ROUTE_DOCUMENTS_LIST }, { "POST", ROUTE_DOCUMENTS_CREATE } } },

@@ -14,6 +14,7 @@ enum route_id {
 	ROUTE_NOT_FOUND = 0,
 	ROUTE_METHOD_NOT_ALLOWED,
 	ROUTE_INDEX,		/* GET / */
+	ROUTE_PAGE_SCRIPT,	/* GET /page.js (the page's script, so its CSP needs no inline) */
 	ROUTE_HEALTHZ,		/* GET /healthz */
 	ROUTE_DOCUMENTS_LIST,	/* GET /documents */
 	ROUTE_DOCUMENTS_CREATE,	/* POST /documents */

@@ -798,8 +798,8 @@ blob_service_properties_get(struct blob_client *c, struct blob_service_props *ou
 
 int
 blob_sas_url(struct blob_client *c, const char *name, const char *perms,
-    int64_t lifetime_s, const char *content_disposition, struct buf *out,
-    struct blob_result *res)
+    int64_t lifetime_s, const char *content_disposition,
+    const char *content_type, struct buf *out, struct blob_result *res)
 {
 	struct sas_service_fields f;
 	struct blob_request r;
@@ -822,6 +822,7 @@ blob_sas_url(struct blob_client *c, const char *name, const char *perms,
 	f.protocol = c->https ? "https" : "https,http";
 	f.resource = "b";
 	f.content_disposition = content_disposition;
+	f.content_type = content_type;
 	blob_request_init(&r, "GET");
 	if (blob_request_path_blob(c, &r, name) != 0 ||
 	    sas_sign_service(c->key, c->keylen, c->account, c->container, name,

@@ -236,10 +236,11 @@ BINDERY_NODISCARD int blob_undelete(struct blob_client *, const char *name,
 
 /* Append the full URL of one blob with a service SAS (sr=b) valid for
  * lifetime_s seconds (starting five minutes back for clock skew), perms in
- * the documented order (e.g. "r").  content_disposition, when set, is the
- * rscd the service will answer with.  Needs the account key. */
+ * the documented order (e.g. "r").  content_disposition and content_type,
+ * when set, are the rscd and rsct the service answers a GET with instead of
+ * the blob's own headers (both are signed).  Needs the account key. */
 BINDERY_NODISCARD int blob_sas_url(struct blob_client *, const char *name,
     const char *perms, int64_t lifetime_s, const char *content_disposition,
-    struct buf *out, struct blob_result *res);
+    const char *content_type, struct buf *out, struct blob_result *res);
 
 #endif

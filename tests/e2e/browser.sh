@@ -13,8 +13,14 @@ command -v "${CHROMIUM:-chromium}" >/dev/null || skip_all "no chromium (./dev te
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 printf 'written in a browser\n' >"$work/upload.txt"
+# A stored-XSS attempt: if it ever runs on the page's origin it sends the token off.
+printf '%s\n' '<!doctype html><title>evil</title><script>' \
+	'let t; try { t = sessionStorage.getItem("bindery-token"); } catch (e) { t = "denied:" + e.name; }' \
+	'fetch("/healthz?stolen=" + encodeURIComponent(t)).catch(() => {});' \
+	'new Image().src = "/healthz?stolen=img-" + encodeURIComponent(t);' \
+	'</script>' >"$work/evil.html"
 NODE_PATH=$top/node_modules node "$here/browser.mjs" "$BINDERY_TEST_LIGHTTPD_URL" "$BINDERY_TEST_TOKEN" \
-	"$work/upload.txt" >"$work/results" 2>"$work/node.err"
+	"$work/upload.txt" "$work/evil.html" >"$work/results" 2>"$work/node.err"
 rc=$?
 # One "pass<TAB>what" or "fail<TAB>what" line per check.
 while IFS=$'\t' read -r verdict what; do

@@ -1,5 +1,6 @@
 /*
- * libFuzzer harness for http_parse.c and the route table on it (app/routes.c).
+ * libFuzzer harness for http_parse.c, the route table on it (app/routes.c)
+ * and the Content-Disposition a name becomes (disposition.c).
  *
  * The first byte picks the function (modulo 9); the rest is its input.
  * Beyond "no crash, no UB", each result is checked against the promise its
@@ -13,6 +14,7 @@
 #include <string.h>
 
 #include "app/routes.h"
+#include "parse/disposition.h"
 #include "parse/http_parse.h"
 
 static void
@@ -124,12 +126,36 @@ fuzz_range(struct span in)
 	}
 }
 
+/* Any bytes at all (the header must be safe whatever the database holds):
+ * printable ASCII within DISPOSITION_MAX, and filename* decodes back. */
+static void
+fuzz_disposition(struct span in)
+{
+	static const char mid[] = "\"; filename*=UTF-8''";
+	struct buf out = BUF_INIT(DISPOSITION_MAX(in.len)), dec = BUF_INIT(in.len + 1);
+	const char *m;
+	size_t i;
+
+	check(disposition_attachment(in, &out) == BUF_OK);
+	for (i = 0; i < out.len; i++)
+		check(out.ptr[i] >= 0x20 && out.ptr[i] < 0x7f);
+	/* The fallback holds no '"', so the first one ends it. */
+	m = strchr(out.ptr + sizeof "attachment; filename=\"" - 1, '"');
+	check(m != NULL && strncmp(m, mid, sizeof mid - 1) == 0);
+	m += sizeof mid - 1;
+	check(http_percent_decode((struct span){ m, out.len - (size_t)(m - out.ptr) }, &dec) ==
+	    HTTP_DECODE_OK && dec.len == in.len && (in.len == 0 || memcmp(dec.ptr, in.ptr, in.len) == 0));
+	buf_free(&out);
+	buf_free(&dec);
+}
+
 static void
 fuzz_name(struct span in)
 {
 	enum document_name_err e = document_name_check(in);
 	size_t i;
 
+	fuzz_disposition(in);
 	check(document_name_err_string(e) != NULL);
 	if (e != DOCNAME_OK)
 		return;

@@ -729,7 +729,7 @@ test_sas(struct blob_client *c)
 	{
 		struct buf url = BUF_INIT(8192);
 
-		tap_ok(blob_sas_url(c, "hello.txt", "r", 600, NULL, &url, &r) == BLOB_OK &&
+		tap_ok(blob_sas_url(c, "hello.txt", "r", 600, NULL, NULL, &url, &r) == BLOB_OK &&
 		    strstr(buf_cstr(&url), "sr=b") && strstr(buf_cstr(&url), "sp=r") &&
 		    strncmp(buf_cstr(&url), endpoint, strlen(endpoint)) == 0,
 		    "blob_sas_url builds a read URL");

@@ -47,6 +47,10 @@ curl -sf -D "$tmp/h" -o "$tmp/s.out" "$durl"; ok $? "curl GET with rscd SAS"
 cmp -s "$tmp/small.txt" "$tmp/s.out"; ok $? "small blob identical"
 grep -qi '^content-disposition: attachment; filename="s.txt"' "$tmp/h"
 ok $? "service answers with the signed Content-Disposition"
+durl=$("$tool" sas "small.txt" r 600 'attachment; filename="s.txt"' 'text/x-signed')
+curl -sf -D "$tmp/h" -o /dev/null "$durl"; ok $? "curl GET with rscd and rsct SAS"
+grep -qi '^content-type: text/x-signed' "$tmp/h"
+ok $? "service answers with the signed Content-Type"
 
 bad=$(printf '%s' "$url" | sed 's/sig=./sig=A/')
 [ "$bad" != "$url" ] || bad=$(printf '%s' "$url" | sed 's/sig=./sig=B/')

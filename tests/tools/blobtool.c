@@ -6,7 +6,7 @@
  *
  *   blobtool mkcontainer | rmcontainer
  *   blobtool put NAME FILE [key=value ...]   create-only, "-" is stdin
- *   blobtool sas NAME PERMS SECONDS [DISPOSITION]
+ *   blobtool sas NAME PERMS SECONDS [DISPOSITION [CONTENT-TYPE]]
  *   blobtool stat NAME
  *   blobtool rm NAME
  */
@@ -126,7 +126,8 @@ main(int argc, char **argv)
 		struct buf url = BUF_INIT(16384);
 
 		if (blob_sas_url(c, argv[2], argv[3], strtoll(argv[4], NULL, 10),
-		    argc >= 6 ? argv[5] : NULL, &url, &r) != BLOB_OK)
+		    argc >= 6 ? argv[5] : NULL, argc >= 7 ? argv[6] : NULL, &url,
+		    &r) != BLOB_OK)
 			rc = fail("sas", &r);
 		else {
 			printf("%s\n", buf_cstr(&url));

