@@ -10,7 +10,7 @@ UNIT_TESTS += tests/unit/test_sign
 INTEGRATION_TESTS += tests/integration/test_blob \
 	tests/integration/test_blob_interop.sh
 tests_integration_test_blob_LDADD = $(LDADD) -lpthread
-EXTRA_DIST += tests/integration/test_blob_interop.sh
+EXTRA_DIST += tests/integration/test_blob_interop.sh tests/tools/blob_helpers.h
 
 # The benchmark program is built with everything else and run by
 # tests/bench/bench_blob.sh; it is not a test.

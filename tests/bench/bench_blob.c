@@ -51,6 +51,7 @@ anon_sample(void)
 }
 
 #include "storage/blob.h"
+#include "tools/blob_helpers.h"
 
 struct gen {
 	uint64_t left, state;
@@ -76,28 +77,6 @@ gen_read(void *ctx, char *buf, size_t len)
 		buf[i] = (char)i;
 	g->left -= len;
 	return (long)len;
-}
-
-static long
-file_read(void *ctx, char *buf, size_t len)
-{
-	FILE *f = ctx;
-	size_t n = fread(buf, 1, len, f);
-
-	return n == 0 && ferror(f) ? -1 : (long)n;
-}
-
-static size_t
-env_size(const char *name, size_t dflt)
-{
-	const char *v = getenv(name);
-	char *end;
-	unsigned long long n;
-
-	if (v == NULL || *v == '\0')
-		return dflt;
-	n = strtoull(v, &end, 10);
-	return *end == '\0' && n > 0 ? (size_t)n : dflt;
 }
 
 int

@@ -19,6 +19,7 @@
 #include "base/buf.h"
 #include "storage/sign.h"
 #include "tap.h"
+#include "tools/blob_helpers.h"
 
 static const char *endpoint, *account, *key_b64;
 static char container[64];
@@ -117,20 +118,6 @@ service_properties_set(struct blob_client *c, const struct blob_service_props *p
 		rc = blob_call(c, &service_properties_set_call, &a, res);
 	buf_free(&body);
 	return rc;
-}
-
-static const struct blob_call container_delete_call = {
-	.method = "DELETE", .target = BLOB_CALL_CONTAINER,
-	.query = { { "restype", "container" } },
-};
-
-/* Delete the test's container, and every blob in it. */
-static int
-container_delete(struct blob_client *c, struct blob_result *res)
-{
-	struct blob_call_args a = { .name = NULL };
-
-	return blob_call(c, &container_delete_call, &a, res);
 }
 
 /* ---- body sources ---- */

@@ -16,44 +16,8 @@
 
 #include "storage/blob.h"
 #include "storage/blob_internal.h"
+#include "tools/blob_helpers.h"
 #include "base/buf.h"
-
-/* Delete Container: only the tests and the benchmark remove one, so the
- * library does not offer it; it is one simple call on its engine. */
-static const struct blob_call container_delete_call = {
-	.method = "DELETE", .target = BLOB_CALL_CONTAINER,
-	.query = { { "restype", "container" } },
-};
-
-static int
-container_delete(struct blob_client *c, struct blob_result *res)
-{
-	struct blob_call_args a = { .name = NULL };
-
-	return blob_call(c, &container_delete_call, &a, res);
-}
-
-static long
-file_read(void *ctx, char *buf, size_t len)
-{
-	FILE *f = ctx;
-	size_t n = fread(buf, 1, len, f);
-
-	return n == 0 && ferror(f) ? -1 : (long)n;
-}
-
-static size_t
-env_size(const char *name, size_t dflt)
-{
-	const char *v = getenv(name);
-	char *end;
-	unsigned long long n;
-
-	if (v == NULL || *v == '\0')
-		return dflt;
-	n = strtoull(v, &end, 10);
-	return *end == '\0' && n > 0 ? (size_t)n : dflt;
-}
 
 static int
 fail(const char *what, const struct blob_result *r)
