@@ -462,6 +462,13 @@ config_check(struct bindery_config *cfg, char *err, size_t errlen)
 		snprintf(err, errlen, "[limits] sweep_cutoff must be at least twice request_deadline");
 		return -1;
 	}
+	/* A redirect hands out a SAS bindery signs itself, with the account
+	 * key: a SAS-only configuration cannot (it failed every download). */
+	if (cfg->download_mode == DOWNLOAD_REDIRECT && cfg->storage_key == NULL) {
+		snprintf(err, errlen, "[download] mode = redirect needs [storage] key:"
+			 " a SAS cannot sign the download links; use mode = proxy");
+		return -1;
+	}
 	if (cfg->retire_grace == 0)
 		cfg->retire_grace = cfg->sas_lifetime + cfg->request_deadline;
 	return 0;
@@ -518,7 +525,7 @@ config_load_stream(FILE *fp, const char *name, struct bindery_config **out, char
 		snprintf(errbuf, errlen, "%s: %s", name, msg);
 		goto out;
 	}
-	if (warnbuf && (cfg->storage_key || cfg->db_password || cfg->ntokens) &&
+	if (warnbuf && (cfg->storage_key || cfg->storage_sas || cfg->db_password || cfg->ntokens) &&
 	    fstat(fileno(fp), &sb) == 0 && (sb.st_mode & S_IROTH))
 		snprintf(warnbuf, warnlen, "%s is world-readable and holds secrets; chmod o-r it", name);
 	*out = cfg;

@@ -30,6 +30,11 @@ load_text(const char *text, struct bindery_config **cfg, char *err, size_t errle
 #define BASE "[database]\nsocket = /tmp/s.sock\nuser = u\npassword = hunter2-secret\nname = bindery\n" \
 	"[storage]\nconnection_string = UseDevelopmentStorage=true\ncontainer = documents\n"
 
+/* Storage by SAS alone: no account key, no database password, no tokens. */
+#define SAS_ONLY "[database]\nsocket = /s\nuser = u\nname = n\n[storage]\ncontainer = c\n" \
+	"endpoint = https://acct.blob.core.windows.net\naccount = acct\n" \
+	"sas = sv=2025-11-05&ss=b&srt=sco&sp=rwdlacupitfx&se=2030-01-01T00:00:00Z&sig=abc%2Bdef\n"
+
 struct bad_case {
 	const char *text;
 	const char *want;	/* substring of the message */
@@ -49,6 +54,7 @@ static const struct bad_case bad_cases[] = {
 	  "connection_string = AccountName=a;BlobEndpoint=http://x\n", "neither AccountKey" },
 	{ "[database]\nuser = u\nname = n\n", "needs socket or host" },
 	{ BASE "this is not ini\n", "syntax error" },
+	{ SAS_ONLY "[download]\nmode = redirect\n", "mode = redirect needs [storage] key" },
 };
 
 int
@@ -101,6 +107,14 @@ main(void)
 	chmod(path, 0644);
 	tap_ok(load_text(BASE, &cfg, err, sizeof err, warn, sizeof warn) == 0 &&
 	       strstr(warn, "world-readable") != NULL, "world-readable file with a key warns");
+	config_free(cfg);
+	cfg = NULL;
+	tap_ok(load_text(SAS_ONLY, &cfg, err, sizeof err, warn, sizeof warn) == 0 &&
+	       strstr(warn, "world-readable") != NULL, "world-readable file with only a SAS warns");
+	config_free(cfg);
+	cfg = NULL;
+	tap_ok(load_text(SAS_ONLY "[download]\nmode = proxy\n", &cfg, err, sizeof err, NULL, 0) == 0,
+	       "a SAS-only configuration serves downloads by proxy");
 	config_free(cfg);
 	cfg = NULL;
 
