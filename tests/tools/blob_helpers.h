@@ -1,6 +1,7 @@
 /*
  * blob_helpers.h - small pieces the storage tests, blobtool and the
- * benchmark share: a FILE read callback, a size from the environment, and
+ * benchmark share: a FILE read callback, sizes and client settings from the
+ * environment, and
  * Delete Container (only tests remove a container, so the library does not
  * offer it; it is one simple call on the client's engine).
  */
@@ -9,6 +10,7 @@
 
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "storage/blob.h"
 #include "storage/blob_internal.h"
@@ -35,6 +37,27 @@ env_size(const char *name, size_t dflt)
 		return dflt;
 	n = strtoull(v, &end, 10);
 	return *end == '\0' && n > 0 ? (size_t)n : dflt;
+}
+
+/*
+ * Client settings from the environment ./dev test hands over
+ * (BINDERY_TEST_BLOB_*, BLOBTOOL_CONTAINER, BLOBTOOL_BLOCK_SIZE,
+ * BLOBTOOL_IN_FLIGHT, BLOBTOOL_SINGLE_PUT_MAX).  1 when every required
+ * one is set, else 0.
+ */
+static inline int
+settings_from_env(struct blob_settings *s)
+{
+	memset(s, 0, sizeof *s);
+	s->endpoint = getenv("BINDERY_TEST_BLOB_ENDPOINT");
+	s->account = getenv("BINDERY_TEST_BLOB_ACCOUNT");
+	s->key_b64 = getenv("BINDERY_TEST_BLOB_KEY");
+	s->container = getenv("BLOBTOOL_CONTAINER");
+	s->block_size = env_size("BLOBTOOL_BLOCK_SIZE", 8 * 1024 * 1024);
+	s->blocks_in_flight = (unsigned)env_size("BLOBTOOL_IN_FLIGHT", 4);
+	s->single_put_max = env_size("BLOBTOOL_SINGLE_PUT_MAX", 4 * 1024 * 1024);
+	s->max_retries = 3;
+	return s->endpoint && s->account && s->key_b64 && s->container;
 }
 
 /* Delete the client's container and every blob in it. */

@@ -35,17 +35,7 @@ main(int argc, char **argv)
 	struct blob_result r;
 	int rc = 2;
 
-	memset(&s, 0, sizeof s);
-	s.endpoint = getenv("BINDERY_TEST_BLOB_ENDPOINT");
-	s.account = getenv("BINDERY_TEST_BLOB_ACCOUNT");
-	s.key_b64 = getenv("BINDERY_TEST_BLOB_KEY");
-	s.container = getenv("BLOBTOOL_CONTAINER");
-	s.block_size = env_size("BLOBTOOL_BLOCK_SIZE", 8 * 1024 * 1024);
-	s.blocks_in_flight = (unsigned)env_size("BLOBTOOL_IN_FLIGHT", 4);
-	s.single_put_max = env_size("BLOBTOOL_SINGLE_PUT_MAX", 4 * 1024 * 1024);
-	s.max_retries = 3;
-	if (argc < 2 || s.endpoint == NULL || s.account == NULL || s.key_b64 == NULL ||
-	    s.container == NULL) {
+	if (!settings_from_env(&s) || argc < 2) {
 		fprintf(stderr, "usage: blobtool mkcontainer|rmcontainer|put|sas|stat ... "
 		    "(with BINDERY_TEST_BLOB_* and BLOBTOOL_CONTAINER set)\n");
 		return 2;
