@@ -20,6 +20,28 @@ proto_new_blob_name(const struct bindery_config *cfg, char *out, size_t outlen)
 	return (size_t)snprintf(out, outlen, "%s%s", cfg->storage_prefix, hex) < outlen ? 0 : -1;
 }
 
+/*
+ * An intent this attempt holds: its document, its blob name and the holder
+ * id every transition of its registry row is conditional on (DESIGN.md,
+ * "Fencing").  Fresh for each attempt: a create, a resume, a restart, a
+ * replace.
+ */
+struct held_intent {
+	uint64_t doc_id;
+	char blob_name[DOC_BLOB_NAME_MAX];
+	char holder[DOC_HOLDER_MAX];
+};
+
+/* A new holder id for an attempt on blob_name; -1 without randomness or room. */
+static int
+held_intent_init(struct held_intent *hi, uint64_t doc_id, const char *blob_name)
+{
+	hi->doc_id = doc_id;
+	if (copy_cstr(hi->blob_name, sizeof hi->blob_name, blob_name) != 0)
+		return -1;
+	return rand_hex(hi->holder, sizeof hi->holder, 16);
+}
+
 static enum proto_result
 from_db(enum db_err e)
 {
@@ -70,17 +92,33 @@ log_blob(const char *step, const char *blob_name, const struct blob_result *r)
 }
 
 /*
- * Failure before the tag flip: the blob (if any) still says pending, so a
- * delete guarded by that tag can only remove our own unfinished bytes.  Blob
- * first, then the rows; anything that fails here is left to the sweeper.
- * The request's deadline no longer applies, only the compensation budget.
+ * Failure before the tag flip.  First the claim: pending -> sweeping, only
+ * while this attempt still holds the row.  Losing it means a resume or the
+ * sweeper owns the name now, with its own upload perhaps under way there,
+ * so we touch nothing (not even a pending blob: it may be theirs).  Having
+ * won, the blob (if any) still says pending, and a delete guarded by that
+ * tag can only remove unfinished bytes.  Blob first, then the rows; anything
+ * that fails here is left to the sweeper, which takes the claim over once
+ * its lease ends.  The request's deadline no longer applies, only the
+ * compensation budget.
  */
 static void
-compensate_pending(struct services *s, uint64_t doc_id, const char *blob_name)
+compensate_pending(struct services *s, const struct held_intent *hi)
 {
+	const char *blob_name = hi->blob_name;
 	struct blob_result r;
 	enum db_err e;
 
+	if (FAILPOINT("compensate.before_claim"))
+		return;
+	e = blobs_claim_held(s->db, blob_name, hi->holder, s->cfg->sweep_lease);
+	if (e != DB_OK) {
+		if (e == DB_CONFLICT)
+			log_info("intent %s was taken over; compensation touches nothing", blob_name);
+		else
+			log_warn("intent %s left for the sweeper: %s", blob_name, db_err_name(e));
+		return;
+	}
 	blob_client_set_deadline(s->blob, blob_now_ms() + COMPENSATION_BUDGET_MS);
 	if (FAILPOINT("compensate.before_delete"))
 		return;
@@ -94,8 +132,8 @@ compensate_pending(struct services *s, uint64_t doc_id, const char *blob_name)
 		log_blob("compensating delete left for the sweeper:", blob_name, &r);
 		return;
 	}
-	e = docs_abandon_intent(s->db, doc_id, blob_name);
-	if (e != DB_OK && e != DB_CONFLICT)
+	e = docs_abandon_intent(s->db, hi->doc_id, blob_name, hi->holder);
+	if (e != DB_OK)
 		log_warn("intent %s left for the sweeper: %s", blob_name, db_err_name(e));
 }
 
@@ -116,7 +154,9 @@ blob_matches(struct services *s, const char *blob_name, const struct blob_upload
 /*
  * Steps 2 and 3: create-only upload tagged pending, then the tag flip.
  * A name that already holds exactly these bytes (our own earlier try)
- * counts as uploaded.
+ * counts as uploaded.  Right before the flip the row's heartbeat is renewed
+ * by holder: an attempt that lost its row stops there, before it commits
+ * anything (its compensation then loses the claim too and touches nothing).
  */
 /* An operation's two failpoints in upload_and_commit_tag, named where the operation calls it. */
 struct upload_failpoints {
@@ -125,9 +165,10 @@ struct upload_failpoints {
 };
 
 static enum proto_result
-upload_and_commit_tag(struct services *s, const char *blob_name, const struct proto_body *body,
+upload_and_commit_tag(struct services *s, const struct held_intent *hi, const struct proto_body *body,
 		      const struct upload_failpoints *fp, int resuming, struct blob_upload_info *info)
 {
+	const char *blob_name = hi->blob_name;
 	const struct blob_tag pending[] = { { TAG_STATE_KEY, tag_state_name(TAG_STATE_PENDING) } };
 	const struct blob_tag committed[] = { { TAG_STATE_KEY, tag_state_name(TAG_STATE_COMMITTED) } };
 	struct blob_upload_opts opts = { body->content_type, pending, 1, body->expected_size };
@@ -150,6 +191,14 @@ upload_and_commit_tag(struct services *s, const char *blob_name, const struct pr
 	}
 	if (FAILPOINT(fp->after_upload))
 		return PROTO_UNAVAILABLE;
+	{
+		enum db_err e = blobs_renew_held(s->db, blob_name, hi->holder);
+
+		if (e == DB_CONFLICT)
+			log_info("intent %s was taken over; not committing it", blob_name);
+		if (e != DB_OK)
+			return PROTO_UNAVAILABLE;
+	}
 
 	if (blob_set_tags(s->blob, blob_name, committed, 1, tag_state_guard(TAG_STATE_PENDING), &r) != 0) {
 		enum proto_result pr = from_blob(&r) == PROTO_OK ? PROTO_FAILED : from_blob(&r);
@@ -208,31 +257,36 @@ hash_body(const struct proto_body *body, char hex[65])
 	return PROTO_OK;
 }
 
-/* Steps 2-4 for an intent we own (fresh or resumed). */
+/* Steps 2-4 for an intent we hold (fresh or resumed). */
 static enum proto_result
-finish_create(struct services *s, uint64_t doc_id, const char *blob_name, const char *owner,
+finish_create(struct services *s, const struct held_intent *hi, const char *owner,
 	      const struct proto_body *body, const char *idem_key, int resuming,
 	      struct proto_answer *out)
 {
+	uint64_t doc_id = hi->doc_id;
+	const char *blob_name = hi->blob_name;
 	struct blob_upload_info info;
 	enum proto_result pr;
 	enum db_err e;
 
 	static const struct upload_failpoints fp = { "create.after_upload", "create.after_tag" };
 
-	pr = upload_and_commit_tag(s, blob_name, body, &fp, resuming, &info);
+	pr = upload_and_commit_tag(s, hi, body, &fp, resuming, &info);
 	if (pr != PROTO_OK) {
 		/* Before the flip (or a flip that did not happen: the guard
-		 * refuses a committed blob) compensation is safe; a resumed
-		 * intent whose bytes differ belongs to the earlier request. */
+		 * refuses a committed blob) compensation is safe, if we still
+		 * hold the row; a resumed intent whose bytes differ belongs to
+		 * the earlier request. */
 		if (pr != PROTO_IDEM_MISMATCH)
-			compensate_pending(s, doc_id, blob_name);
+			compensate_pending(s, hi);
 		return pr;
 	}
 	/* Step 4.  From here on, never compensate: the blob is committed. */
-	e = docs_mark_ready(s->db, doc_id, blob_name, info.size, info.sha256_hex);
+	e = docs_mark_ready(s->db, doc_id, blob_name, hi->holder, info.size, info.sha256_hex);
 	if (e == DB_CONFLICT) {
-		/* The sweeper claimed it; if it rolled us forward, we succeeded. */
+		/* A resume or the sweeper took the row; if the document is
+		 * ready on our blob (rolled forward, or finished by the
+		 * resume), we succeeded. */
 		if (docs_get(s->db, doc_id, &out->doc) == DB_OK &&
 		    out->doc.status == DOC_STATUS_READY && strcmp(out->doc.blob_name, blob_name) == 0)
 			goto ready;
@@ -383,10 +437,15 @@ lookup_key(struct services *s, struct create_req *c)
 static enum proto_result
 resume(struct services *s, struct create_req *c, struct proto_answer *out)
 {
+	struct held_intent hi;
 	enum db_err e;
 
-	/* Pending: alive if its owner touched it within the deadline. */
-	e = blobs_renew_stale_pending(s->db, c->key.blob_name, s->cfg->request_deadline);
+	if (held_intent_init(&hi, c->key.document_id, c->key.blob_name) != 0)
+		return PROTO_FAILED;
+	/* Pending: alive if its holder touched it within the deadline.  Taking
+	 * it over makes us its holder; the earlier attempt, if it still runs,
+	 * learns it lost at its next transition and touches nothing. */
+	e = blobs_take_over_stale(s->db, hi.blob_name, s->cfg->request_deadline, hi.holder);
 	if (e == DB_CONFLICT)
 		return PROTO_IDEM_IN_PROGRESS;
 	if (e != DB_OK)
@@ -394,8 +453,7 @@ resume(struct services *s, struct create_req *c, struct proto_answer *out)
 	if (FAILPOINT("resume.after_claim"))
 		return PROTO_UNAVAILABLE;
 	log_info("resuming create of %s onto %s", c->key.doc_name, c->key.blob_name);
-	return finish_create(s, c->key.document_id, c->key.blob_name, c->owner, c->body, c->idem_key, 1,
-			     out);
+	return finish_create(s, &hi, c->owner, c->body, c->idem_key, 1, out);
 }
 
 /* The sweeper took the old intent: start a new one under the same key. */
@@ -403,18 +461,19 @@ static enum proto_result
 restart(struct services *s, struct create_req *c, struct proto_answer *out)
 {
 	char blob_name[DOC_BLOB_NAME_MAX];
-	uint64_t doc_id = 0;
+	struct held_intent hi;
 	enum db_err e;
 
-	if (proto_new_blob_name(s->cfg, blob_name, sizeof blob_name))
+	if (proto_new_blob_name(s->cfg, blob_name, sizeof blob_name) ||
+	    held_intent_init(&hi, 0, blob_name) != 0)
 		return PROTO_FAILED;
 	e = idem_restart(s->db, c->owner, c->idem_key, c->name, c->body->content_type, blob_name,
-			 &doc_id);
+			 hi.holder, &hi.doc_id);
 	if (e == DB_DUPLICATE)
 		return PROTO_UNAVAILABLE;	/* the old pending row still holds the name */
 	if (e != DB_OK)
 		return e == DB_CONFLICT ? PROTO_IDEM_IN_PROGRESS : from_db(e);
-	return finish_create(s, doc_id, blob_name, c->owner, c->body, c->idem_key, 0, out);
+	return finish_create(s, &hi, c->owner, c->body, c->idem_key, 0, out);
 }
 
 /*
@@ -425,15 +484,16 @@ static enum proto_result
 start_intent(struct services *s, struct create_req *c, struct proto_answer *out, int *taken)
 {
 	char blob_name[DOC_BLOB_NAME_MAX];
-	uint64_t doc_id = 0;
+	struct held_intent hi;
 	enum db_err e;
 
 	*taken = 0;
-	if (proto_new_blob_name(s->cfg, blob_name, sizeof blob_name))
+	if (proto_new_blob_name(s->cfg, blob_name, sizeof blob_name) ||
+	    held_intent_init(&hi, 0, blob_name) != 0)
 		return PROTO_FAILED;
 	/* Step 1: the database learns the name before any byte is sent. */
-	e = docs_create_intent(s->db, c->name, c->owner, c->body->content_type, blob_name, c->idem_key,
-			       &doc_id);
+	e = docs_create_intent(s->db, c->name, c->owner, c->body->content_type, blob_name, hi.holder,
+			       c->idem_key, &hi.doc_id);
 	if (e == DB_DUPLICATE) {
 		*taken = 1;
 		return PROTO_OK;
@@ -442,7 +502,7 @@ start_intent(struct services *s, struct create_req *c, struct proto_answer *out,
 		return from_db(e);
 	if (FAILPOINT("create.after_intent"))
 		return PROTO_UNAVAILABLE;
-	return finish_create(s, doc_id, blob_name, c->owner, c->body, c->idem_key, 0, out);
+	return finish_create(s, &hi, c->owner, c->body, c->idem_key, 0, out);
 }
 
 /* Carry out a decision that does not start a new intent. */
@@ -514,28 +574,62 @@ out:
 	return pr;
 }
 
-/* A replace that will not be committed: its new blob goes through the outbox now. */
+/* A replace that will not be committed: its new blob goes through the
+ * outbox now, if we still hold its row (else the sweeper rolls it back). */
 static void
-roll_back_replace(struct services *s, const char *blob_name)
+roll_back_replace(struct services *s, const struct held_intent *hi)
 {
-	enum db_err e = blobs_retire_unreferenced(s->db, blob_name);
+	enum db_err e = blobs_retire_unreferenced(s->db, hi->blob_name, hi->holder);
 
 	blob_client_set_deadline(s->blob, blob_now_ms() + COMPENSATION_BUDGET_MS);
-	if (e != DB_OK || proto_drain_retired(s, blob_name, "responder") != PROTO_OK)
-		log_warn("rollback of %s left for the sweeper (%s)", blob_name, db_err_name(e));
+	if (e != DB_OK || proto_drain_retired(s, hi->blob_name, "responder") != PROTO_OK)
+		log_warn("rollback of %s left for the sweeper (%s)", hi->blob_name, db_err_name(e));
+}
+
+/* Replace steps 2 to the commit, for the intent hi we hold on document doc_id. */
+static enum proto_result
+replace_upload_commit(struct services *s, const struct held_intent *hi, const struct proto_body *body,
+		      uint64_t expected_version, struct proto_answer *out)
+{
+	static const struct upload_failpoints replace_fp = { "replace.after_upload", "replace.after_tag" };
+	struct blob_upload_info info;
+	struct replace_blob nb;
+	enum proto_result pr;
+	enum db_err e;
+	int stale = 0;
+
+	pr = upload_and_commit_tag(s, hi, body, &replace_fp, 0, &info);
+	if (pr != PROTO_OK) {
+		compensate_pending(s, hi);
+		return pr;
+	}
+	nb.name = hi->blob_name;
+	nb.holder = hi->holder;
+	nb.size = info.size;
+	nb.sha256_hex = info.sha256_hex;
+	nb.content_type = body->content_type;
+	e = docs_replace_commit(s->db, hi->doc_id, &nb, expected_version, s->cfg->retire_grace, &stale,
+				&out->doc);
+	if (e == DB_OK)
+		return FAILPOINT("replace.after_commit") ? PROTO_UNAVAILABLE : PROTO_OK;
+	if (e == DB_NOT_FOUND || stale) {
+		/* Deleted or changed while we uploaded: the new bytes are nobody's. */
+		roll_back_replace(s, hi);
+		return stale ? PROTO_STALE : PROTO_NOT_FOUND;
+	}
+	/* The new blob's row was lost (the sweeper rolls it back) or the database failed. */
+	return e == DB_CONFLICT ? PROTO_UNAVAILABLE : from_db(e);
 }
 
 enum proto_result
 proto_replace(struct services *s, uint64_t doc_id, const char *owner, const struct proto_body *body,
 	      const struct proto_precondition *pre, struct proto_answer *out)
 {
-	static const struct upload_failpoints replace_fp = { "replace.after_upload", "replace.after_tag" };
 	char blob_name[DOC_BLOB_NAME_MAX];
-	struct blob_upload_info info;
+	struct held_intent hi;
 	uint64_t expected_version = 0;
 	enum proto_result pr;
 	enum db_err e;
-	int stale = 0;
 
 	memset(out, 0, sizeof *out);
 	start_deadline(s);
@@ -556,11 +650,12 @@ proto_replace(struct services *s, uint64_t doc_id, const char *owner, const stru
 		}
 		expected_version = out->doc.version;
 	}
-	if (proto_new_blob_name(s->cfg, blob_name, sizeof blob_name)) {
+	if (proto_new_blob_name(s->cfg, blob_name, sizeof blob_name) ||
+	    held_intent_init(&hi, doc_id, blob_name) != 0) {
 		pr = PROTO_FAILED;
 		goto out;
 	}
-	if ((e = docs_replace_intent(s->db, doc_id, blob_name)) != DB_OK) {
+	if ((e = docs_replace_intent(s->db, doc_id, blob_name, hi.holder)) != DB_OK) {
 		pr = from_db(e);
 		goto out;
 	}
@@ -568,25 +663,7 @@ proto_replace(struct services *s, uint64_t doc_id, const char *owner, const stru
 		pr = PROTO_UNAVAILABLE;
 		goto out;
 	}
-	pr = upload_and_commit_tag(s, blob_name, body, &replace_fp, 0, &info);
-	if (pr != PROTO_OK) {
-		compensate_pending(s, doc_id, blob_name);
-		goto out;
-	}
-	e = docs_replace_commit(s->db, doc_id, blob_name, info.size, info.sha256_hex,
-				body->content_type, expected_version, s->cfg->retire_grace, &stale,
-				&out->doc);
-	if (e == DB_OK) {
-		pr = FAILPOINT("replace.after_commit") ? PROTO_UNAVAILABLE : PROTO_OK;
-		goto out;
-	}
-	if (e == DB_NOT_FOUND || stale) {
-		/* Deleted or changed while we uploaded: the new bytes are nobody's. */
-		roll_back_replace(s, blob_name);
-		pr = stale ? PROTO_STALE : PROTO_NOT_FOUND;
-		goto out;
-	}
-	pr = e == DB_CONFLICT ? PROTO_UNAVAILABLE : from_db(e);
+	pr = replace_upload_commit(s, &hi, body, expected_version, out);
 out:
 	blob_client_set_deadline(s->blob, 0);
 	return pr;

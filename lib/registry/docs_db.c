@@ -26,14 +26,14 @@ static const char sql_insert_doc[] =
 	"INSERT INTO documents (name, status, blob_name, content_type, owner)"
 	" VALUES (?, 'pending', ?, ?, ?)";
 static const char sql_insert_blob[] =
-	"INSERT INTO blobs (name, document_id, purpose, state) VALUES (?, ?, ?, 'pending')";
+	"INSERT INTO blobs (name, document_id, purpose, state, holder) VALUES (?, ?, ?, 'pending', ?)";
 static const char sql_insert_idem[] =
 	"INSERT INTO idempotency_keys (owner, idem_key, document_id, blob_name, doc_name)"
 	" VALUES (?, ?, ?, ?, ?)";
 
 static enum db_err
 create_intent_tx(struct db *db, struct span name, const char *owner, const char *content_type,
-		 const char *blob_name, const char *idem_key, uint64_t *doc_id)
+		 const char *blob_name, const char *holder, const char *idem_key, uint64_t *doc_id)
 {
 	struct db_param doc[] = { DBP_SPAN(name), DBP_STR(blob_name), DBP_STR(content_type),
 				  DBP_STR(owner) };
@@ -44,7 +44,8 @@ create_intent_tx(struct db *db, struct span name, const char *owner, const char 
 	*doc_id = db_last_insert_id(db);
 	{
 		struct db_param blob[] = { DBP_STR(blob_name), DBP_U64(*doc_id),
-					   DBP_STR(intent_purpose_name(PURPOSE_CREATE)) };
+					   DBP_STR(intent_purpose_name(PURPOSE_CREATE)),
+					   DBP_STR(holder) };
 		if ((e = db_exec(db, sql_insert_blob, blob, ARRAY_LEN(blob), NULL)) != DB_OK)
 			return e;
 	}
@@ -59,23 +60,26 @@ create_intent_tx(struct db *db, struct span name, const char *owner, const char 
 
 enum db_err
 docs_create_intent(struct db *db, struct span name, const char *owner, const char *content_type,
-		   const char *blob_name, const char *idem_key, uint64_t *doc_id)
+		   const char *blob_name, const char *holder, const char *idem_key, uint64_t *doc_id)
 {
-	IN_TX(db, create_intent_tx(db, name, owner, content_type, blob_name, idem_key, doc_id));
+	IN_TX(db, create_intent_tx(db, name, owner, content_type, blob_name, holder, idem_key,
+				   doc_id));
 }
 
 static const char sql_doc_ready[] =
 	"UPDATE documents SET status = 'ready', size = ?, sha256 = ?, updated_at = NOW(6)"
 	" WHERE id = ? AND blob_name = ? AND status = 'pending'";
+/* Fenced: only the row's holder commits it. */
 static const char sql_blob_commit[] =
 	"UPDATE blobs SET state = 'committed', size = ?, sha256 = ?"
-	" WHERE name = ? AND state = 'pending'";
+	" WHERE name = ? AND state = 'pending' AND holder = ?";
 
 static enum db_err
-mark_ready_tx(struct db *db, uint64_t doc_id, const char *blob_name, uint64_t size, const char *sha)
+mark_ready_tx(struct db *db, uint64_t doc_id, const char *blob_name, const char *holder,
+	      uint64_t size, const char *sha)
 {
 	struct db_param d[] = { DBP_U64(size), DBP_STR(sha), DBP_U64(doc_id), DBP_STR(blob_name) };
-	struct db_param b[] = { DBP_U64(size), DBP_STR(sha), DBP_STR(blob_name) };
+	struct db_param b[] = { DBP_U64(size), DBP_STR(sha), DBP_STR(blob_name), DBP_STR(holder) };
 	enum db_err e;
 
 	if ((e = db_exec_one(db, sql_doc_ready, d, ARRAY_LEN(d))) != DB_OK)
@@ -84,14 +88,41 @@ mark_ready_tx(struct db *db, uint64_t doc_id, const char *blob_name, uint64_t si
 }
 
 enum db_err
-docs_mark_ready(struct db *db, uint64_t doc_id, const char *blob_name, uint64_t size,
-		const char *sha256_hex)
+docs_mark_ready(struct db *db, uint64_t doc_id, const char *blob_name, const char *holder,
+		uint64_t size, const char *sha256_hex)
 {
-	IN_TX(db, mark_ready_tx(db, doc_id, blob_name, size, sha256_hex));
+	IN_TX(db, mark_ready_tx(db, doc_id, blob_name, holder, size, sha256_hex));
 }
 
-static const char sql_drop_pending_blob[] =
-	"DELETE FROM blobs WHERE name = ? AND state = 'pending'";
+static const char sql_renew_held[] =
+	"UPDATE blobs SET touched_at = NOW(6) WHERE name = ? AND state = 'pending' AND holder = ?";
+
+enum db_err
+blobs_renew_held(struct db *db, const char *blob_name, const char *holder)
+{
+	struct db_param p[] = { DBP_STR(blob_name), DBP_STR(holder) };
+
+	return db_exec_one(db, sql_renew_held, p, ARRAY_LEN(p));
+}
+
+/* Compensation's claim looks like a sweeper's (sweeping, claimed_by, a
+ * lease), so a responder that dies half-way leaves a claim the sweeper
+ * takes over once the lease ends. */
+static const char sql_claim_held[] =
+	"UPDATE blobs SET state = 'sweeping', claimed_by = holder,"
+	" lease_until = NOW(6) + INTERVAL ? SECOND"
+	" WHERE name = ? AND state = 'pending' AND holder = ?";
+
+enum db_err
+blobs_claim_held(struct db *db, const char *blob_name, const char *holder, unsigned lease)
+{
+	struct db_param p[] = { DBP_U64(lease), DBP_STR(blob_name), DBP_STR(holder) };
+
+	return db_exec_one(db, sql_claim_held, p, ARRAY_LEN(p));
+}
+
+static const char sql_drop_claimed_intent[] =
+	"DELETE FROM blobs WHERE name = ? AND state = 'sweeping' AND claimed_by = ?";
 static const char sql_drop_pending_doc[] =
 	"DELETE FROM documents WHERE id = ? AND blob_name = ? AND status = 'pending'";
 /* Only the key that started this intent: a replace's intent shares the
@@ -100,27 +131,28 @@ static const char sql_drop_idem_for_blob[] =
 	"DELETE FROM idempotency_keys WHERE blob_name = ? AND status_code IS NULL";
 
 static enum db_err
-abandon_tx(struct db *db, uint64_t doc_id, const char *blob_name)
+abandon_tx(struct db *db, uint64_t doc_id, const char *blob_name, const char *holder)
 {
-	struct db_param b[] = { DBP_STR(blob_name) };
+	struct db_param b[] = { DBP_STR(blob_name), DBP_STR(holder) };
 	struct db_param d[] = { DBP_U64(doc_id), DBP_STR(blob_name) };
 	struct db_param k[] = { DBP_STR(blob_name) };
 	enum db_err e;
 
 	/* Documents, then blobs, then keys: the order every transaction
 	 * locks rows in, so none waits on another in a cycle.  The blob's
-	 * row must go (one row): otherwise the whole transaction rolls back. */
+	 * row must go under our claim (one row): otherwise the whole
+	 * transaction rolls back. */
 	if ((e = db_exec(db, sql_drop_pending_doc, d, 2, NULL)) != DB_OK)
 		return e;
-	if ((e = db_exec_one(db, sql_drop_pending_blob, b, 1)) != DB_OK)
+	if ((e = db_exec_one(db, sql_drop_claimed_intent, b, 2)) != DB_OK)
 		return e;
 	return db_exec(db, sql_drop_idem_for_blob, k, 1, NULL);
 }
 
 enum db_err
-docs_abandon_intent(struct db *db, uint64_t doc_id, const char *blob_name)
+docs_abandon_intent(struct db *db, uint64_t doc_id, const char *blob_name, const char *holder)
 {
-	IN_TX(db, abandon_tx(db, doc_id, blob_name));
+	IN_TX(db, abandon_tx(db, doc_id, blob_name, holder));
 }
 
 /* The text of a row's enum columns, read before they become enums. */
@@ -206,7 +238,7 @@ docs_list_ready(struct db *db, uint64_t after, unsigned limit,
 
 static const char sql_get_blob[] =
 	"SELECT name, document_id, purpose, state, COALESCE(size, 0), COALESCE(sha256, ''),"
-	" TIMESTAMPDIFF(SECOND, touched_at, NOW(6)) FROM blobs WHERE name = ?";
+	" TIMESTAMPDIFF(SECOND, touched_at, NOW(6)), COALESCE(holder, '') FROM blobs WHERE name = ?";
 
 enum db_err
 blobs_get(struct db *db, const char *name, struct blob_row *out)
@@ -214,7 +246,7 @@ blobs_get(struct db *db, const char *name, struct blob_row *out)
 	struct row_text t;
 	struct db_col c[] = { DBC_STR(out->name), DBC_U64(&out->document_id), DBC_STR(t.purpose),
 			      DBC_STR(t.state), DBC_U64(&out->size), DBC_STR(out->sha256),
-			      DBC_I64(&out->touched_age) };
+			      DBC_I64(&out->touched_age), DBC_STR(out->holder) };
 	struct db_param p[] = { DBP_STR(name) };
 	enum db_err e;
 
@@ -228,50 +260,84 @@ blobs_get(struct db *db, const char *name, struct blob_row *out)
 }
 
 enum db_err
-docs_replace_intent(struct db *db, uint64_t doc_id, const char *blob_name)
+docs_replace_intent(struct db *db, uint64_t doc_id, const char *blob_name, const char *holder)
 {
 	struct db_param p[] = { DBP_STR(blob_name), DBP_U64(doc_id),
-				DBP_STR(intent_purpose_name(PURPOSE_REPLACE)) };
+				DBP_STR(intent_purpose_name(PURPOSE_REPLACE)), DBP_STR(holder) };
 
 	return db_exec(db, sql_insert_blob, p, ARRAY_LEN(p), NULL);
 }
 
-static const char sql_lock_ready_doc[] =
-	"SELECT " DOC_COLUMNS " FROM documents WHERE id = ? AND status = 'ready' FOR UPDATE";
+/*
+ * Replace and delete read the document without a lock, then change it with
+ * WHERE id = ? AND version = ? AND status = 'ready', which must touch one
+ * row.  Under Galera a SELECT ... FOR UPDATE locks only the local node; the
+ * conditional statement is what certification checks (DESIGN.md, "Past one
+ * machine").  Zero rows means another replace or delete committed in
+ * between: the transaction rolls back and runs again on what is there now,
+ * a few times at most.  The next try answers 404 (deleted) or 412 (a
+ * guarded replace that is now stale), or goes ahead (an unguarded replace,
+ * last writer wins; a delete of the replaced document).
+ */
+#define VERSION_RACE_TRIES 3
+
+static const char sql_get_ready_doc[] =
+	"SELECT " DOC_COLUMNS " FROM documents WHERE id = ? AND status = 'ready'";
 static const char sql_doc_point[] =
 	"UPDATE documents SET blob_name = ?, size = ?, sha256 = ?, content_type = ?,"
-	" version = version + 1, updated_at = NOW(6) WHERE id = ?";
+	" version = version + 1, updated_at = NOW(6)"
+	" WHERE id = ? AND version = ? AND status = 'ready'";
 static const char sql_blob_retire[] =
 	"UPDATE blobs SET state = 'retired', retire_after = NOW(6) + INTERVAL ? SECOND"
 	" WHERE name = ? AND state = 'committed'";
 
+/* Commit on DB_OK, roll back otherwise; the result of the whole transaction. */
 static enum db_err
-replace_commit_tx(struct db *db, uint64_t doc_id, const char *new_blob, uint64_t size,
-		  const char *sha, const char *ctype, uint64_t expected_version, unsigned grace,
-		  int *stale, struct doc *out)
+tx_finish(struct db *db, enum db_err e)
+{
+	if (e == DB_OK)
+		e = db_commit(db);
+	if (e != DB_OK)
+		db_rollback(db);
+	return e;
+}
+
+/* Point the read document (version out->version) at the new blob; *raced when the guard missed. */
+static enum db_err
+point_doc(struct db *db, uint64_t doc_id, const struct replace_blob *nb, const struct doc *cur,
+	  int *raced)
+{
+	struct db_param p[] = { DBP_STR(nb->name), DBP_U64(nb->size), DBP_STR(nb->sha256_hex),
+				DBP_STR(nb->content_type), DBP_U64(doc_id), DBP_U64(cur->version) };
+	enum db_err e = db_exec_one(db, sql_doc_point, p, ARRAY_LEN(p));
+
+	*raced = e == DB_CONFLICT;
+	return e;
+}
+
+static enum db_err
+replace_commit_tx(struct db *db, uint64_t doc_id, const struct replace_blob *nb,
+		  uint64_t expected_version, unsigned grace, int *stale, int *raced, struct doc *out)
 {
 	struct db_col c[DOC_NCOLS];
-	struct db_param lock[] = { DBP_U64(doc_id) };
+	struct db_param id[] = { DBP_U64(doc_id) };
 	char old_blob[DOC_BLOB_NAME_MAX];
 	struct row_text t;
 	enum db_err e;
 
 	doc_cols(out, &t, c);
-	if ((e = db_query(db, sql_lock_ready_doc, lock, 1, c, DOC_NCOLS, NULL, NULL)) != DB_OK)
+	if ((e = db_query(db, sql_get_ready_doc, id, 1, c, DOC_NCOLS, NULL, NULL)) != DB_OK)
 		return e;
 	if (expected_version && out->version != expected_version) {
 		*stale = 1;
 		return DB_CONFLICT;
 	}
 	memcpy(old_blob, out->blob_name, sizeof old_blob);
+	if ((e = point_doc(db, doc_id, nb, out, raced)) != DB_OK)
+		return e;
 	{
-		struct db_param p[] = { DBP_STR(new_blob), DBP_U64(size), DBP_STR(sha), DBP_STR(ctype),
-					DBP_U64(doc_id) };
-		if ((e = db_exec_one(db, sql_doc_point, p, ARRAY_LEN(p))) != DB_OK)
-			return e;
-	}
-	{
-		struct db_param p[] = { DBP_U64(size), DBP_STR(sha), DBP_STR(new_blob) };
+		struct db_param p[] = { DBP_U64(nb->size), DBP_STR(nb->sha256_hex), DBP_STR(nb->name),
+					DBP_STR(nb->holder) };
 		if ((e = db_exec_one(db, sql_blob_commit, p, ARRAY_LEN(p))) != DB_OK)
 			return e;
 	}
@@ -280,36 +346,44 @@ replace_commit_tx(struct db *db, uint64_t doc_id, const char *new_blob, uint64_t
 		if ((e = db_exec_one(db, sql_blob_retire, p, ARRAY_LEN(p))) != DB_OK)
 			return e;
 	}
-	return doc_finish(db_query(db, sql_get_doc, lock, 1, c, DOC_NCOLS, NULL, NULL), out, &t);
+	return doc_finish(db_query(db, sql_get_doc, id, 1, c, DOC_NCOLS, NULL, NULL), out, &t);
 }
 
 enum db_err
-docs_replace_commit(struct db *db, uint64_t doc_id, const char *new_blob, uint64_t size,
-		    const char *sha256_hex, const char *content_type, uint64_t expected_version,
-		    unsigned grace, int *stale, struct doc *out)
+docs_replace_commit(struct db *db, uint64_t doc_id, const struct replace_blob *nb,
+		    uint64_t expected_version, unsigned grace, int *stale, struct doc *out)
 {
-	*stale = 0;
-	memset(out, 0, sizeof *out);
-	IN_TX(db, replace_commit_tx(db, doc_id, new_blob, size, sha256_hex, content_type,
-				    expected_version, grace, stale, out));
+	enum db_err e = DB_CONFLICT;
+	int tries, raced = 1;
+
+	for (tries = 0; tries < VERSION_RACE_TRIES && raced; tries++) {
+		raced = 0;
+		*stale = 0;
+		memset(out, 0, sizeof *out);
+		if ((e = db_begin(db)) == DB_OK)
+			e = replace_commit_tx(db, doc_id, nb, expected_version, grace, stale, &raced, out);
+		e = tx_finish(db, e);
+	}
+	return e;
 }
 
 static const char sql_retire_pending_now[] =
 	"UPDATE blobs SET state = 'retired', retire_after = NOW(6)"
-	" WHERE name = ? AND state = 'pending'";
+	" WHERE name = ? AND state = 'pending' AND holder = ?";
 
 enum db_err
-blobs_retire_unreferenced(struct db *db, const char *blob_name)
+blobs_retire_unreferenced(struct db *db, const char *blob_name, const char *holder)
 {
-	struct db_param p[] = { DBP_STR(blob_name) };
+	struct db_param p[] = { DBP_STR(blob_name), DBP_STR(holder) };
 
-	return db_exec_one(db, sql_retire_pending_now, p, 1);
+	return db_exec_one(db, sql_retire_pending_now, p, ARRAY_LEN(p));
 }
 
-static const char sql_delete_doc[] = "DELETE FROM documents WHERE id = ?";
+static const char sql_delete_doc[] =
+	"DELETE FROM documents WHERE id = ? AND version = ? AND status = 'ready'";
 
 static enum db_err
-delete_tx(struct db *db, uint64_t doc_id, unsigned grace)
+delete_tx(struct db *db, uint64_t doc_id, unsigned grace, int *raced)
 {
 	struct doc d;
 	struct row_text t;
@@ -318,10 +392,16 @@ delete_tx(struct db *db, uint64_t doc_id, unsigned grace)
 	enum db_err e;
 
 	doc_cols(&d, &t, c);
-	if ((e = db_query(db, sql_lock_ready_doc, id, 1, c, DOC_NCOLS, NULL, NULL)) != DB_OK)
+	if ((e = db_query(db, sql_get_ready_doc, id, 1, c, DOC_NCOLS, NULL, NULL)) != DB_OK)
 		return e;
-	if ((e = db_exec_one(db, sql_delete_doc, id, 1)) != DB_OK)
-		return e;
+	{
+		struct db_param p[] = { DBP_U64(doc_id), DBP_U64(d.version) };
+
+		e = db_exec_one(db, sql_delete_doc, p, ARRAY_LEN(p));
+		*raced = e == DB_CONFLICT;
+		if (e != DB_OK)
+			return e;
+	}
 	{
 		struct db_param p[] = { DBP_U64(grace), DBP_STR(d.blob_name) };
 		return db_exec_one(db, sql_blob_retire, p, ARRAY_LEN(p));
@@ -331,7 +411,16 @@ delete_tx(struct db *db, uint64_t doc_id, unsigned grace)
 enum db_err
 docs_delete(struct db *db, uint64_t doc_id, unsigned grace)
 {
-	IN_TX(db, delete_tx(db, doc_id, grace));
+	enum db_err e = DB_CONFLICT;
+	int tries, raced = 1;
+
+	for (tries = 0; tries < VERSION_RACE_TRIES && raced; tries++) {
+		raced = 0;
+		if ((e = db_begin(db)) == DB_OK)
+			e = delete_tx(db, doc_id, grace, &raced);
+		e = tx_finish(db, e);
+	}
+	return e;
 }
 
 static const char sql_claim_retired[] =
@@ -443,16 +532,18 @@ idem_finish(struct db *db, const char *owner, const char *key, unsigned status_c
 	return db_exec(db, sql_idem_finish, p, ARRAY_LEN(p), NULL);
 }
 
-static const char sql_renew_stale[] =
-	"UPDATE blobs SET touched_at = NOW(6)"
+/* The expiry condition is the compare-and-set: the winner resets
+ * touched_at, so a second resumer (or the sweeper) finds the row fresh. */
+static const char sql_take_over_stale[] =
+	"UPDATE blobs SET holder = ?, touched_at = NOW(6)"
 	" WHERE name = ? AND state = 'pending' AND touched_at < NOW(6) - INTERVAL ? SECOND";
 
 enum db_err
-blobs_renew_stale_pending(struct db *db, const char *blob_name, unsigned stale_after)
+blobs_take_over_stale(struct db *db, const char *blob_name, unsigned stale_after, const char *holder)
 {
-	struct db_param p[] = { DBP_STR(blob_name), DBP_U64(stale_after) };
+	struct db_param p[] = { DBP_STR(holder), DBP_STR(blob_name), DBP_U64(stale_after) };
 
-	return db_exec_one(db, sql_renew_stale, p, ARRAY_LEN(p));
+	return db_exec_one(db, sql_take_over_stale, p, ARRAY_LEN(p));
 }
 
 static const char sql_idem_repoint[] =
@@ -461,9 +552,10 @@ static const char sql_idem_repoint[] =
 
 static enum db_err
 idem_restart_tx(struct db *db, const char *owner, const char *key, struct span name,
-		const char *content_type, const char *blob_name, uint64_t *doc_id)
+		const char *content_type, const char *blob_name, const char *holder, uint64_t *doc_id)
 {
-	enum db_err e = create_intent_tx(db, name, owner, content_type, blob_name, NULL, doc_id);
+	enum db_err e = create_intent_tx(db, name, owner, content_type, blob_name, holder, NULL,
+					 doc_id);
 
 	if (e != DB_OK)
 		return e;
@@ -476,7 +568,7 @@ idem_restart_tx(struct db *db, const char *owner, const char *key, struct span n
 
 enum db_err
 idem_restart(struct db *db, const char *owner, const char *key, struct span name,
-	     const char *content_type, const char *blob_name, uint64_t *doc_id)
+	     const char *content_type, const char *blob_name, const char *holder, uint64_t *doc_id)
 {
-	IN_TX(db, idem_restart_tx(db, owner, key, name, content_type, blob_name, doc_id));
+	IN_TX(db, idem_restart_tx(db, owner, key, name, content_type, blob_name, holder, doc_id));
 }

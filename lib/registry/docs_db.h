@@ -5,6 +5,13 @@
  * means another actor (the sweeper) owns the next step and comes back as
  * DB_CONFLICT.  No function here touches storage: the protocol module calls
  * these between storage calls, never holding a transaction across one.
+ *
+ * Fencing (DESIGN.md, "Uploads that outlive a request"): a pending registry
+ * row carries a holder, the attempt id of whoever created, resumed or
+ * claimed it.  Every later transition of the row by a responder is
+ * conditional on its holder; DB_CONFLICT from one of them means "this
+ * attempt lost the row" (to a resume or a sweeper) and the caller must
+ * touch nothing in storage for it.
  */
 #ifndef BINDERY_DOCS_DB_H
 #define BINDERY_DOCS_DB_H
@@ -22,6 +29,7 @@
 #define DOC_CTYPE_MAX 256
 #define DOC_TIME_MAX 40
 #define DOC_SHA256_HEX 65
+#define DOC_HOLDER_MAX 97	/* an attempt id (32 hex) or a sweeper's claimer id, plus NUL */
 
 struct doc {
 	uint64_t id;
@@ -45,31 +53,54 @@ struct blob_row {
 	uint64_t size;			/* 0 and has_hash 0 until known */
 	char sha256[DOC_SHA256_HEX];
 	int64_t touched_age;		/* seconds since touched_at (the owner's heartbeat) */
+	char holder[DOC_HOLDER_MAX];	/* "" when the row has none (written before 004) */
 };
 
 /*
  * Step 1 of create: one transaction inserting the pending document and its
- * pending registry row (and, with an idempotency key, the key's row).
- * DB_DUPLICATE when the name (or the key) is taken.  *doc_id is the new id.
+ * pending registry row held by holder (and, with an idempotency key, the
+ * key's row).  DB_DUPLICATE when the name (or the key) is taken.  *doc_id
+ * is the new id.
  */
 BINDERY_NODISCARD enum db_err docs_create_intent(struct db *db, struct span name, const char *owner,
 						 const char *content_type, const char *blob_name,
-						 const char *idem_key, uint64_t *doc_id);
+						 const char *holder, const char *idem_key,
+						 uint64_t *doc_id);
 
 /*
  * Step 4 of create: document pending -> ready and its blob pending ->
- * committed, both or neither.  DB_CONFLICT when either touched no row (the
- * sweeper claimed it): the caller re-reads and decides.
+ * committed (only while holder holds it), both or neither.  DB_CONFLICT
+ * when either touched no row (a resume or the sweeper took it): the caller
+ * re-reads and decides.
  */
 BINDERY_NODISCARD enum db_err docs_mark_ready(struct db *db, uint64_t doc_id, const char *blob_name,
-					      uint64_t size, const char *sha256_hex);
+					      const char *holder, uint64_t size,
+					      const char *sha256_hex);
 
 /*
- * Failure path before the tag flip, after the blob (if any) is gone: drop the
- * pending document and its pending registry row, only if they are still
- * pending (the sweeper may have claimed them; then it finishes the job).
+ * The holder's heartbeat: touched_at = now on a pending row it still holds.
+ * Run right before the tag flip, so an attempt that lost its row learns so
+ * before it commits anything.  DB_CONFLICT: lost.
  */
-BINDERY_NODISCARD enum db_err docs_abandon_intent(struct db *db, uint64_t doc_id, const char *blob_name);
+BINDERY_NODISCARD enum db_err blobs_renew_held(struct db *db, const char *blob_name, const char *holder);
+
+/*
+ * Compensation's claim, before any storage call: a pending row held by
+ * holder -> sweeping, claimed_by = holder, with a lease of lease seconds (a
+ * responder that dies here leaves a claim the sweeper takes over when the
+ * lease ends).  DB_CONFLICT: lost; the caller must not touch the blob.
+ */
+BINDERY_NODISCARD enum db_err blobs_claim_held(struct db *db, const char *blob_name, const char *holder,
+					       unsigned lease);
+
+/*
+ * Compensation's last step, after the blob (if any) is gone: drop the
+ * pending document, the registry row holder claimed with blobs_claim_held
+ * and the unfinished idempotency key that started it, in one transaction.
+ * DB_CONFLICT: the claim was lost (its lease ended and a sweeper took it).
+ */
+BINDERY_NODISCARD enum db_err docs_abandon_intent(struct db *db, uint64_t doc_id, const char *blob_name,
+						  const char *holder);
 
 /* A document by id, any status (the caller decides what it may see). */
 BINDERY_NODISCARD enum db_err docs_get(struct db *db, uint64_t id, struct doc *out);
@@ -81,31 +112,49 @@ BINDERY_NODISCARD enum db_err docs_list_ready(struct db *db, uint64_t after, uns
 /* A registry row by blob name. */
 BINDERY_NODISCARD enum db_err blobs_get(struct db *db, const char *name, struct blob_row *out);
 
-/* Replace step 1: a pending registry row for the new blob of document doc_id. */
-BINDERY_NODISCARD enum db_err docs_replace_intent(struct db *db, uint64_t doc_id, const char *blob_name);
+/* Replace step 1: a pending registry row, held by holder, for the new blob of document doc_id. */
+BINDERY_NODISCARD enum db_err docs_replace_intent(struct db *db, uint64_t doc_id, const char *blob_name,
+						  const char *holder);
+
+/* The new blob a replace commits: uploaded, tagged committed, its row held by holder. */
+struct replace_blob {
+	const char *name;
+	const char *holder;
+	uint64_t size;
+	const char *sha256_hex;
+	const char *content_type;
+};
 
 /*
- * Replace commit: the document (ready, owned by owner) points at new_blob,
- * new_blob pending -> committed, the old blob committed -> retired with
- * retire_after = now + grace.  expected_version 0 means last writer wins.
- * DB_NOT_FOUND: no such ready document.  DB_CONFLICT with *stale set: the
- * version did not match (412).  DB_CONFLICT without it: the sweeper took
- * the new blob's row.  *out receives the document as committed.
+ * Replace commit, one transaction: the ready document points at nb->name
+ * (conditional on the version it was read at, one row), the new blob's row
+ * pending -> committed (held by nb->holder, one row), the old blob committed
+ * -> retired with retire_after = now + grace.  expected_version 0 means last
+ * writer wins.  A concurrent replace or delete that commits between the read
+ * and the change makes the transaction run again (bounded).  DB_NOT_FOUND:
+ * no such ready document.  DB_CONFLICT with *stale set: the version did not
+ * match (412).  DB_CONFLICT without it: the new blob's row was lost (a
+ * sweeper took it) or the document kept changing.  *out receives the
+ * document as committed.
  */
-BINDERY_NODISCARD enum db_err docs_replace_commit(struct db *db, uint64_t doc_id, const char *new_blob,
-						  uint64_t size, const char *sha256_hex,
-						  const char *content_type, uint64_t expected_version,
-						  unsigned grace, int *stale, struct doc *out);
+BINDERY_NODISCARD enum db_err docs_replace_commit(struct db *db, uint64_t doc_id,
+						  const struct replace_blob *nb,
+						  uint64_t expected_version, unsigned grace, int *stale,
+						  struct doc *out);
 
 /*
  * A new blob that will never be referenced (a failed or refused replace):
- * pending -> retired, due now, so the outbox drain deletes it.
+ * pending (held by holder) -> retired, due now, so the outbox drain deletes
+ * it.  DB_CONFLICT: the row was lost to the sweeper, which rolls it back.
  */
-BINDERY_NODISCARD enum db_err blobs_retire_unreferenced(struct db *db, const char *blob_name);
+BINDERY_NODISCARD enum db_err blobs_retire_unreferenced(struct db *db, const char *blob_name,
+							const char *holder);
 
 /*
- * Delete: remove the ready document and retire its blob (retire_after = now
- * + grace) in one transaction.  DB_NOT_FOUND if there is no such ready doc.
+ * Delete: remove the ready document (conditional on the version it was read
+ * at; a concurrent change makes it run again, bounded) and retire its blob
+ * (retire_after = now + grace) in one transaction.  DB_NOT_FOUND if there
+ * is no such ready doc.
  */
 BINDERY_NODISCARD enum db_err docs_delete(struct db *db, uint64_t doc_id, unsigned grace);
 
@@ -141,15 +190,17 @@ BINDERY_NODISCARD enum db_err idem_get(struct db *db, const char *owner, const c
 BINDERY_NODISCARD enum db_err idem_finish(struct db *db, const char *owner, const char *key,
 					  unsigned status_code, const struct doc *answer);
 /*
- * Resume: renew the pending intent's heartbeat if it is older than
- * stale_after seconds (its owner is gone).  DB_CONFLICT: it is fresh (another
+ * Resume: take a pending intent over for holder (a new holder, heartbeat
+ * now) only if its heartbeat is older than stale_after seconds (its owner
+ * is gone, or past its deadline).  DB_CONFLICT: it is fresh (another
  * request is working on it) or no longer pending (the sweeper has it).
  */
-BINDERY_NODISCARD enum db_err blobs_renew_stale_pending(struct db *db, const char *blob_name,
-							unsigned stale_after);
-/* Point a key at a fresh intent after the sweeper took its old one. */
+BINDERY_NODISCARD enum db_err blobs_take_over_stale(struct db *db, const char *blob_name,
+						    unsigned stale_after, const char *holder);
+/* Point a key at a fresh intent, held by holder, after the sweeper took its old one. */
 BINDERY_NODISCARD enum db_err idem_restart(struct db *db, const char *owner, const char *key,
 					   struct span name, const char *content_type,
-					   const char *blob_name, uint64_t *doc_id);
+					   const char *blob_name, const char *holder,
+					   uint64_t *doc_id);
 
 #endif

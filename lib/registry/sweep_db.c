@@ -14,8 +14,12 @@ finish_tx(struct db *db, enum db_err e)
 	return e;
 }
 
+/* A claim also makes the claimer the row's holder: the responder whose
+ * row it was is fenced out (its renew, mark-ready and compensation claim
+ * are conditional on its own holder), even after the claim is released
+ * back to pending. */
 static const char sql_claim_stale[] =
-	"UPDATE blobs SET state = 'sweeping', claimed_by = ?,"
+	"UPDATE blobs SET state = 'sweeping', claimed_by = ?, holder = ?,"
 	" lease_until = NOW(6) + INTERVAL ? SECOND"
 	" WHERE state = 'pending' AND touched_at < NOW(6) - INTERVAL ? SECOND"
 	" AND LEFT(name, CHAR_LENGTH(?)) = ? ORDER BY touched_at LIMIT ?";
@@ -24,15 +28,15 @@ enum db_err
 sweep_db_claim_stale(struct db *db, const char *claimer, const char *prefix, unsigned lease,
 		     unsigned cutoff, unsigned limit, uint64_t *claimed)
 {
-	struct db_param p[] = { DBP_STR(claimer), DBP_U64(lease), DBP_U64(cutoff), DBP_STR(prefix),
-				DBP_STR(prefix), DBP_U64(limit) };
+	struct db_param p[] = { DBP_STR(claimer), DBP_STR(claimer), DBP_U64(lease), DBP_U64(cutoff),
+				DBP_STR(prefix), DBP_STR(prefix), DBP_U64(limit) };
 
 	*claimed = 0;
 	return db_exec(db, sql_claim_stale, p, ARRAY_LEN(p), claimed);
 }
 
 static const char sql_take_over[] =
-	"UPDATE blobs SET claimed_by = ?, lease_until = NOW(6) + INTERVAL ? SECOND"
+	"UPDATE blobs SET claimed_by = ?, holder = ?, lease_until = NOW(6) + INTERVAL ? SECOND"
 	" WHERE state = 'sweeping' AND lease_until < NOW(6) AND LEFT(name, CHAR_LENGTH(?)) = ?"
 	" ORDER BY lease_until LIMIT ?";
 
@@ -40,8 +44,8 @@ enum db_err
 sweep_db_take_over(struct db *db, const char *claimer, const char *prefix, unsigned lease,
 		   unsigned limit, uint64_t *taken)
 {
-	struct db_param p[] = { DBP_STR(claimer), DBP_U64(lease), DBP_STR(prefix), DBP_STR(prefix),
-				DBP_U64(limit) };
+	struct db_param p[] = { DBP_STR(claimer), DBP_STR(claimer), DBP_U64(lease), DBP_STR(prefix),
+				DBP_STR(prefix), DBP_U64(limit) };
 
 	*taken = 0;
 	return db_exec(db, sql_take_over, p, ARRAY_LEN(p), taken);

@@ -1,0 +1,126 @@
+#!/usr/bin/env bash
+# Fencing (issue 11, item 6; DESIGN.md "Uploads that outlive a request"):
+# an idempotent resume races the original request's compensation.
+#
+#   R0 (Idempotency-Key K) writes its intent and is held at a failpoint
+#      (create.after_intent sleep) past its deadline.  The deadline passing
+#      is time travel in the database, said so: the intent's heartbeat
+#      (touched_at) is moved a day back, as tests/e2e/crash_matrix.sh does.
+#   R1 (same key, same bytes) resumes: it takes the intent over, then is
+#      held at resume.after_claim (sleep) while R0 wakes.
+#   R0 wakes, uploads, fails (create.after_upload error: the failure that
+#      sends a request into compensation, as its deadline would) and
+#      compensates.  R1 holds the row now: R0 must touch nothing.
+#   R1 wakes and finishes: 201.
+#
+# Then, in MariaDB and Azurite directly (tests/lib/chaos.sh), before any
+# sweep: exactly one document for the name, ready; its blob committed,
+# registered and holding the bytes; no registry row left pending; no orphan
+# blob; R1's answer readable byte-identical.  Without fencing R0's
+# compensation deleted the rows R1 had just renewed, and R1's committed
+# blob became an orphan no sweep finds (R1 answered 503).
+[ -n "${BASH_VERSION:-}" ] || exec bash "$0" "$@"
+here=$(cd "$(dirname "$0")" && pwd)
+top=${top_srcdir:-$(cd "$here/../.." && pwd)}
+. "$top/tests/lib/tap.sh"
+. "$top/tests/lib/http.sh"
+. "$top/tests/lib/chaos.sh"
+
+chaos_need_stack
+command -v curl >/dev/null || skip_all "curl is needed"
+FENCE_FP=$BINDERY_TEST_VAR/failpoints
+FENCE_RUN=fence$$x$RANDOM
+fence_work=$(mktemp -d)
+r0_pid= r1_pid=
+cleanup() {
+	: >"$FENCE_FP" 2>/dev/null
+	[ -n "$r0_pid" ] && kill "$r0_pid" 2>/dev/null
+	[ -n "$r1_pid" ] && kill "$r1_pid" 2>/dev/null
+	chaos_stop_private
+	rm -rf "$fence_work"
+}
+trap cleanup EXIT
+chaos_failpoint_responder "$FENCE_FP" || bail_out "no responder that reads $FENCE_FP"
+URL=$CHAOS_URL
+
+# R0's hold (ms) ends well after R1 has taken over (about a second in) and
+# well before R1's hold ends, so R0 compensates while R1 holds the row.
+R0_HOLD_MS=5000
+R1_HOLD_MS=12000
+
+head -c 70000 /dev/urandom >"$fence_work/body.bin"
+name="$FENCE_RUN-doc"
+key="$FENCE_RUN-key"
+chaos_snapshot "$fence_work/before" || bail_out "cannot list Azurite"
+
+# post OUT-PREFIX: the create with key K, in the background; the status
+# code lands in OUT-PREFIX.code and the body in OUT-PREFIX.body.
+post() {
+	curl -s -m 60 -o "$1.body" -w '%{http_code}' "${CHAOS_AUTH[@]}" \
+		-H 'Content-Type: application/x-fence' -H "Idempotency-Key: $key" \
+		--data-binary "@$fence_work/body.bin" "$URL/documents?name=$name" >"$1.code"
+}
+
+# fired NAME: the "once" line for NAME is gone from the failpoints file.
+fired() { ! grep -q "^$1 " "$FENCE_FP" 2>/dev/null; }
+
+# wait_for SECONDS CMD...: poll CMD every 0.1 s; status 0 once it holds.
+wait_for() {
+	local limit=$(($1 * 10)) i
+	shift
+	for ((i = 0; i < limit; i++)); do
+		"$@" && return 0
+		sleep 0.1
+	done
+	return 1
+}
+
+intent_written() {
+	[ "$(sql "SELECT COUNT(*) FROM documents WHERE name = $(sql_quote "$name")")" = 1 ]
+}
+
+printf '%s\n' "create.after_intent sleep:$R0_HOLD_MS once" \
+	"resume.after_claim sleep:$R1_HOLD_MS once" \
+	"create.after_upload error once" >"$FENCE_FP.tmp" && mv -f "$FENCE_FP.tmp" "$FENCE_FP"
+
+post "$fence_work/r0" &
+r0_pid=$!
+ok "$(wait_for 20 intent_written; echo $?)" "R0 wrote its intent and is held at create.after_intent"
+sql "UPDATE blobs b JOIN documents d ON d.blob_name = b.name SET b.touched_at = b.touched_at - INTERVAL 1 DAY
+     WHERE d.name = $(sql_quote "$name") AND b.state = 'pending'"
+blob_name=$(sql "SELECT blob_name FROM documents WHERE name = $(sql_quote "$name")")
+
+post "$fence_work/r1" &
+r1_pid=$!
+ok "$(wait_for 20 fired resume.after_claim; echo $?)" "R1 took the intent over and is held at resume.after_claim"
+ok "$(kill -0 "$r0_pid" 2>/dev/null; echo $?)" "R0 is still held when R1 holds the row (the race is staged)"
+
+wait "$r0_pid"
+r0_pid=
+r0_code=$(cat "$fence_work/r0.code")
+ok "$(fired create.after_upload; echo $?)" "R0 woke, uploaded and went into compensation"
+like "$r0_code" '^5[0-9][0-9]$' "R0, which lost its row, answers 5xx ($r0_code)"
+wait "$r1_pid"
+r1_pid=
+r1_code=$(cat "$fence_work/r1.code")
+is "$r1_code" 201 "R1, the resume, succeeds"
+r1_body=$(cat "$fence_work/r1.body")
+r1_id=$(jfield "$r1_body" id)
+
+# Everything as the two requests left it, before any sweep.
+is "$(sql "SELECT COUNT(*) FROM documents WHERE name = $(sql_quote "$name")")" 1 \
+	"exactly one document for the name"
+is "$(sql "SELECT CONCAT(id, ' ', status, ' ', blob_name) FROM documents WHERE name = $(sql_quote "$name")")" \
+	"${r1_id:-none} ready $blob_name" "it is R1's document, ready, on the intent's blob"
+is "$(sql "SELECT state FROM blobs WHERE name = $(sql_quote "$blob_name")")" committed \
+	"the blob's registry row is committed"
+az_list >"$fence_work/after" || bail_out "cannot list Azurite"
+is "$(awk -v n="$blob_name" '$1 == n { print $3 " " $4 }' "$fence_work/after")" \
+	"committed $(sha "$fence_work/body.bin")" "the blob is tagged committed and its metadata has the body's SHA-256"
+problems=$(chaos_verify "$FENCE_RUN-" "$fence_work/before")
+is "$problems" "" "no stuck row, no dangling document, no orphan blob (MariaDB and Azurite)"
+curl -s -m 60 -o "$fence_work/read.bin" "$URL/documents/${r1_id:-0}/content"
+ok "$(cmp -s "$fence_work/read.bin" "$fence_work/body.bin"; echo $?)" "R1's document reads back byte-identical"
+is "$(sql "SELECT COUNT(*) FROM idempotency_keys WHERE idem_key = $(sql_quote "$key")")" 1 \
+	"the key is still there (a retry replays, never creates)"
+done_testing
