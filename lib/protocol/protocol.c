@@ -9,6 +9,7 @@
 #include "base/log.h"
 #include "protocol/protocol.h"
 #include "base/rand.h"
+#include "registry/sweep_db.h"
 
 int
 proto_new_blob_name(const struct bindery_config *cfg, char *out, size_t outlen)
@@ -129,7 +130,13 @@ compensate_pending(struct services *s, const struct held_intent *hi)
 			r.status = BLOB_OK;
 	}
 	if (r.status != BLOB_OK) {
+		/* Give the claim back (pending, still ours to lose), so the
+		 * sweeper resolves it after sweep_cutoff as before, not only
+		 * once the lease ends: a tag already committed (the failure
+		 * came after the flip) is rolled forward there. */
 		log_blob("compensating delete left for the sweeper:", blob_name, &r);
+		if ((e = sweep_db_release(s->db, hi->holder, blob_name)) != DB_OK)
+			log_warn("claim on %s kept until its lease ends (%s)", blob_name, db_err_name(e));
 		return;
 	}
 	e = docs_abandon_intent(s->db, hi->doc_id, blob_name, hi->holder);

@@ -89,6 +89,8 @@ BINDERY_NODISCARD enum db_err blobs_renew_held(struct db *db, const char *blob_n
  * holder -> sweeping, claimed_by = holder, with a lease of lease seconds (a
  * responder that dies here leaves a claim the sweeper takes over when the
  * lease ends).  DB_CONFLICT: lost; the caller must not touch the blob.
+ * A compensation that cannot finish in storage gives the claim back
+ * (sweep_db_release with holder as the claimer: pending again, still held).
  */
 BINDERY_NODISCARD enum db_err blobs_claim_held(struct db *db, const char *blob_name, const char *holder,
 					       unsigned lease);

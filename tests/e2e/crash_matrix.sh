@@ -17,8 +17,9 @@
 #
 # Time travel, where the protocol waits on the clock, is done in the
 # database and said so: an outbox row's grace period (retire_after) and an
-# abandoned intent's heartbeat (touched_at, for the idempotent resume) are
-# moved into the past; sweep leases are made short with a config copy.
+# abandoned intent's heartbeat (touched_at, for the idempotent resume) and
+# the lease of a crashed compensation's claim (lease_until) are moved into
+# the past; sweep leases are made short with a config copy.
 [ -n "${BASH_VERSION:-}" ] || exec bash "$0" "$@"
 here=$(cd "$(dirname "$0")" && pwd)
 top=${top_srcdir:-$(cd "$here/../.." && pwd)}
@@ -298,11 +299,35 @@ for point in create.after_tag create.after_ready; do	# after the tag flip: roll 
 	create_cell form "$work/small.bin" $point exit ready
 done
 
-# A failure before the flip makes the responder compensate; crash there.
+# A failure before the flip makes the responder compensate; crash there:
+# before its claim (the row stays pending for the sweeper), or after it
+# (the row is claimed, sweeping, under the responder's holder with a
+# lease; the sweeper takes the claim over once the lease has ended).
+claimed_by_compensation() { # the cell's intents are claimed (state sweeping)
+	[ "$(sql "SELECT COUNT(*) FROM blobs WHERE document_id IN ($(scope_ids)) AND state = 'sweeping'
+		  AND claimed_by = holder")" -ge 1 ]
+}
+expire_claims() { # time travel: the crashed compensation's lease has ended
+	sql "UPDATE blobs SET lease_until = NOW(6) - INTERVAL 1 SECOND
+	     WHERE document_id IN ($(scope_ids)) AND state = 'sweeping'"
+}
+begin "create raw" "compensate.before_claim" exit
+arm "create.after_upload error once" "compensate.before_claim exit once"
+send raw "${P}doc" "$work/small.bin"; code
+need_fired compensate.before_claim
+note_blobs
+[ "$(sql "SELECT COUNT(*) FROM blobs WHERE document_id IN ($(scope_ids)) AND state = 'pending'")" = 1 ] ||
+	cell_fail "the intent is not left pending"
+EXPECT="gone:${P}doc"
+finish
+
 begin "create raw" "compensate.before_delete" exit
 arm "create.after_upload error once" "compensate.before_delete exit once"
 send raw "${P}doc" "$work/small.bin"; code
 need_fired compensate.before_delete
+note_blobs
+claimed_by_compensation || cell_fail "compensation did not claim the intent before its delete"
+expire_claims
 EXPECT="gone:${P}doc"
 finish
 
@@ -396,6 +421,11 @@ replace_cell() {
 	if [ -n "$extra" ]; then arm "$extra" "$point $action once"; else arm "$point $action once"; fi
 	send put "${P}doc" "$work/new.bin" "$DOC_ID"; code
 	need_fired "$point"
+	if [ "$point" = compensate.before_delete ]; then
+		note_blobs
+		claimed_by_compensation || cell_fail "compensation did not claim the intent before its delete"
+		expire_claims
+	fi
 	case $CODE in
 	2*) ack "${P}doc" "$work/new.bin" ;;
 	5*) ;;
@@ -409,6 +439,7 @@ replace_cell replace.after_intent exit old
 replace_cell replace.after_upload exit old
 replace_cell replace.after_tag exit old		# tag flipped, not committed: roll back
 replace_cell replace.after_commit exit new
+replace_cell compensate.before_claim exit old "replace.after_upload error once"
 replace_cell compensate.before_delete exit old "replace.after_upload error once"
 replace_cell replace.after_upload error old
 replace_cell replace.after_tag error old
