@@ -9,9 +9,9 @@ check_PROGRAMS += tests/unit/test_sweep_decide tests/unit/test_create_decide
 UNIT_TESTS += tests/unit/test_sweep_decide tests/unit/test_create_decide
 
 check_PROGRAMS += tests/integration/test_experiments \
-	tests/integration/test_sweep tests/integration/test_audit
+	tests/integration/test_sweep tests/integration/test_audit tests/integration/test_fencing
 INTEGRATION_TESTS += tests/integration/test_experiments \
-	tests/integration/test_sweep tests/integration/test_audit \
+	tests/integration/test_sweep tests/integration/test_audit tests/integration/test_fencing \
 	tests/integration/sweep.sh tests/integration/audit_deep.sh
 EXTRA_DIST += tests/tools/sweep_plant.h tests/tools/mem_reader.h tests/integration/sweep.sh \
 	tests/integration/audit_deep.sh

@@ -2,6 +2,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "base/failpoint.h"
 #include "registry/docs_db.h"
 
 #define TIME_FMT "'%Y-%m-%dT%H:%i:%s.%fZ'"
@@ -333,6 +334,9 @@ replace_commit_tx(struct db *db, uint64_t doc_id, const struct replace_blob *nb,
 		return DB_CONFLICT;
 	}
 	memcpy(old_blob, out->blob_name, sizeof old_blob);
+	/* Tests hold two commits here at once to race them on one version. */
+	if (FAILPOINT("replace.commit_after_read"))
+		return DB_UNAVAILABLE;
 	if ((e = point_doc(db, doc_id, nb, out, raced)) != DB_OK)
 		return e;
 	{
@@ -394,6 +398,8 @@ delete_tx(struct db *db, uint64_t doc_id, unsigned grace, int *raced)
 	doc_cols(&d, &t, c);
 	if ((e = db_query(db, sql_get_ready_doc, id, 1, c, DOC_NCOLS, NULL, NULL)) != DB_OK)
 		return e;
+	if (FAILPOINT("delete.commit_after_read"))
+		return DB_UNAVAILABLE;
 	{
 		struct db_param p[] = { DBP_U64(doc_id), DBP_U64(d.version) };
 

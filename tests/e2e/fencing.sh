@@ -123,4 +123,78 @@ curl -s -m 60 -o "$fence_work/read.bin" "$URL/documents/${r1_id:-0}/content"
 ok "$(cmp -s "$fence_work/read.bin" "$fence_work/body.bin"; echo $?)" "R1's document reads back byte-identical"
 is "$(sql "SELECT COUNT(*) FROM idempotency_keys WHERE idem_key = $(sql_quote "$key")")" 1 \
 	"the key is still there (a retry replays, never creates)"
+
+# ---- two replaces racing with one If-Match ------------------------------------
+# Both pass the early If-Match check, then are held inside their commit
+# transaction right after reading the document (replace.commit_after_read
+# sleep, one "once" line each), so both have read the same version when
+# they change it: one 200, one 412 (DESIGN.md "Past one machine": the
+# commit is UPDATE ... WHERE id = ? AND version = ? AND status = 'ready',
+# one row; no SELECT ... FOR UPDATE serialises them).  The loser's new blob
+# goes out through the outbox.  After a sweep (grace periods
+# time-travelled), nothing of either is left but the winner's document.
+chaos_snapshot "$fence_work/before2" || bail_out "cannot list Azurite"
+rname="$FENCE_RUN-r-doc"
+head -c 3000 /dev/urandom >"$fence_work/orig.bin"
+head -c 4000 /dev/urandom >"$fence_work/put1.bin"
+head -c 5000 /dev/urandom >"$fence_work/put2.bin"
+req POST "$URL/documents?name=$rname" "${CHAOS_AUTH[@]}" -H 'Content-Type: application/x-fence' \
+	--data-binary "@$fence_work/orig.bin"
+is "$HTTP_CODE" 201 "a document to replace"
+rid=$(jfield "$HTTP_BODY" id)
+etag=$(header etag)
+like "$etag" '^"[0-9]+-1"$' "its ETag ($etag)"
+put() { # N: replace with putN.bin under If-Match $etag; code in putN.code
+	curl -s -m 60 -o "$fence_work/put$1.body" -w '%{http_code}' "${CHAOS_AUTH[@]}" -X PUT \
+		-H "If-Match: $etag" -H 'Content-Type: application/x-fence' \
+		--data-binary "@$fence_work/put$1.bin" "$URL/documents/${rid:-0}/content" >"$fence_work/put$1.code"
+}
+printf '%s\n' "replace.commit_after_read sleep:2500 once" "replace.commit_after_read sleep:2500 once" >"$FENCE_FP.tmp" &&
+	mv -f "$FENCE_FP.tmp" "$FENCE_FP"
+put 1 &
+p1=$!
+put 2 &
+p2=$!
+wait "$p1" "$p2"
+ok "$(fired replace.commit_after_read; echo $?)" "both replaces read the document in their commit (both passed If-Match)"
+: >"$FENCE_FP"
+codes=$(printf '%s\n' "$(cat "$fence_work/put1.code")" "$(cat "$fence_work/put2.code")" | sort | tr '\n' ' ')
+is "$codes" "200 412 " "one replace wins (200), the other is refused (412)"
+winner=1
+[ "$(cat "$fence_work/put2.code")" = 200 ] && winner=2
+req GET "$URL/documents/${rid:-0}" "${CHAOS_AUTH[@]}"
+like "$(header etag)" '^"[0-9]+-2"$' "the document moved one version ($(header etag))"
+curl -s -m 60 -o "$fence_work/read2.bin" "$URL/documents/${rid:-0}/content"
+ok "$(cmp -s "$fence_work/read2.bin" "$fence_work/put$winner.bin"; echo $?)" "it holds the winner's bytes"
+is "$(sql "SELECT COUNT(*) FROM blobs WHERE document_id = ${rid:-0} AND state IN ('pending', 'sweeping')")" 0 \
+	"no intent of either replace is left pending"
+sql "UPDATE blobs SET retire_after = NOW(6) - INTERVAL 1 SECOND WHERE document_id = ${rid:-0} AND state = 'retired'"
+{ cat "$BINDERY_CONFIG"; } >"$fence_work/cli.conf"
+chmod 0600 "$fence_work/cli.conf"
+chaos_sweep "$fence_work/cli.conf" "$fence_work/sweep.log"
+is "$SWEEP_RC" 0 "a sweep drains the outbox"
+problems=$(chaos_verify "$FENCE_RUN-r-" "$fence_work/before2")
+is "$problems" "" "after the sweep: no leftover row, no orphan blob of either replace, the document intact"
+
+# ---- two deletes racing -------------------------------------------------------
+# Both read the document in their commit, then delete on that version: one
+# 204, one 404, the blob retired once.
+del() { # N
+	curl -s -m 60 -o /dev/null -w '%{http_code}' "${CHAOS_AUTH[@]}" -X DELETE \
+		"$URL/documents/${rid:-0}" >"$fence_work/del$1.code"
+}
+printf '%s\n' "delete.commit_after_read sleep:2500 once" "delete.commit_after_read sleep:2500 once" >"$FENCE_FP.tmp" &&
+	mv -f "$FENCE_FP.tmp" "$FENCE_FP"
+del 1 &
+p1=$!
+del 2 &
+p2=$!
+wait "$p1" "$p2"
+ok "$(fired delete.commit_after_read; echo $?)" "both deletes read the document in their commit"
+: >"$FENCE_FP"
+codes=$(printf '%s\n' "$(cat "$fence_work/del1.code")" "$(cat "$fence_work/del2.code")" | sort | tr '\n' ' ')
+is "$codes" "204 404 " "one delete wins (204), the other finds nothing (404)"
+is "$(sql "SELECT COUNT(*) FROM documents WHERE id = ${rid:-0}")" 0 "the document is gone"
+is "$(sql "SELECT COUNT(*) FROM blobs WHERE document_id = ${rid:-0} AND state NOT IN ('retired', 'deleting')")" 0 \
+	"its blob is in the outbox, nothing else of it is left"
 done_testing
