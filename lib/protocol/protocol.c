@@ -255,9 +255,9 @@ replay(struct services *s, const struct idem_row *k, const struct proto_body *bo
 		out->doc = k->answer;
 		out->replay_status = (unsigned)k->status_code;
 	} else if ((e = docs_get(s->db, k->document_id, &out->doc)) != DB_OK) {
-		/* An answer an older bindery kept only as JSON it could not
-		 * convert, for a document since deleted: the same 404 every
-		 * time, never a second document. */
+		/* No recorded fields (an older bindery kept the answer as
+		 * JSON that did not convert) and the document is gone: the
+		 * same 404 every time, never a second document. */
 		return e == DB_NOT_FOUND ? PROTO_NOT_FOUND : PROTO_UNAVAILABLE;
 	}
 	out->replayed = 1;
