@@ -563,6 +563,23 @@ prune_keys(struct services *s, const struct sweep_opts *o, const char *prefix,
 	}
 }
 
+/* --dry-run: how many keys prune_keys would forget. */
+static void
+dry_run_keys(struct services *s, const struct sweep_opts *o, const char *prefix,
+	     struct sweep_report *rep)
+{
+	enum db_err e = sweep_db_count_expired_keys(s->db, prefix, s->cfg->idempotency_ttl,
+						    &rep->keys_expired);
+
+	if (e != DB_OK) {
+		note_db(rep, e);
+		return;
+	}
+	if (rep->keys_expired)
+		fprintf(o->plan, "would forget %llu finished idempotency keys older than %us\n",
+			(unsigned long long)rep->keys_expired, s->cfg->idempotency_ttl);
+}
+
 /* --dry-run: read everything, decide everything, change nothing. */
 static enum sweep_err
 dry_run(struct services *s, const struct sweep_opts *o, struct work *wk, struct sweep_report *rep)
@@ -633,14 +650,7 @@ dry_run(struct services *s, const struct sweep_opts *o, struct work *wk, struct 
 		if (wk->nnames < o->batch)
 			break;
 	}
-	e = sweep_db_count_expired_keys(s->db, wk->prefix, s->cfg->idempotency_ttl, &rep->keys_expired);
-	if (e != DB_OK) {
-		note_db(rep, e);
-		return SWEEP_OK;
-	}
-	if (rep->keys_expired)
-		fprintf(o->plan, "would forget %llu finished idempotency keys older than %us\n",
-			(unsigned long long)rep->keys_expired, s->cfg->idempotency_ttl);
+	dry_run_keys(s, o, wk->prefix, rep);
 	return SWEEP_OK;
 }
 
