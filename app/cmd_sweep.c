@@ -20,7 +20,8 @@ sweep_usage(FILE *fp)
 		"usage: bindery sweep [--older-than SECONDS] [--force] [--dry-run]\n"
 		"                     [--lock NAME] [--batch N] [--parallel N] [--prefix P]\n\n"
 		"Resolves upload intents idle longer than the cutoff ([limits] sweep_cutoff),\n"
-		"drains the deletion outbox and purges staged blocks.  A cutoff shorter than\n"
+		"drains the deletion outbox, purges staged blocks and forgets finished\n"
+		"idempotency keys older than [limits] idempotency_ttl.  A cutoff shorter than\n"
 		"twice [limits] request_deadline is refused unless --force.  --lock NAME takes\n"
 		"a MariaDB named lock (GET_LOCK) for the run; when another run holds it, exit\n"
 		"75 quietly.  --prefix P sweeps only blob names starting with the configured\n"
@@ -156,13 +157,14 @@ sweep_report_out(const struct cli *cli, const struct sweep_opts *so, const struc
 {
 	if (cli->verbose || so->dry_run || rep->problems || rep->unavailable || rep->temporary)
 		printf("sweep%s: %llu dropped, %llu deleted, %llu purged, %llu rolled forward,"
-		       " %llu rolled back, %llu outbox, %llu taken over, %llu problems,"
-		       " %llu deferred in %.3fs\n",
+		       " %llu rolled back, %llu outbox, %llu taken over, %llu keys expired,"
+		       " %llu problems, %llu deferred in %.3fs\n",
 		       so->dry_run ? " (dry run, nothing changed)" : "",
 		       (unsigned long long)rep->dropped, (unsigned long long)rep->deleted,
 		       (unsigned long long)rep->purged, (unsigned long long)rep->rolled_forward,
 		       (unsigned long long)rep->rolled_back, (unsigned long long)rep->outbox,
-		       (unsigned long long)rep->taken_over, (unsigned long long)rep->problems,
+		       (unsigned long long)rep->taken_over, (unsigned long long)rep->keys_expired,
+		       (unsigned long long)rep->problems,
 		       (unsigned long long)rep->deferred, seconds);
 	if (rep->unavailable)
 		return EXIT_UNAVAILABLE;

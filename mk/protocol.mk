@@ -12,8 +12,10 @@ check_PROGRAMS += tests/integration/test_experiments \
 	tests/integration/test_sweep tests/integration/test_audit tests/integration/test_fencing
 INTEGRATION_TESTS += tests/integration/test_experiments \
 	tests/integration/test_sweep tests/integration/test_audit tests/integration/test_fencing \
-	tests/integration/sweep.sh tests/integration/audit_deep.sh
+	tests/integration/sweep.sh tests/integration/audit_deep.sh \
+	tests/integration/idempotency.sh
 EXTRA_DIST += tests/tools/sweep_plant.h tests/tools/mem_reader.h tests/integration/sweep.sh \
+	tests/integration/idempotency.sh \
 	tests/integration/audit_deep.sh
 
 noinst_PROGRAMS += tests/bench/bench_sweep

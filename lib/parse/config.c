@@ -63,6 +63,7 @@ static const struct key_def keys[] = {
 	K("limits", "request_deadline", KEY_COUNT, request_deadline),
 	K("limits", "sweep_cutoff", KEY_COUNT, sweep_cutoff),
 	K("limits", "retire_grace", KEY_SECONDS, retire_grace),
+	K("limits", "idempotency_ttl", KEY_COUNT, idempotency_ttl),
 	K("auth", "token", KEY_TOKEN, ntokens),
 	K("auth", "reads_need_auth", KEY_BOOL, reads_need_auth),
 	K("download", "mode", KEY_DOWNLOAD_MODE, download_mode),
@@ -410,6 +411,7 @@ config_defaults(struct bindery_config *cfg)
 	cfg->request_deadline = 300;
 	cfg->sweep_cutoff = 900;
 	cfg->retire_grace = 0;	/* 0 = derived below */
+	cfg->idempotency_ttl = 86400;
 	cfg->download_mode = DOWNLOAD_PROXY;
 	cfg->sas_lifetime = 300;
 	cfg->sweep_batch = 500;

@@ -56,6 +56,8 @@ struct bindery_config {
 	unsigned request_deadline;	/* seconds */
 	unsigned sweep_cutoff;		/* seconds; >= 2 x request_deadline */
 	unsigned retire_grace;		/* seconds an old blob outlives its document */
+	unsigned idempotency_ttl;	/* seconds from its first request a finished
+					 * Idempotency-Key answers retries */
 
 	/* [auth] */
 	struct config_token tokens[CONFIG_MAX_TOKENS];

@@ -231,17 +231,6 @@ upload_and_commit_tag(struct services *s, const struct held_intent *hi, const st
 	return PROTO_OK;
 }
 
-/* Best effort: without the record a retry re-reads the document instead. */
-static void
-record_answer(struct services *s, const char *owner, const char *idem_key, const struct doc *d)
-{
-	enum db_err e = idem_finish(s->db, owner, idem_key, 201, d);
-
-	if (e != DB_OK)
-		log_warn("idempotency answer not recorded (%s); a retry re-reads the document",
-			 db_err_name(e));
-}
-
 /* Hash a body we will not store: a finished request's retry must carry the same bytes. */
 static enum proto_result
 hash_body(const struct proto_body *body, char hex[65])
@@ -264,11 +253,14 @@ hash_body(const struct proto_body *body, char hex[65])
 	return PROTO_OK;
 }
 
-/* Steps 2-4 for an intent we hold (fresh or resumed). */
+/*
+ * Steps 2-4 for an intent we hold (fresh or resumed).  An Idempotency-Key's
+ * answer needs no step here: step 4 records it in its own transaction, and
+ * so does the sweeper's roll forward.
+ */
 static enum proto_result
-finish_create(struct services *s, const struct held_intent *hi, const char *owner,
-	      const struct proto_body *body, const char *idem_key, int resuming,
-	      struct proto_answer *out)
+finish_create(struct services *s, const struct held_intent *hi,
+	      const struct proto_body *body, int resuming, struct proto_answer *out)
 {
 	uint64_t doc_id = hi->doc_id;
 	const char *blob_name = hi->blob_name;
@@ -296,7 +288,7 @@ finish_create(struct services *s, const struct held_intent *hi, const char *owne
 		 * resume), we succeeded. */
 		if (docs_get(s->db, doc_id, &out->doc) == DB_OK &&
 		    out->doc.status == DOC_STATUS_READY && strcmp(out->doc.blob_name, blob_name) == 0)
-			goto ready;
+			return PROTO_OK;
 		return PROTO_UNAVAILABLE;
 	}
 	if (e != DB_OK)
@@ -305,9 +297,6 @@ finish_create(struct services *s, const struct held_intent *hi, const char *owne
 		return PROTO_UNAVAILABLE;
 	if (docs_get(s->db, doc_id, &out->doc) != DB_OK)
 		return PROTO_UNAVAILABLE;
-ready:
-	if (idem_key)
-		record_answer(s, owner, idem_key, &out->doc);
 	return PROTO_OK;
 }
 
@@ -317,6 +306,7 @@ replay(struct services *s, const struct idem_row *k, const struct proto_body *bo
 {
 	char hex[65];
 	enum proto_result pr = hash_body(body, hex);
+	enum db_err e;
 
 	if (pr != PROTO_OK)
 		return pr;
@@ -325,8 +315,11 @@ replay(struct services *s, const struct idem_row *k, const struct proto_body *bo
 	if (k->has_answer) {
 		out->doc = k->answer;
 		out->replay_status = (unsigned)k->status_code;
-	} else if (docs_get(s->db, k->document_id, &out->doc) != DB_OK) {
-		return PROTO_UNAVAILABLE;
+	} else if ((e = docs_get(s->db, k->document_id, &out->doc)) != DB_OK) {
+		/* No recorded fields (an older bindery kept the answer as
+		 * JSON that did not convert) and the document is gone: the
+		 * same 404 every time, never a second document. */
+		return e == DB_NOT_FOUND ? PROTO_NOT_FOUND : PROTO_UNAVAILABLE;
 	}
 	out->replayed = 1;
 	return PROTO_OK;
@@ -348,7 +341,7 @@ create_decide(const struct create_facts *f)
 {
 	if (!f->key_found)
 		return f->name_taken ? CREATE_NAME_TAKEN : CREATE_NEW_INTENT;
-	if (!f->same_name)
+	if (!f->same_name || !f->same_type)
 		return CREATE_KEY_MISMATCH;
 	if (f->key_finished)
 		return CREATE_REPLAY_RECORD;
@@ -409,8 +402,10 @@ read_key_facts(struct services *s, struct create_req *c)
 	enum db_err e;
 
 	f->same_name = span_eq_cstr(c->name, c->key.doc_name);
+	f->same_type = c->key.content_type[0] == '\0' ||
+		       strcmp(c->key.content_type, c->body->content_type) == 0;
 	f->key_finished = c->key.status_code != 0;
-	if (!f->same_name || f->key_finished)
+	if (!f->same_name || !f->same_type || f->key_finished)
 		return PROTO_OK;
 	e = blobs_get(s->db, c->key.blob_name, &c->row);
 	if (e == DB_NOT_FOUND)
@@ -431,7 +426,13 @@ lookup_key(struct services *s, struct create_req *c)
 	c->facts.key_found = 0;
 	if (c->idem_key == NULL)
 		return PROTO_OK;
-	e = idem_get(s->db, c->owner, c->idem_key, &c->key);
+	e = idem_get(s->db, c->owner, c->idem_key, s->cfg->idempotency_ttl, &c->key);
+	if (e == DB_OK && c->key.expired) {
+		/* Past the TTL the key is free again: this is a new request. */
+		if ((e = idem_drop_expired(s->db, c->owner, c->idem_key, s->cfg->idempotency_ttl)) != DB_OK)
+			return from_db(e);
+		return PROTO_OK;
+	}
 	if (e == DB_NOT_FOUND)
 		return PROTO_OK;
 	if (e != DB_OK)
@@ -460,7 +461,7 @@ resume(struct services *s, struct create_req *c, struct proto_answer *out)
 	if (FAILPOINT("resume.after_claim"))
 		return PROTO_UNAVAILABLE;
 	log_info("resuming create of %s onto %s", c->key.doc_name, c->key.blob_name);
-	return finish_create(s, &hi, c->owner, c->body, c->idem_key, 1, out);
+	return finish_create(s, &hi, c->body, 1, out);
 }
 
 /* The sweeper took the old intent: start a new one under the same key. */
@@ -480,7 +481,7 @@ restart(struct services *s, struct create_req *c, struct proto_answer *out)
 		return PROTO_UNAVAILABLE;	/* the old pending row still holds the name */
 	if (e != DB_OK)
 		return e == DB_CONFLICT ? PROTO_IDEM_IN_PROGRESS : from_db(e);
-	return finish_create(s, &hi, c->owner, c->body, c->idem_key, 0, out);
+	return finish_create(s, &hi, c->body, 0, out);
 }
 
 /*
@@ -509,15 +510,38 @@ start_intent(struct services *s, struct create_req *c, struct proto_answer *out,
 		return from_db(e);
 	if (FAILPOINT("create.after_intent"))
 		return PROTO_UNAVAILABLE;
-	return finish_create(s, &hi, c->owner, c->body, c->idem_key, 0, out);
+	return finish_create(s, &hi, c->body, 0, out);
+}
+
+/*
+ * The document is ready but its key was never answered (an older bindery
+ * recorded the answer in a transaction of its own, after the ready one).
+ * Record it now, from the document, and answer from the record: then a
+ * retry after the document is replaced or deleted still gets this answer.
+ */
+static enum proto_result
+replay_committed(struct services *s, struct create_req *c, struct proto_answer *out)
+{
+	struct idem_row done;
+	enum db_err e = idem_record_ready(s->db, c->key.blob_name);
+
+	if (e == DB_OK)
+		e = idem_get(s->db, c->owner, c->idem_key, s->cfg->idempotency_ttl, &done);
+	if (e == DB_OK && done.has_answer)
+		return replay(s, &done, c->body, out);
+	log_warn("idempotency answer for %s not recorded (%s); answering from the document",
+		 c->key.blob_name, db_err_name(e));
+	/* Same bytes -> the same document, re-read. */
+	done = c->key;
+	if (copy_cstr(done.sha256, sizeof done.sha256, c->row.sha256))
+		return PROTO_FAILED;
+	return replay(s, &done, c->body, out);
 }
 
 /* Carry out a decision that does not start a new intent. */
 static enum proto_result
 act_on_key(struct services *s, enum create_action a, struct create_req *c, struct proto_answer *out)
 {
-	struct idem_row done;
-
 	switch (a) {
 	case CREATE_NAME_TAKEN:
 		return PROTO_NAME_TAKEN;
@@ -526,11 +550,7 @@ act_on_key(struct services *s, enum create_action a, struct create_req *c, struc
 	case CREATE_REPLAY_RECORD:
 		return replay(s, &c->key, c->body, out);
 	case CREATE_REPLAY_COMMITTED:
-		/* Finished but the answer was not recorded: same bytes -> same document. */
-		done = c->key;
-		if (copy_cstr(done.sha256, sizeof done.sha256, c->row.sha256))
-			return PROTO_FAILED;
-		return replay(s, &done, c->body, out);
+		return replay_committed(s, c, out);
 	case CREATE_RESUME:
 		return resume(s, c, out);
 	case CREATE_RESTART:

@@ -67,6 +67,7 @@ struct create_facts {
 	int key_found;		/* an Idempotency-Key came and (owner, key) has a record */
 	int name_taken;		/* step 1 was refused: the name (or the key) exists */
 	int same_name;		/* the record is for this document name */
+	int same_type;		/* ... and this Content-Type (or an older record knows none) */
 	int key_finished;	/* the record holds a final answer */
 	int row_found;		/* the registry row of the record's blob name exists */
 	enum registry_state row_state;
@@ -107,8 +108,10 @@ enum proto_result tag_flip_refused(enum tag_state now);
 
 /*
  * Create document `name` for owner from body.  With idem_key, a retry of a
- * finished request answers the recorded result (replayed set), a retry of
- * an unfinished one resumes onto the same blob name.
+ * finished request answers the recorded result (replayed set), even after
+ * the document was replaced or deleted, a retry of an unfinished one resumes
+ * onto the same blob name.  A finished key older than [limits]
+ * idempotency_ttl is forgotten: the request is a new create.
  */
 BINDERY_NODISCARD enum proto_result proto_create(struct services *s, struct span name, const char *owner,
 						 const struct proto_body *body, const char *idem_key,

@@ -70,6 +70,7 @@ report_add(struct sweep_report *to, const struct sweep_report *from)
 	to->rolled_back += from->rolled_back;
 	to->outbox += from->outbox;
 	to->taken_over += from->taken_over;
+	to->keys_expired += from->keys_expired;
 	to->problems += from->problems;
 	to->deferred += from->deferred;
 	to->unavailable |= from->unavailable;
@@ -535,6 +536,50 @@ note_db(struct sweep_report *rep, enum db_err e)
 		rep->temporary = 1;
 }
 
+/*
+ * Finished idempotency keys past the TTL go in batches, each one short
+ * statement; a deadlock victim's batch is tried again.  Unfinished keys
+ * are not touched: they follow their intent (sweep_db_drop_intent).
+ */
+static void
+prune_keys(struct services *s, const struct sweep_opts *o, const char *prefix,
+	   struct sweep_report *rep)
+{
+	uint64_t n = 0;
+	enum db_err e;
+	int retries = 0;
+
+	for (;;) {
+		e = sweep_db_prune_keys(s->db, prefix, s->cfg->idempotency_ttl, o->batch, &n);
+		if (e == DB_RETRY && ++retries < 3)
+			continue;
+		if (e != DB_OK) {
+			note_db(rep, e);
+			return;
+		}
+		rep->keys_expired += n;
+		if (n < o->batch)
+			return;
+	}
+}
+
+/* --dry-run: how many keys prune_keys would forget. */
+static void
+dry_run_keys(struct services *s, const struct sweep_opts *o, const char *prefix,
+	     struct sweep_report *rep)
+{
+	enum db_err e = sweep_db_count_expired_keys(s->db, prefix, s->cfg->idempotency_ttl,
+						    &rep->keys_expired);
+
+	if (e != DB_OK) {
+		note_db(rep, e);
+		return;
+	}
+	if (rep->keys_expired)
+		fprintf(o->plan, "would forget %llu finished idempotency keys older than %us\n",
+			(unsigned long long)rep->keys_expired, s->cfg->idempotency_ttl);
+}
+
 /* --dry-run: read everything, decide everything, change nothing. */
 static enum sweep_err
 dry_run(struct services *s, const struct sweep_opts *o, struct work *wk, struct sweep_report *rep)
@@ -605,6 +650,7 @@ dry_run(struct services *s, const struct sweep_opts *o, struct work *wk, struct 
 		if (wk->nnames < o->batch)
 			break;
 	}
+	dry_run_keys(s, o, wk->prefix, rep);
 	return SWEEP_OK;
 }
 
@@ -692,6 +738,8 @@ sweep_run(struct services *s, const struct sweep_opts *o, struct sweep_report *r
 		if (wk.nitems + wk.nnames > 0)
 			dispatch(&wk, ws, nw, rep);
 	}
+	/* A key is pruned by its age alone, storage or not. */
+	prune_keys(s, o, wk.prefix, rep);
 	rc = SWEEP_OK;
 out:
 	for (i = 0; i < opened; i++)

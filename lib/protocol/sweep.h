@@ -1,6 +1,7 @@
 /*
  * sweep.h - `bindery sweep`: resolve stale intents, drain the deletion
- * outbox, purge staged blocks (DESIGN.md, "The claim" and its crash table).
+ * outbox, purge staged blocks (DESIGN.md, "The claim" and its crash table),
+ * and forget finished idempotency keys older than [limits] idempotency_ttl.
  *
  * The sweeper claims registry rows with a conditional UPDATE and a lease
  * (pending -> sweeping, retired -> deleting), so two sweepers on two hosts
@@ -64,6 +65,7 @@ struct sweep_report {
 	uint64_t rolled_back;
 	uint64_t outbox;	/* retired blobs deleted through the outbox */
 	uint64_t taken_over;	/* expired leases re-claimed */
+	uint64_t keys_expired;	/* finished idempotency keys past idempotency_ttl, deleted */
 	uint64_t problems;	/* items left for a human (logged) */
 	uint64_t deferred;	/* items released for a later run (storage or DB trouble) */
 	int unavailable;	/* a dependency was down: exit 69 */

@@ -29,8 +29,8 @@ static const char sql_insert_doc[] =
 static const char sql_insert_blob[] =
 	"INSERT INTO blobs (name, document_id, purpose, state, holder) VALUES (?, ?, ?, 'pending', ?)";
 static const char sql_insert_idem[] =
-	"INSERT INTO idempotency_keys (owner, idem_key, document_id, blob_name, doc_name)"
-	" VALUES (?, ?, ?, ?, ?)";
+	"INSERT INTO idempotency_keys (owner, idem_key, document_id, blob_name, doc_name, content_type)"
+	" VALUES (?, ?, ?, ?, ?, ?)";
 
 static enum db_err
 create_intent_tx(struct db *db, struct span name, const char *owner, const char *content_type,
@@ -52,7 +52,7 @@ create_intent_tx(struct db *db, struct span name, const char *owner, const char 
 	}
 	if (idem_key) {
 		struct db_param idem[] = { DBP_STR(owner), DBP_STR(idem_key), DBP_U64(*doc_id),
-					   DBP_STR(blob_name), DBP_SPAN(name) };
+					   DBP_STR(blob_name), DBP_SPAN(name), DBP_STR(content_type) };
 		if ((e = db_exec(db, sql_insert_idem, idem, ARRAY_LEN(idem), NULL)) != DB_OK)
 			return e;
 	}
@@ -85,7 +85,9 @@ mark_ready_tx(struct db *db, uint64_t doc_id, const char *blob_name, const char 
 
 	if ((e = db_exec_one(db, sql_doc_ready, d, ARRAY_LEN(d))) != DB_OK)
 		return e;
-	return db_exec_one(db, sql_blob_commit, b, ARRAY_LEN(b));
+	if ((e = db_exec_one(db, sql_blob_commit, b, ARRAY_LEN(b))) != DB_OK)
+		return e;
+	return idem_record_ready(db, blob_name);
 }
 
 enum db_err
@@ -480,8 +482,9 @@ blobs_release_retired(struct db *db, const char *blob_name, const char *claimer)
 
 static const char sql_idem_get[] =
 	"SELECT COALESCE(document_id, 0), COALESCE(blob_name, ''), doc_name,"
-	" COALESCE(status_code, 0), COALESCE(sha256, ''), COALESCE(answer_size, 0),"
-	" COALESCE(answer_content_type, ''),"
+	" COALESCE(content_type, ''), COALESCE(status_code, 0), COALESCE(sha256, ''),"
+	" status_code IS NOT NULL AND created_at < NOW(6) - INTERVAL ? SECOND,"
+	" COALESCE(answer_size, 0), COALESCE(answer_content_type, ''),"
 	" COALESCE(DATE_FORMAT(answer_created_at, " TIME_FMT "), ''), COALESCE(answer_version, 0)"
 	" FROM idempotency_keys WHERE owner = ? AND idem_key = ?";
 
@@ -504,38 +507,59 @@ idem_answer(struct idem_row *k, const char *owner)
 }
 
 enum db_err
-idem_get(struct db *db, const char *owner, const char *key, struct idem_row *out)
+idem_get(struct db *db, const char *owner, const char *key, unsigned ttl, struct idem_row *out)
 {
+	uint64_t expired = 0;
 	struct db_col c[] = { DBC_U64(&out->document_id), DBC_STR(out->blob_name),
-			      DBC_STR(out->doc_name), DBC_U64(&out->status_code),
-			      DBC_STR(out->sha256), DBC_U64(&out->answer.size),
-			      DBC_STR(out->answer.content_type), DBC_STR(out->answer.created_at),
-			      DBC_U64(&out->answer.version) };
-	struct db_param p[] = { DBP_STR(owner), DBP_STR(key) };
+			      DBC_STR(out->doc_name), DBC_STR(out->content_type),
+			      DBC_U64(&out->status_code), DBC_STR(out->sha256), DBC_U64(&expired),
+			      DBC_U64(&out->answer.size), DBC_STR(out->answer.content_type),
+			      DBC_STR(out->answer.created_at), DBC_U64(&out->answer.version) };
+	struct db_param p[] = { DBP_U64(ttl), DBP_STR(owner), DBP_STR(key) };
 	enum db_err e;
 
 	memset(out, 0, sizeof *out);
-	e = db_query(db, sql_idem_get, p, 2, c, ARRAY_LEN(c), NULL, NULL);
-	if (e == DB_OK)
+	e = db_query(db, sql_idem_get, p, ARRAY_LEN(p), c, ARRAY_LEN(c), NULL, NULL);
+	if (e == DB_OK) {
+		out->expired = expired != 0;
 		idem_answer(out, owner);
+	}
 	return e;
 }
 
-static const char sql_idem_finish[] =
-	"UPDATE idempotency_keys SET status_code = ?, sha256 = ?, answer_size = ?,"
-	" answer_content_type = ?, answer_created_at = STR_TO_DATE(?, " TIME_FMT "),"
-	" answer_version = ? WHERE owner = ? AND idem_key = ?";
+/*
+ * The answer is copied from the document row itself, inside the caller's
+ * transaction when there is one: the fields cannot differ from what the
+ * ready document says, and the key (found through idempotency_blob) is
+ * locked after the document and the blob, the order every transaction
+ * takes.  d.blob_name = k.blob_name: a key answers for the blob it
+ * created, never for a later replace's.
+ */
+static const char sql_idem_record_ready[] =
+	"UPDATE idempotency_keys k JOIN documents d ON d.id = k.document_id AND d.blob_name = k.blob_name"
+	" SET k.status_code = ?, k.sha256 = d.sha256, k.answer_size = d.size,"
+	" k.answer_content_type = d.content_type, k.answer_created_at = d.created_at,"
+	" k.answer_version = d.version"
+	" WHERE k.blob_name = ? AND k.status_code IS NULL AND d.status = 'ready'";
 
 enum db_err
-idem_finish(struct db *db, const char *owner, const char *key, unsigned status_code,
-	    const struct doc *answer)
+idem_record_ready(struct db *db, const char *blob_name)
 {
-	struct db_param p[] = { DBP_U64(status_code), DBP_STR(answer->sha256),
-				DBP_U64(answer->size), DBP_STR(answer->content_type),
-				DBP_STR(answer->created_at), DBP_U64(answer->version),
-				DBP_STR(owner), DBP_STR(key) };
+	struct db_param p[] = { DBP_U64(IDEM_STATUS_CREATED), DBP_STR(blob_name) };
 
-	return db_exec(db, sql_idem_finish, p, ARRAY_LEN(p), NULL);
+	return db_exec(db, sql_idem_record_ready, p, ARRAY_LEN(p), NULL);
+}
+
+static const char sql_idem_drop_expired[] =
+	"DELETE FROM idempotency_keys WHERE owner = ? AND idem_key = ?"
+	" AND status_code IS NOT NULL AND created_at < NOW(6) - INTERVAL ? SECOND";
+
+enum db_err
+idem_drop_expired(struct db *db, const char *owner, const char *key, unsigned ttl)
+{
+	struct db_param p[] = { DBP_STR(owner), DBP_STR(key), DBP_U64(ttl) };
+
+	return db_exec(db, sql_idem_drop_expired, p, ARRAY_LEN(p), NULL);
 }
 
 /* The expiry condition is the compare-and-set: the winner resets

@@ -59,7 +59,8 @@ struct blob_row {
 /*
  * Step 1 of create: one transaction inserting the pending document and its
  * pending registry row held by holder (and, with an idempotency key, the
- * key's row).  DB_DUPLICATE when the name (or the key) is taken.  *doc_id
+ * key's row, which keeps the request's name and content_type as its
+ * fingerprint).  DB_DUPLICATE when the name (or the key) is taken.  *doc_id
  * is the new id.
  */
 BINDERY_NODISCARD enum db_err docs_create_intent(struct db *db, struct span name, const char *owner,
@@ -69,9 +70,10 @@ BINDERY_NODISCARD enum db_err docs_create_intent(struct db *db, struct span name
 
 /*
  * Step 4 of create: document pending -> ready and its blob pending ->
- * committed (only while holder holds it), both or neither.  DB_CONFLICT
- * when either touched no row (a resume or the sweeper took it): the caller
- * re-reads and decides.
+ * committed (only while holder holds it), both or neither, and in the same
+ * transaction the answer of the Idempotency-Key that started the intent, if
+ * one did (idem_record_ready).  DB_CONFLICT when either touched no row (a
+ * resume or the sweeper took it): the caller re-reads and decides.
  */
 BINDERY_NODISCARD enum db_err docs_mark_ready(struct db *db, uint64_t doc_id, const char *blob_name,
 					      const char *holder, uint64_t size,
@@ -175,22 +177,43 @@ BINDERY_NODISCARD enum db_err blobs_drop_claimed(struct db *db, const char *blob
 BINDERY_NODISCARD enum db_err blobs_release_retired(struct db *db, const char *blob_name, const char *claimer);
 
 /* Idempotency keys. */
+
+/* The status a create answers, recorded with its key (the registry knows no HTTP otherwise). */
+#define IDEM_STATUS_CREATED 201
+
 struct idem_row {
 	uint64_t document_id;
 	char blob_name[DOC_BLOB_NAME_MAX];
 	char doc_name[DOC_NAME_MAX];
+	char content_type[DOC_CTYPE_MAX];	/* the request's; "" when unknown (older rows) */
 	uint64_t status_code;		/* 0 while unfinished */
 	char sha256[DOC_SHA256_HEX];	/* the body's, once finished */
+	int expired;			/* finished and older than the TTL: as if absent */
 	int has_answer;			/* answer holds the recorded document */
 	struct doc answer;		/* as answered (ready), when has_answer */
 };
-BINDERY_NODISCARD enum db_err idem_get(struct db *db, const char *owner, const char *key, struct idem_row *out);
 /*
- * Record the final answer of the request that owned the key: its status and
- * the document's fields as answered (the body's SHA-256 is answer->sha256).
+ * The key's record.  A finished key created more than ttl seconds ago
+ * comes back with expired set (the database's clock decides); an unfinished
+ * key never expires.
  */
-BINDERY_NODISCARD enum db_err idem_finish(struct db *db, const char *owner, const char *key,
-					  unsigned status_code, const struct doc *answer);
+BINDERY_NODISCARD enum db_err idem_get(struct db *db, const char *owner, const char *key, unsigned ttl,
+				       struct idem_row *out);
+/*
+ * Record the answer of the key whose intent is blob_name, as the fields of
+ * the document that is ready on that blob now (status IDEM_STATUS_CREATED).
+ * docs_mark_ready and the sweeper's roll forward run it inside their ready
+ * transaction, so a document never becomes ready with its key unanswered;
+ * alone it finishes a key an older bindery left unanswered.  No key, or no
+ * document ready on the blob: nothing changes, DB_OK.
+ */
+BINDERY_NODISCARD enum db_err idem_record_ready(struct db *db, const char *blob_name);
+/*
+ * Forget the key if it is finished and older than ttl seconds, so a new
+ * request may use it again.  DB_OK whether or not a row went.
+ */
+BINDERY_NODISCARD enum db_err idem_drop_expired(struct db *db, const char *owner, const char *key,
+						unsigned ttl);
 /*
  * Resume: take a pending intent over for holder (a new holder, heartbeat
  * now) only if its heartbeat is older than stale_after seconds (its owner

@@ -261,7 +261,41 @@ sweep_db_roll_forward(struct db *db, const char *claimer, const struct sweep_ite
 	e = db_exec_one(db, sql_forward_doc, d, ARRAY_LEN(d));
 	if (e == DB_OK)
 		e = db_exec_one(db, sql_forward_blob, b, ARRAY_LEN(b));
+	if (e == DB_OK)
+		e = idem_record_ready(db, it->name);
 	return finish_tx(db, e);
+}
+
+/*
+ * Finished keys past the TTL, oldest first, through idempotency_created
+ * (created_at is the range; the other conditions filter it).  Unfinished
+ * keys stay: they go with their intent.
+ */
+static const char sql_prune_keys[] =
+	"DELETE FROM idempotency_keys WHERE created_at < NOW(6) - INTERVAL ? SECOND"
+	" AND status_code IS NOT NULL AND LEFT(blob_name, CHAR_LENGTH(?)) = ?"
+	" ORDER BY created_at LIMIT ?";
+static const char sql_count_expired_keys[] =
+	"SELECT COUNT(*) FROM idempotency_keys WHERE created_at < NOW(6) - INTERVAL ? SECOND"
+	" AND status_code IS NOT NULL AND LEFT(blob_name, CHAR_LENGTH(?)) = ?";
+
+enum db_err
+sweep_db_prune_keys(struct db *db, const char *prefix, unsigned ttl, unsigned limit, uint64_t *pruned)
+{
+	struct db_param p[] = { DBP_U64(ttl), DBP_STR(prefix), DBP_STR(prefix), DBP_U64(limit) };
+
+	*pruned = 0;
+	return db_exec(db, sql_prune_keys, p, ARRAY_LEN(p), pruned);
+}
+
+enum db_err
+sweep_db_count_expired_keys(struct db *db, const char *prefix, unsigned ttl, uint64_t *n)
+{
+	struct db_col c[] = { DBC_U64(n) };
+	struct db_param p[] = { DBP_U64(ttl), DBP_STR(prefix), DBP_STR(prefix) };
+
+	*n = 0;
+	return db_query(db, sql_count_expired_keys, p, ARRAY_LEN(p), c, 1, NULL, NULL);
 }
 
 static const char sql_retire_claimed[] =

@@ -84,11 +84,22 @@ BINDERY_NODISCARD enum db_err sweep_db_drop_intent(struct db *db, const char *cl
 						   const struct sweep_item *it);
 /*
  * Roll a claimed create forward: the pending document -> ready with size
- * and sha256, the registry row sweeping -> committed, both or neither.
+ * and sha256, the registry row sweeping -> committed, and the answer of the
+ * Idempotency-Key that started the intent (idem_record_ready), all or none.
  */
 BINDERY_NODISCARD enum db_err sweep_db_roll_forward(struct db *db, const char *claimer,
 						    const struct sweep_item *it, uint64_t size,
 						    const char *sha256_hex);
+/*
+ * Delete at most limit finished idempotency keys created more than ttl
+ * seconds ago whose blob name starts with prefix; *pruned says how many.
+ * Unfinished keys are never deleted here: they go with their intent.
+ */
+BINDERY_NODISCARD enum db_err sweep_db_prune_keys(struct db *db, const char *prefix, unsigned ttl,
+						  unsigned limit, uint64_t *pruned);
+/* Dry run: how many keys sweep_db_prune_keys would delete in all. */
+BINDERY_NODISCARD enum db_err sweep_db_count_expired_keys(struct db *db, const char *prefix,
+							  unsigned ttl, uint64_t *n);
 /* A claimed replace intent that never committed -> retired, due now. */
 BINDERY_NODISCARD enum db_err sweep_db_retire_claimed(struct db *db, const char *claimer,
 						      const char *name);

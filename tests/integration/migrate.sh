@@ -61,4 +61,8 @@ is "$(explain "SELECT name FROM blobs WHERE state IN ('sweeping', 'deleting') AN
 	"range/blobs_state_lease" "expired claims: a range scan on (state, lease_until)"
 is "$(explain "SELECT id FROM documents WHERE status = 'ready' AND id > 0 ORDER BY id LIMIT 50")" \
 	"range/documents_status_id" "a list page: a range scan on (status, id)"
+# The sweeper's prune of finished Idempotency-Keys past the TTL (sweep_db.c).
+is "$(explain "DELETE FROM idempotency_keys WHERE created_at < NOW(6) - INTERVAL 86400 SECOND
+	AND status_code IS NOT NULL AND LEFT(blob_name, CHAR_LENGTH('')) = '' ORDER BY created_at LIMIT 500")" \
+	"range/idempotency_created" "expired idempotency keys: a range scan on created_at"
 done_testing

@@ -43,6 +43,7 @@ struct bad_case {
 static const struct bad_case bad_cases[] = {
 	{ BASE "[limits]\nmax_upload = lots\n", ":10: [limits] max_upload: invalid value" },
 	{ BASE "[limits]\nblocks_in_flight = 0\n", "blocks_in_flight: invalid value" },
+	{ BASE "[limits]\nidempotency_ttl = 0\n", "idempotency_ttl: invalid value" },
 	{ BASE "[limitz]\nmax_upload = 1M\n", "unknown section [limitz]" },
 	{ BASE "[limits]\nmax_uplod = 1M\n", "max_uplod: unknown key" },
 	{ BASE "[database]\nport = 70000\n", "port: invalid value" },
@@ -79,18 +80,20 @@ main(void)
 		tap_ok(cfg->sweep_cutoff >= 2 * cfg->request_deadline, "default cutoff >= 2 x deadline");
 		tap_ok(cfg->retire_grace >= cfg->sas_lifetime, "grace covers the SAS lifetime");
 		tap_ok(cfg->download_mode == DOWNLOAD_PROXY, "default download mode");
+		TAP_EQ_INT(cfg->idempotency_ttl, 86400, "default idempotency_ttl: a day");
 		config_free(cfg);
 		cfg = NULL;
 	}
 
 	chmod(path, 0600);
-	tap_ok(load_text(BASE "[limits]\nmax_upload = 1G\nblock_size = 8M\n"
+	tap_ok(load_text(BASE "[limits]\nmax_upload = 1G\nblock_size = 8M\nidempotency_ttl = 3600\n"
 			 "[auth]\ntoken = alice:0123456789abcdef0123\ntoken = bob:fedcba9876543210fedc\n"
 			 "reads_need_auth = yes\n[download]\nmode = redirect\n[log]\nlevel = debug\n",
 			 &cfg, err, sizeof err, warn, sizeof warn) == 0, "full config loads");
 	if (cfg) {
 		TAP_EQ_INT(cfg->max_upload, 1ULL << 30, "1G parsed");
 		TAP_EQ_INT(cfg->block_size, 8ULL << 20, "8M parsed");
+		TAP_EQ_INT(cfg->idempotency_ttl, 3600, "idempotency_ttl parsed");
 		TAP_EQ_INT(cfg->ntokens, 2, "two tokens");
 		tap_ok(cfg->reads_need_auth == 1, "reads_need_auth yes");
 		tap_ok(cfg->download_mode == DOWNLOAD_REDIRECT, "redirect mode");

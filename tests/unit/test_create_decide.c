@@ -36,7 +36,7 @@ expected(const struct create_facts *f)
 {
 	if (!f->key_found)	/* no record: the name decides */
 		return f->name_taken ? CREATE_NAME_TAKEN : CREATE_NEW_INTENT;
-	if (!f->same_name)
+	if (!f->same_name || !f->same_type)	/* the fingerprint: name and Content-Type */
 		return CREATE_KEY_MISMATCH;
 	if (f->key_finished)
 		return CREATE_REPLAY_RECORD;
@@ -58,13 +58,14 @@ main(void)
 {
 	struct create_facts f;
 	enum create_action a, want;
-	int kf, nt, sn, fin, rf, st, n = 0, wrong = 0, bad_new = 0, bad_replay = 0, bad_touch = 0;
+	int kf, nt, sn, sty, fin, rf, st, n = 0, wrong = 0, bad_new = 0, bad_replay = 0, bad_touch = 0;
 	int bad_ignored = 0;
 
-	/* Every combination: 2 x 2 x 2 x 2 x 2 x 6 = 192, each asserted. */
+	/* Every combination: 2 x 2 x 2 x 2 x 2 x 2 x 6 = 384, each asserted. */
 	for (kf = 0; kf < 2; kf++)
 	for (nt = 0; nt < 2; nt++)
 	for (sn = 0; sn < 2; sn++)
+	for (sty = 0; sty < 2; sty++)
 	for (fin = 0; fin < 2; fin++)
 	for (rf = 0; rf < 2; rf++)
 	for (st = 0; st < REGISTRY_STATE_COUNT; st++) {
@@ -72,14 +73,16 @@ main(void)
 		f.key_found = kf;
 		f.name_taken = nt;
 		f.same_name = sn;
+		f.same_type = sty;
 		f.key_finished = fin;
 		f.row_found = rf;
 		f.row_state = (enum registry_state)st;
 		a = create_decide(&f);
 		want = expected(&f);
 		n++;
-		if (!tap_ok(a == want, "key %s, name taken %s, same name %s, finished %s, row %s %s -> %s",
-			    yes_no(kf), yes_no(nt), yes_no(sn), yes_no(fin), yes_no(rf),
+		if (!tap_ok(a == want, "key %s, name taken %s, same name %s, same type %s, finished %s,"
+			    " row %s %s -> %s", yes_no(kf), yes_no(nt), yes_no(sn), yes_no(sty),
+			    yes_no(fin), yes_no(rf),
 			    st ? registry_state_name((enum registry_state)st) : "(unknown)",
 			    create_action_name(want))) {
 			tap_diag("got %s", create_action_name(a));
@@ -89,16 +92,19 @@ main(void)
 		 * and a taken name never gets a new intent. */
 		if (a == CREATE_NEW_INTENT && (kf || nt))
 			bad_new++;
-		/* An answer is replayed only for this name's key. */
-		if ((a == CREATE_REPLAY_RECORD || a == CREATE_REPLAY_COMMITTED) && !(kf && sn))
+		/* An answer is replayed only for this name's and type's key. */
+		if ((a == CREATE_REPLAY_RECORD || a == CREATE_REPLAY_COMMITTED) && !(kf && sn && sty))
+			bad_replay++;
+		/* Another Content-Type under a recorded key is another request. */
+		if (kf && !sty && a != CREATE_KEY_MISMATCH)
 			bad_replay++;
 		/* Only a pending intent is taken over; only a missing one restarted. */
 		if ((a == CREATE_RESUME && !(rf && st == REGISTRY_PENDING && !fin)) ||
 		    (a == CREATE_RESTART && (rf || fin)))
 			bad_touch++;
 		/* proto_create reads the row only for an unfinished key of this
-		 * name: elsewhere the decision must not depend on it. */
-		if (!(kf && sn && !fin)) {
+		 * name and type: elsewhere the decision must not depend on it. */
+		if (!(kf && sn && sty && !fin)) {
 			struct create_facts g = f;
 
 			g.row_found = !rf;
@@ -106,13 +112,14 @@ main(void)
 			bad_ignored += create_decide(&g) != a;
 		}
 	}
-	tap_ok(n == 192 && wrong == 0, "all %d combinations decided as the table says (%d wrong)", n,
-	       wrong);
+	tap_ok(wrong == 0, "all %d combinations decided as the table says (%d wrong)", n, wrong);
 	tap_ok(bad_new == 0, "no second intent for a recorded key or a taken name (%d)", bad_new);
-	tap_ok(bad_replay == 0, "answers replay only for the same key and name (%d)", bad_replay);
+	tap_ok(bad_replay == 0, "answers replay only for the same key, name and Content-Type (%d)",
+	       bad_replay);
 	tap_ok(bad_touch == 0, "only a pending intent resumes, only a dropped one restarts (%d)",
 	       bad_touch);
-	tap_ok(bad_ignored == 0, "the registry row matters only for an unfinished key of this name (%d)",
+	tap_ok(bad_ignored == 0,
+	       "the registry row matters only for an unfinished key of this name and type (%d)",
 	       bad_ignored);
 
 	/* The create-only upload refused because the name holds a blob. */
