@@ -7,6 +7,6 @@ check_PROGRAMS += tests/tools/faultproxy
 tests_tools_faultproxy_SOURCES = tests/tools/faultproxy.c
 tests_tools_faultproxy_LDADD =
 UNIT_TESTS += tests/chaos/faultproxy.sh
-E2E_TESTS += tests/e2e/crash_matrix.sh tests/e2e/faults.sh tests/chaos/chaos.sh
-EXTRA_DIST += tests/e2e/crash_matrix.sh tests/e2e/faults.sh tests/lib/chaos.sh \
+E2E_TESTS += tests/e2e/crash_matrix.sh tests/e2e/faults.sh tests/e2e/storage_errors.sh tests/chaos/chaos.sh
+EXTRA_DIST += tests/e2e/crash_matrix.sh tests/e2e/faults.sh tests/e2e/storage_errors.sh tests/lib/chaos.sh \
 	tests/chaos/faultproxy.sh tests/chaos/chaos.sh
