@@ -658,8 +658,13 @@ handle_content_put(struct app *app, struct request *r)
 	body.read = raw_read;
 	body.ctx = &raw;
 	body.expected_size = r->content_length;
-	pr = proto_replace(app->svc, r->route.doc_id, r->owner, &body, if_match.len ? &pre : NULL,
-			   &ans);
+	/* "*" holds for any current version (RFC 9110 13.1.1): a replace under
+	 * it must not turn into 412 because another replace landed during the
+	 * upload.  proto_replace still requires the document to exist, and a
+	 * missing one is 404 as without the header (13.2.1: a failure found
+	 * before the precondition takes precedence over it). */
+	pr = proto_replace(app->svc, r->route.doc_id, r->owner, &body,
+			   if_match.len && !http_if_match_any(if_match) ? &pre : NULL, &ans);
 	if (pr == PROTO_OK)
 		reply_document(r, 200, &ans.doc);
 	else
