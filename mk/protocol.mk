@@ -18,3 +18,7 @@ EXTRA_DIST += tests/tools/sweep_plant.h tests/tools/mem_reader.h tests/integrati
 
 noinst_PROGRAMS += tests/bench/bench_sweep
 EXTRA_DIST += tests/bench/bench_sweep.sh
+
+# A claimed item is never processed after its lease ran out (issue 11, item 10).
+check_PROGRAMS += tests/integration/test_sweep_lease
+INTEGRATION_TESTS += tests/integration/test_sweep_lease
