@@ -109,6 +109,11 @@ reply_failure(struct request *r, enum proto_result pr, enum body_fault fault)
 		resp_error_retry(r, 503, "unavailable", "a dependency is unavailable; try again",
 				 RETRY_AFTER);
 		break;
+	case PROTO_STORAGE_ERROR:
+		/* The log names the service's code and request id; the client
+		 * learns only that storage, not its request, was at fault. */
+		resp_error(r, 502, "storage_error", "storage refused the request; nothing was stored");
+		break;
 	default:
 		resp_error(r, 500, "internal", "internal error");
 		break;
@@ -590,6 +595,12 @@ handle_content_get(struct app *app, struct request *r)
 		} else if (res.status == BLOB_NOT_FOUND) {
 			log_error("ready document %llu has no blob %s", (unsigned long long)d.id, d.blob_name);
 			resp_error(r, 500, "internal", "the document's bytes are missing");
+		} else if (res.status == BLOB_REJECTED) {
+			/* The range came from the row's size: a 416 means the blob
+			 * is not what the row says, never the client's range. */
+			log_error("download of %s refused: HTTP %ld %s, request id %s", d.blob_name,
+				  res.http_status, res.code, res.request_id[0] ? res.request_id : "none");
+			resp_error(r, 502, "storage_error", "storage refused the request");
 		} else {
 			resp_error_retry(r, 503, "unavailable", "storage is unavailable", RETRY_AFTER);
 		}
@@ -647,8 +658,13 @@ handle_content_put(struct app *app, struct request *r)
 	body.read = raw_read;
 	body.ctx = &raw;
 	body.expected_size = r->content_length;
-	pr = proto_replace(app->svc, r->route.doc_id, r->owner, &body, if_match.len ? &pre : NULL,
-			   &ans);
+	/* "*" holds for any current version (RFC 9110 13.1.1): a replace under
+	 * it must not turn into 412 because another replace landed during the
+	 * upload.  proto_replace still requires the document to exist, and a
+	 * missing one is 404 as without the header (13.2.1: a failure found
+	 * before the precondition takes precedence over it). */
+	pr = proto_replace(app->svc, r->route.doc_id, r->owner, &body,
+			   if_match.len && !http_if_match_any(if_match) ? &pre : NULL, &ans);
 	if (pr == PROTO_OK)
 		reply_document(r, 200, &ans.doc);
 	else

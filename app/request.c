@@ -96,6 +96,7 @@ http_status_text(int status)
 	case 416: return "Range Not Satisfiable";
 	case 422: return "Unprocessable Content";
 	case 500: return "Internal Server Error";
+	case 502: return "Bad Gateway";
 	case 503: return "Service Unavailable";
 	default: return "Unknown";
 	}

@@ -410,6 +410,12 @@ http_etag_match(struct span if_match, struct span etag)
 	return matched ? HTTP_ETAG_MATCH : HTTP_ETAG_NO_MATCH;
 }
 
+int
+http_if_match_any(struct span if_match)
+{
+	return span_eq_cstr(trim_ows(if_match), "*");
+}
+
 /* token68 characters before the trailing '=' padding (RFC 9110 11.2). */
 static int
 is_token68_char(char c)

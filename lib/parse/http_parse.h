@@ -104,6 +104,14 @@ enum http_etag_result {
  */
 BINDERY_NODISCARD enum http_etag_result http_etag_match(struct span if_match, struct span etag);
 
+/*
+ * Nonzero when If-Match is "*" (OWS around it allowed): RFC 9110 13.1.1
+ * makes it true for ANY current representation, so a write under it must
+ * not be pinned to the version that happened to be current when it was
+ * read -- only to the document still existing.
+ */
+int http_if_match_any(struct span if_match);
+
 enum http_auth_result {
 	HTTP_AUTH_OK = 0,
 	HTTP_AUTH_ABSENT,	/* empty header */

@@ -9,6 +9,7 @@
 
 #include "protocol/audit.h"
 #include "registry/docs_db.h"
+#include "base/failpoint.h"
 #include "base/log.h"
 #include "protocol/protocol.h"
 #include "registry/audit_db.h"
@@ -30,6 +31,18 @@ struct listing {
 	size_t n, cap;
 	int oom;
 };
+
+/* Record one of a blob's tags; only the state tag matters here. */
+static void
+listed_tag(struct listed *x, const char *key, const char *value)
+{
+	if (strcmp(key, TAG_STATE_KEY) != 0)
+		return;
+	x->has_state = 1;
+	x->tag = tag_state_from_name(value);
+	if (copy_cstr(x->state, sizeof x->state, value) != 0)
+		snprintf(x->state, sizeof x->state, "?");
+}
 
 static int
 on_listed(void *ctx, const struct blob_list_item *it)
@@ -59,14 +72,8 @@ on_listed(void *ctx, const struct blob_list_item *it)
 	x->size = it->size;
 	if (copy_cstr(x->sha256, sizeof x->sha256, it->meta_sha256) != 0)
 		x->sha256[0] = '\0';
-	for (i = 0; i < it->ntags; i++) {
-		if (strcmp(it->tags[i].key, TAG_STATE_KEY) != 0)
-			continue;
-		x->has_state = 1;
-		x->tag = tag_state_from_name(it->tags[i].value);
-		if (copy_cstr(x->state, sizeof x->state, it->tags[i].value) != 0)
-			snprintf(x->state, sizeof x->state, "?");
-	}
+	for (i = 0; i < it->ntags; i++)
+		listed_tag(x, it->tags[i].key, it->tags[i].value);
 	l->n++;
 	return 0;
 oom:
@@ -228,16 +235,6 @@ repair_tag(struct services *s, const struct listed *x, char *why, size_t whylen)
 	return 1;
 }
 
-static int
-still_missing(struct services *s, const char *name)
-{
-	struct blob_props p;
-	struct blob_result r;
-
-	/* The listing is not a snapshot: a replace may have landed behind its cursor. */
-	return blob_get_properties(s->blob, name, &p, &r) != 0 && r.status == BLOB_NOT_FOUND;
-}
-
 struct rehash {
 	gnutls_hash_hd_t h;
 	uint64_t bytes;
@@ -286,96 +283,224 @@ deep_matches(struct services *s, const struct audit_row *row, char *detail, size
 	return 0;
 }
 
-static void
-check_row(struct services *s, const struct audit_opts *o, struct listing *l,
-	  const struct audit_row *row, struct audit_report *rep)
+/* ---- what a name shows, and whether it still does ----------------------- */
+
+/* The findings one name can give, as a set. */
+enum {
+	F_UNREGISTERED = 1 << 0,	/* a ready document's blob has no registry row */
+	F_DANGLING_MISSING = 1 << 1,	/* a ready document's blob is not there */
+	F_DANGLING_DIFFERS = 1 << 2,	/* ... or not of the document's size or hash */
+	F_TAG_MISMATCH = 1 << 3,	/* ... or not tagged committed */
+	F_STALE = 1 << 4,		/* a pending or sweeping intent idle past the cutoff */
+	F_COMMITTED_UNREFERENCED = 1 << 5,
+	F_ORPHAN = 1 << 6,		/* a blob no row and no document knows */
+};
+
+/*
+ * What a blob (x, NULL when there is none) and the rows of its name (row,
+ * NULL when there is neither a registry row nor a document) show, as F_*.
+ * Pure: the audit's first reads and its re-read go through the same rules.
+ */
+static unsigned
+findings_of(const struct listed *x, const struct audit_row *row, unsigned stale_cutoff)
 {
-	struct listed *x = find_listed(l, row->name);
-	int ready = row->doc_id && row->doc_status == DOC_STATUS_READY;
+	unsigned f = 0;
+
+	if (row == NULL)
+		return x ? F_ORPHAN : 0;
+	if (row->doc_id && row->doc_status == DOC_STATUS_READY) {
+		if (!row->has_registry)
+			f |= F_UNREGISTERED;
+		if (x == NULL)
+			return f | F_DANGLING_MISSING;
+		if (x->size != row->doc_size ||
+		    (x->sha256[0] && row->doc_sha256[0] && strcmp(x->sha256, row->doc_sha256) != 0))
+			return f | F_DANGLING_DIFFERS;
+		return x->tag != TAG_STATE_COMMITTED ? f | F_TAG_MISMATCH : f;
+	}
+	if (!row->has_registry)
+		return 0;	/* a pending document without a registry row: the sweep's drop left it? */
+	if ((row->state == REGISTRY_PENDING || row->state == REGISTRY_SWEEPING) &&
+	    row->age >= (int64_t)stale_cutoff)
+		return F_STALE;
+	if (row->state == REGISTRY_COMMITTED && x && x->tag == TAG_STATE_COMMITTED)
+		return F_COMMITTED_UNREFERENCED;
+	return 0;
+}
+
+/* One name read again: its blob, then its rows (the audit's own order). */
+struct fresh {
+	struct listed x;		/* x.name and x.etag point into this struct */
+	char name[1025];		/* the service's longest blob name, 1024 */
+	char etag[128];
+	int blob_exists;
+	struct audit_row row;
+	int row_exists;
+};
+
+/* 0 with fr filled, or -1 when a read failed. */
+static BINDERY_NODISCARD int
+reread(struct services *s, const char *name, struct fresh *fr)
+{
+	struct blob_tag_set tags;
+	struct blob_props p;
+	struct blob_result r;
+	enum db_err e;
+	size_t i;
+
+	memset(fr, 0, sizeof *fr);
+	if (copy_cstr(fr->name, sizeof fr->name, name) != 0)
+		return -1;
+	fr->x.name = fr->name;
+	fr->x.etag = fr->etag;
+	if (blob_get_properties(s->blob, name, &p, &r) == 0 &&
+	    blob_get_tags(s->blob, name, &tags, &r) == 0) {
+		fr->blob_exists = 1;
+		fr->x.size = p.size;
+		if (copy_cstr(fr->x.sha256, sizeof fr->x.sha256, p.meta_sha256) != 0 ||
+		    copy_cstr(fr->etag, sizeof fr->etag, p.etag) != 0)
+			return -1;
+		for (i = 0; i < tags.n; i++)
+			listed_tag(&fr->x, tags.key[i], tags.value[i]);
+	} else if (r.status != BLOB_NOT_FOUND) {
+		return -1;
+	}
+	e = audit_db_reread(s->db, name, &fr->row);
+	if (e != DB_OK && e != DB_NOT_FOUND)
+		return -1;
+	fr->row_exists = e == DB_OK;
+	return 0;
+}
+
+/*
+ * The listing and the walk are two reads at two moments, and the protocol
+ * moves on between them: a create flips its tag to committed and then its
+ * document to ready, a sweep deletes a blob and then drops its rows.  So a
+ * finding (seen, a set of F_*) is reported only if a fresh read of that
+ * one name still shows it.  Returns the findings that still hold; *fresh_ok
+ * says fr holds the state to report them with.  A re-read that fails keeps
+ * every finding: a read that did not work must not hide a real problem.
+ */
+static unsigned
+recheck(struct services *s, const struct audit_opts *o, const char *name, unsigned seen,
+	struct fresh *fr, int *fresh_ok)
+{
+	unsigned now;
+
+	*fresh_ok = 0;
+	if (FAILPOINT("audit.before_recheck") || reread(s, name, fr) != 0) {
+		log_warn("audit: %s could not be read again; reported as first read", name);
+		return seen;
+	}
+	*fresh_ok = 1;
+	now = findings_of(fr->blob_exists ? &fr->x : NULL, fr->row_exists ? &fr->row : NULL,
+			  o->stale_cutoff);
+	if (seen & ~now)
+		log_info("audit: %s changed while it was audited (an operation in flight);"
+			 " only what still holds is reported", name);
+	return seen & now;
+}
+
+/* ---- reporting ----------------------------------------------------------- */
+
+/* --deep for a ready document whose blob agrees on size: 0 when its bytes
+ * turned out to differ (reported as dangling). */
+static int
+deep_ok(struct services *s, const struct audit_row *row, struct audit_report *rep)
+{
+	char detail[256];
+	int rc = deep_matches(s, row, detail, sizeof detail);
+
+	rep->deep_checked++;
+	if (rc == 0) {
+		rep->dangling++;
+		(void)finding(rep, "dangling", row->name, row->doc_id, detail);
+		return 0;
+	}
+	if (rc < 0) {
+		rep->unreadable++;
+		(void)finding(rep, "unreadable", row->name, row->doc_id, detail);
+	}
+	return 1;
+}
+
+static void
+report_tag_mismatch(struct services *s, const struct audit_opts *o, const struct listed *x,
+		    const struct audit_row *row, struct audit_report *rep)
+{
 	char detail[256], why[200];
 	json_t *f;
 	int rc;
 
-	if (x)
-		x->seen = 1;
-	if (ready && !row->has_registry) {
+	snprintf(detail, sizeof detail, "ready document's blob tagged %s",
+		 x->has_state ? x->state : "(no state tag)");
+	f = finding(rep, "tag_mismatch", row->name, row->doc_id, detail);
+	rep->tag_mismatches++;
+	if (!o->repair)
+		return;
+	rc = repair_tag(s, x, why, sizeof why);
+	mark_repaired(f, rc == 1);
+	if (f)
+		json_object_set_new(f, "repair", json_string(why));
+	if (rc == 1)
+		rep->retagged++;
+	else if (rc < 0)
+		rep->repair_failed++;
+}
+
+static void
+report_stale(struct services *s, const struct listed *x, const struct audit_row *row,
+	     struct audit_report *rep)
+{
+	struct blob_block_counts bc;
+	struct blob_result r;
+	char detail[256];
+
+	snprintf(detail, sizeof detail, "%s %s intent idle %llds", registry_state_name(row->state),
+		 intent_purpose_name(row->purpose), (long long)row->age);
+	rep->stale_pending++;
+	(void)finding(rep, "stale_pending", row->name, row->doc_id, detail);
+	/* Staged blocks are visible to Get Block List only, and only matter
+	 * on a name without a committed blob. */
+	if (x == NULL && blob_get_block_list(s->blob, row->name, &bc, &r) == 0 && bc.uncommitted > 0) {
+		snprintf(detail, sizeof detail, "%u staged uncommitted blocks, no blob", bc.uncommitted);
+		rep->uncommitted++;
+		(void)finding(rep, "uncommitted_blocks", row->name, row->doc_id, detail);
+	}
+}
+
+/* Report the findings f of one name, from its blob x (NULL: none) and row. */
+static void
+report_row(struct services *s, const struct audit_opts *o, const struct listed *x,
+	   const struct audit_row *row, unsigned f, struct audit_report *rep)
+{
+	char detail[256];
+
+	if (f & F_UNREGISTERED) {
 		rep->unregistered++;
 		(void)finding(rep, "unregistered", row->name, row->doc_id,
 			      "a ready document's blob has no registry row");
 	}
-	if (ready) {
-		if (x == NULL) {
-			if (still_missing(s, row->name)) {
-				rep->dangling++;
-				(void)finding(rep, "dangling", row->name, row->doc_id,
-					      "ready document, blob missing");
-			}
-			return;
-		}
-		if (x->size != row->doc_size ||
-		    (x->sha256[0] && row->doc_sha256[0] && strcmp(x->sha256, row->doc_sha256) != 0)) {
-			snprintf(detail, sizeof detail, "ready document says %llu bytes sha256 %.12s...,"
-				 " blob has %llu bytes sha256 %.12s...", (unsigned long long)row->doc_size,
-				 row->doc_sha256, (unsigned long long)x->size,
-				 x->sha256[0] ? x->sha256 : "(none)");
-			rep->dangling++;
-			(void)finding(rep, "dangling", row->name, row->doc_id, detail);
-			return;
-		}
-		if (o->deep) {
-			rc = deep_matches(s, row, detail, sizeof detail);
-			rep->deep_checked++;
-			if (rc == 0) {
-				rep->dangling++;
-				(void)finding(rep, "dangling", row->name, row->doc_id, detail);
-				return;
-			}
-			if (rc < 0) {
-				rep->unreadable++;
-				(void)finding(rep, "unreadable", row->name, row->doc_id, detail);
-			}
-		}
-		if (x->tag != TAG_STATE_COMMITTED) {
-			snprintf(detail, sizeof detail, "ready document's blob tagged %s",
-				 x->has_state ? x->state : "(no state tag)");
-			f = finding(rep, "tag_mismatch", row->name, row->doc_id, detail);
-			if (o->repair) {
-				rc = repair_tag(s, x, why, sizeof why);
-				mark_repaired(f, rc == 1);
-				if (f)
-					json_object_set_new(f, "repair", json_string(why));
-				if (rc == 1)
-					rep->retagged++;
-				else if (rc < 0)
-					rep->repair_failed++;
-			}
-			rep->tag_mismatches++;
-		}
+	if (f & F_DANGLING_MISSING) {
+		rep->dangling++;
+		(void)finding(rep, "dangling", row->name, row->doc_id, "ready document, blob missing");
 		return;
 	}
-	if (!row->has_registry)
-		return;	/* a pending document without a registry row: the sweep's drop left it? */
-	if ((row->state == REGISTRY_PENDING || row->state == REGISTRY_SWEEPING) &&
-	    row->age >= (int64_t)o->stale_cutoff) {
-		struct blob_block_counts bc;
-		struct blob_result r;
-
-		snprintf(detail, sizeof detail, "%s %s intent idle %llds", registry_state_name(row->state),
-			 intent_purpose_name(row->purpose), (long long)row->age);
-		rep->stale_pending++;
-		(void)finding(rep, "stale_pending", row->name, row->doc_id, detail);
-		/* Staged blocks are visible to Get Block List only, and only matter
-		 * on a name without a committed blob. */
-		if (x == NULL && blob_get_block_list(s->blob, row->name, &bc, &r) == 0 &&
-		    bc.uncommitted > 0) {
-			snprintf(detail, sizeof detail, "%u staged uncommitted blocks, no blob",
-				 bc.uncommitted);
-			rep->uncommitted++;
-			(void)finding(rep, "uncommitted_blocks", row->name, row->doc_id, detail);
-		}
+	if (f & F_DANGLING_DIFFERS) {
+		snprintf(detail, sizeof detail, "ready document says %llu bytes sha256 %.12s..., blob has"
+			 " %llu bytes sha256 %.12s...", (unsigned long long)row->doc_size, row->doc_sha256,
+			 (unsigned long long)x->size, x->sha256[0] ? x->sha256 : "(none)");
+		rep->dangling++;
+		(void)finding(rep, "dangling", row->name, row->doc_id, detail);
 		return;
 	}
-	if (row->state == REGISTRY_COMMITTED && x && x->tag == TAG_STATE_COMMITTED) {
+	if (o->deep && x && row->doc_id && row->doc_status == DOC_STATUS_READY && !deep_ok(s, row, rep))
+		return;
+	if (f & F_TAG_MISMATCH)
+		report_tag_mismatch(s, o, x, row, rep);
+	if (f & F_STALE)
+		report_stale(s, x, row, rep);
+	if (f & F_COMMITTED_UNREFERENCED) {
 		rep->committed_unreferenced++;
 		(void)finding(rep, "committed_unreferenced", row->name, row->doc_id,
 			      "committed blob and registry row, but no ready document points at it");
@@ -383,13 +508,46 @@ check_row(struct services *s, const struct audit_opts *o, struct listing *l,
 }
 
 static void
-check_orphan(struct services *s, const struct audit_opts *o, const struct listed *x,
+check_row(struct services *s, const struct audit_opts *o, struct listing *l,
+	  const struct audit_row *walked, struct audit_report *rep)
+{
+	struct listed *listed = find_listed(l, walked->name);
+	const struct listed *x = listed;
+	const struct audit_row *row = walked;
+	struct fresh fr;
+	int fresh_ok = 0;
+	unsigned f;
+
+	if (listed)
+		listed->seen = 1;
+	f = findings_of(listed, walked, o->stale_cutoff);
+	if (f != 0) {
+		f = recheck(s, o, walked->name, f, &fr, &fresh_ok);
+		if (fresh_ok) {
+			if (!fr.row_exists)
+				return;	/* its rows went: nothing a row shows can hold */
+			x = fr.blob_exists ? &fr.x : NULL;
+			row = &fr.row;
+		}
+	}
+	report_row(s, o, x, row, f, rep);
+}
+
+static void
+check_orphan(struct services *s, const struct audit_opts *o, const struct listed *listed,
 	     struct audit_report *rep)
 {
+	const struct listed *x = listed;
 	char detail[256], why[200];
+	struct fresh fr;
+	int fresh_ok = 0, rc;
 	json_t *f;
-	int rc;
 
+	/* Listed before the walk: gone since, or registered since, is no orphan. */
+	if (!(recheck(s, o, listed->name, F_ORPHAN, &fr, &fresh_ok) & F_ORPHAN))
+		return;
+	if (fresh_ok)
+		x = &fr.x;
 	snprintf(detail, sizeof detail, "no registry row or document; %llu bytes, tag %s",
 		 (unsigned long long)x->size, x->has_state ? x->state : "(none)");
 	f = finding(rep, "orphan", x->name, 0, detail);
@@ -438,6 +596,8 @@ audit_run(struct services *s, const struct audit_opts *o, struct audit_report *r
 	}
 	rep->listed = l.n;
 	qsort(l.v, l.n, sizeof *l.v, cmp_listed);
+	/* Tests change a name's state here, between the audit's two reads. */
+	(void)FAILPOINT("audit.after_listing");
 	e = audit_db_walk(s->db, o->prefix, on_row, &rs);
 	if (e != DB_OK || rs.oom) {
 		log_error("walking the registry: %s", rs.oom ? "out of memory" : db_err_name(e));

@@ -54,12 +54,19 @@ from_db(enum db_err e)
 	}
 }
 
+/*
+ * Only the body is the client's: reading it failed (ABORTED) or it was not
+ * the size it declared (BAD_INPUT).  A request storage refused was built by
+ * bindery, whatever the service's code says (I6: a failed dependency is a
+ * 5xx).
+ */
 static enum proto_result
 from_blob(const struct blob_result *r)
 {
 	switch (r->status) {
 	case BLOB_OK: return PROTO_OK;
 	case BLOB_ABORTED: case BLOB_BAD_INPUT: return PROTO_BODY_ERROR;
+	case BLOB_REJECTED: return PROTO_STORAGE_ERROR;
 	case BLOB_DEADLINE: return PROTO_DEADLINE;
 	case BLOB_NOT_FOUND: case BLOB_AUTH_FAILED: case BLOB_FAILED: case BLOB_NOMEM:
 		return PROTO_FAILED;
@@ -88,8 +95,8 @@ sole_state_tag(const struct blob_tag_set *t)
 static void
 log_blob(const char *step, const char *blob_name, const struct blob_result *r)
 {
-	log_warn("%s %s: %s (HTTP %ld %s)", step, blob_name, blob_status_name(r->status),
-		 r->http_status, r->code);
+	log_warn("%s %s: %s (HTTP %ld %s, request id %s)", step, blob_name, blob_status_name(r->status),
+		 r->http_status, r->code, r->request_id[0] ? r->request_id : "none");
 }
 
 /*

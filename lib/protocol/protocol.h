@@ -30,6 +30,8 @@ enum proto_result {
 	PROTO_UNAVAILABLE,	/* 503 + Retry-After: a dependency failed or the sweeper owns it */
 	PROTO_DEADLINE,		/* 503: the request ran out of time */
 	PROTO_FAILED,		/* 500 */
+	PROTO_STORAGE_ERROR,	/* 502 storage_error: storage refused a request bindery
+				 * built (a 400 such as Md5Mismatch); not the client's fault */
 };
 
 struct proto_body {

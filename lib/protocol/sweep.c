@@ -7,6 +7,7 @@
 
 #include <gnutls/crypto.h>
 
+#include "base/failpoint.h"
 #include "base/log.h"
 #include "protocol/protocol.h"
 #include "protocol/sweep.h"
@@ -73,6 +74,7 @@ report_add(struct sweep_report *to, const struct sweep_report *from)
 	to->keys_expired += from->keys_expired;
 	to->problems += from->problems;
 	to->deferred += from->deferred;
+	to->lease_expired += from->lease_expired;
 	to->unavailable |= from->unavailable;
 	to->temporary |= from->temporary;
 }
@@ -293,6 +295,40 @@ act(struct services *w, const char *claimer, const struct sweep_item *it,
 }
 
 /*
+ * The claim is a lease, and a batch can outlast it: once an item's lease has
+ * run out, another sweeper may take it over and act on it, so the item is
+ * ours to touch only if we can still renew it.  Renewing right before its
+ * storage steps gives the item a whole lease, and the client's deadline
+ * (measured from before the renewal, so never later than the lease's end)
+ * keeps any call, retries included, from starting after it.  1: go on.
+ */
+static int
+lease_hold(struct services *w, const char *claimer, const struct sweep_item *it,
+	   struct sweep_report *rep)
+{
+	int64_t start = blob_now_ms();
+	enum db_err e = sweep_db_renew_claim(w->db, claimer, it->name, w->cfg->sweep_lease);
+
+	if (e == DB_OK) {
+		blob_client_set_deadline(w->blob, start + (int64_t)w->cfg->sweep_lease * 1000);
+		return 1;
+	}
+	if (e == DB_CONFLICT) {
+		log_warn("intent %s: its lease ran out before its turn; not touched (a batch outlasting"
+			 " [sweep] lease: lower --batch or raise the lease)", it->name);
+		rep->lease_expired++;
+		return 0;
+	}
+	log_warn("intent %s: renewing the lease: %s; left for a later run", it->name, db_err_name(e));
+	rep->deferred++;
+	if (e == DB_UNAVAILABLE)
+		rep->unavailable = 1;
+	else
+		rep->temporary = 1;
+	return 0;
+}
+
+/*
  * A claimed stale intent.  The first storage call is the guarded delete
  * itself: sweep_decide answers delete-pending for every unreferenced name
  * that holds a blob tagged pending, and the service refuses it for any
@@ -307,6 +343,11 @@ sweep_intent(struct services *w, const char *claimer, const struct sweep_item *i
 	struct blob_props p;
 	struct blob_result r;
 
+	/* Tests hold an item here, between its claim and its storage steps, as
+	 * a slow batch would. */
+	(void)FAILPOINT("sweep.before_item");
+	if (!lease_hold(w, claimer, it, rep))
+		return;
 	init_facts(it, &f);
 	memset(&p, 0, sizeof p);
 	if (f.referenced) {
@@ -337,7 +378,12 @@ sweep_intent(struct services *w, const char *claimer, const struct sweep_item *i
 static void
 drain_one(struct services *w, const char *claimer, const char *name, struct sweep_report *rep)
 {
-	enum proto_result pr = proto_drain_retired(w, name, claimer);
+	enum proto_result pr;
+
+	/* proto_drain_retired claims the row with a fresh lease after this:
+	 * a deadline from now ends no later than that lease. */
+	blob_client_set_deadline(w->blob, blob_now_ms() + (int64_t)w->cfg->sweep_lease * 1000);
+	pr = proto_drain_retired(w, name, claimer);
 
 	switch (pr) {
 	case PROTO_OK:
@@ -440,6 +486,7 @@ worker_main(void *arg)
 			drain_one(wr->svc, wk->run_id, wk->names[i - wk->nitems], &wr->rep);
 		else
 			break;
+		blob_client_set_deadline(wr->svc->blob, 0);	/* each item sets its own */
 	}
 	return NULL;
 }

@@ -6,6 +6,10 @@
  * The sweeper claims registry rows with a conditional UPDATE and a lease
  * (pending -> sweeping, retired -> deleting), so two sweepers on two hosts
  * never handle one item twice, and only the claimer touches storage for it.
+ * A batch may take longer than a lease: each item's lease is renewed right
+ * before its storage steps (an item whose lease already ran out is skipped,
+ * since another sweeper may hold it now), and no storage call for it starts
+ * after the renewed lease ends.
  * What it then does with a claimed intent is a pure function of the facts it
  * read from storage, sweep_decide(), tested exhaustively on its own.
  */
@@ -68,6 +72,8 @@ struct sweep_report {
 	uint64_t keys_expired;	/* finished idempotency keys past idempotency_ttl, deleted */
 	uint64_t problems;	/* items left for a human (logged) */
 	uint64_t deferred;	/* items released for a later run (storage or DB trouble) */
+	uint64_t lease_expired;	/* claimed items whose lease ran out before their turn:
+				 * not touched (a later round or another sweeper takes them) */
 	int unavailable;	/* a dependency was down: exit 69 */
 	int temporary;		/* transient trouble: exit 75 */
 };

@@ -18,15 +18,22 @@ struct audit_ctx {
 	void *ctx;
 };
 
+/* The columns just read become the row's flags and enums. */
+static void
+audit_row_finish(struct audit_ctx *ac)
+{
+	ac->row.has_registry = ac->has_registry != 0;
+	ac->row.state = registry_state_from_name(ac->text.state);
+	ac->row.purpose = intent_purpose_from_name(ac->text.purpose);
+	ac->row.doc_status = doc_status_from_name(ac->text.doc_status);
+}
+
 static int
 audit_row_cb(void *arg)
 {
 	struct audit_ctx *ac = arg;
 
-	ac->row.has_registry = ac->has_registry != 0;
-	ac->row.state = registry_state_from_name(ac->text.state);
-	ac->row.purpose = intent_purpose_from_name(ac->text.purpose);
-	ac->row.doc_status = doc_status_from_name(ac->text.doc_status);
+	audit_row_finish(ac);
 	return ac->on_row(ac->ctx, &ac->row);
 }
 
@@ -42,30 +49,70 @@ static const char sql_audit_unregistered[] =
 	" COALESCE(d.sha256, '') FROM documents d LEFT JOIN blobs b ON b.name = d.blob_name"
 	" WHERE b.name IS NULL AND LEFT(d.blob_name, CHAR_LENGTH(?)) = ?";
 
+#define AUDIT_NCOLS 10
+
+static void
+audit_cols(struct audit_ctx *ac, struct db_col *c)
+{
+	c[0] = DBC_STR(ac->row.name);
+	c[1] = DBC_U64(&ac->has_registry);
+	c[2] = DBC_STR(ac->text.state);
+	c[3] = DBC_STR(ac->text.purpose);
+	c[4] = DBC_I64(&ac->row.age);
+	c[5] = DBC_I64(&ac->row.retire_overdue);
+	c[6] = DBC_U64(&ac->row.doc_id);
+	c[7] = DBC_STR(ac->text.doc_status);
+	c[8] = DBC_U64(&ac->row.doc_size);
+	c[9] = DBC_STR(ac->row.doc_sha256);
+}
+
 enum db_err
 audit_db_walk(struct db *db, const char *prefix, int (*on_row)(void *, const struct audit_row *),
 	      void *ctx)
 {
 	struct audit_ctx ac;
-	struct db_col c[10];
+	struct db_col c[AUDIT_NCOLS];
 	struct db_param p[] = { DBP_STR(prefix), DBP_STR(prefix) };
 	enum db_err e;
 
 	memset(&ac, 0, sizeof ac);
 	ac.on_row = on_row;
 	ac.ctx = ctx;
-	c[0] = DBC_STR(ac.row.name);
-	c[1] = DBC_U64(&ac.has_registry);
-	c[2] = DBC_STR(ac.text.state);
-	c[3] = DBC_STR(ac.text.purpose);
-	c[4] = DBC_I64(&ac.row.age);
-	c[5] = DBC_I64(&ac.row.retire_overdue);
-	c[6] = DBC_U64(&ac.row.doc_id);
-	c[7] = DBC_STR(ac.text.doc_status);
-	c[8] = DBC_U64(&ac.row.doc_size);
-	c[9] = DBC_STR(ac.row.doc_sha256);
-	e = db_query(db, sql_audit_registry, p, ARRAY_LEN(p), c, 10, audit_row_cb, &ac);
+	audit_cols(&ac, c);
+	e = db_query(db, sql_audit_registry, p, ARRAY_LEN(p), c, AUDIT_NCOLS, audit_row_cb, &ac);
 	if (e != DB_OK)
 		return e;
-	return db_query(db, sql_audit_unregistered, p, ARRAY_LEN(p), c, 10, audit_row_cb, &ac);
+	return db_query(db, sql_audit_unregistered, p, ARRAY_LEN(p), c, AUDIT_NCOLS, audit_row_cb, &ac);
+}
+
+/* The walk's two statements for one name (blob names and documents'
+ * blob_name are both unique). */
+static const char sql_reread_registry[] =
+	"SELECT b.name, 1, b.state, b.purpose, TIMESTAMPDIFF(SECOND, b.touched_at, NOW(6)),"
+	" COALESCE(TIMESTAMPDIFF(SECOND, b.retire_after, NOW(6)), -1),"
+	" COALESCE(d.id, 0), COALESCE(d.status, ''), COALESCE(d.size, 0), COALESCE(d.sha256, '')"
+	" FROM blobs b LEFT JOIN documents d ON d.blob_name = b.name WHERE b.name = ?";
+static const char sql_reread_unregistered[] =
+	"SELECT d.blob_name, 0, '', '', 0, -1, d.id, d.status, COALESCE(d.size, 0),"
+	" COALESCE(d.sha256, '') FROM documents d LEFT JOIN blobs b ON b.name = d.blob_name"
+	" WHERE b.name IS NULL AND d.blob_name = ?";
+
+enum db_err
+audit_db_reread(struct db *db, const char *name, struct audit_row *out)
+{
+	struct audit_ctx ac;
+	struct db_col c[AUDIT_NCOLS];
+	struct db_param p[] = { DBP_STR(name) };
+	enum db_err e;
+
+	memset(&ac, 0, sizeof ac);
+	audit_cols(&ac, c);
+	e = db_query(db, sql_reread_registry, p, 1, c, AUDIT_NCOLS, NULL, NULL);
+	if (e == DB_NOT_FOUND)
+		e = db_query(db, sql_reread_unregistered, p, 1, c, AUDIT_NCOLS, NULL, NULL);
+	if (e != DB_OK)
+		return e;
+	audit_row_finish(&ac);
+	*out = ac.row;
+	return DB_OK;
 }

@@ -35,4 +35,11 @@ struct audit_row {
 BINDERY_NODISCARD enum db_err audit_db_walk(struct db *db, const char *prefix,
 					    int (*on_row)(void *, const struct audit_row *), void *ctx);
 
+/*
+ * The walk's row for one blob name, read again now: its registry row joined
+ * with the document that points at it, else the document alone.
+ * DB_NOT_FOUND: neither exists (any more).
+ */
+BINDERY_NODISCARD enum db_err audit_db_reread(struct db *db, const char *name, struct audit_row *out);
+
 #endif

@@ -310,6 +310,18 @@ sweep_db_retire_claimed(struct db *db, const char *claimer, const char *name)
 	return db_exec_one(db, sql_retire_claimed, p, ARRAY_LEN(p));
 }
 
+static const char sql_renew_claim[] =
+	"UPDATE blobs SET lease_until = NOW(6) + INTERVAL ? SECOND"
+	" WHERE name = ? AND state = 'sweeping' AND claimed_by = ? AND lease_until > NOW(6)";
+
+enum db_err
+sweep_db_renew_claim(struct db *db, const char *claimer, const char *name, unsigned lease)
+{
+	struct db_param p[] = { DBP_U64(lease), DBP_STR(name), DBP_STR(claimer) };
+
+	return db_exec_one(db, sql_renew_claim, p, ARRAY_LEN(p));
+}
+
 static const char sql_release[] =
 	"UPDATE blobs SET state = 'pending', claimed_by = NULL, lease_until = NULL"
 	" WHERE name = ? AND state = 'sweeping' AND claimed_by = ?";

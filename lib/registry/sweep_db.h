@@ -103,6 +103,14 @@ BINDERY_NODISCARD enum db_err sweep_db_count_expired_keys(struct db *db, const c
 /* A claimed replace intent that never committed -> retired, due now. */
 BINDERY_NODISCARD enum db_err sweep_db_retire_claimed(struct db *db, const char *claimer,
 						      const char *name);
+/*
+ * Right before a claimed intent's storage steps: push its lease to now +
+ * lease seconds, but only while claimer still holds it and it has not run
+ * out.  DB_CONFLICT: it ran out (another sweeper may have taken it over, or
+ * a later round will): the caller must not touch storage for it.
+ */
+BINDERY_NODISCARD enum db_err sweep_db_renew_claim(struct db *db, const char *claimer, const char *name,
+						   unsigned lease);
 /* Give a claim back untouched (sweeping -> pending) for a later run. */
 BINDERY_NODISCARD enum db_err sweep_db_release(struct db *db, const char *claimer, const char *name);
 

@@ -6,9 +6,9 @@
  * every request with Shared Key, or appends the configured SAS.
  *
  * Every call fills a struct blob_result: a status the caller switches on,
- * the HTTP status, the curl code, and the service's error code and message
- * (x-ms-error-code or the XML <Code>/<Message>).  No result ever holds the
- * account key or a SAS signature.
+ * the HTTP status, the curl code, the service's error code and message
+ * (x-ms-error-code or the XML <Code>/<Message>) and its request id.  No
+ * result ever holds the account key or a SAS signature.
  *
  * Uploads are create-only (If-None-Match: *): nothing here overwrites
  * bytes.  Transient failures (connect errors, timeouts, 408, 429, 500,
@@ -38,9 +38,13 @@ enum blob_status {
 	BLOB_NOT_SUPPORTED,	/* 501 */
 	BLOB_DEADLINE,		/* the deadline passed before a call; nothing was sent */
 	BLOB_ABORTED,		/* a caller callback asked to stop or failed */
-	BLOB_BAD_INPUT,		/* 400, or impossible input from the caller */
+	BLOB_BAD_INPUT,		/* impossible input from the caller (a bad name, a
+				 * body not of expected_size); nothing committed */
 	BLOB_NOMEM,
 	BLOB_FAILED,		/* anything else */
+	BLOB_REJECTED,		/* the service refused a request this client built:
+				 * 400 (Md5Mismatch, InvalidBlockList,
+				 * InvalidHeaderValue ...), 411, 413, 416 */
 };
 
 struct blob_result {
@@ -49,6 +53,8 @@ struct blob_result {
 	int curl_code;		/* CURLcode of the last attempt */
 	char code[64];		/* x-ms-error-code or XML <Code> */
 	char message[256];	/* never contains a credential */
+	char request_id[64];	/* x-ms-request-id of the answer, "" without one:
+				 * what the service's own logs know it by */
 };
 
 /* The enumerator's name ("BLOB_NOT_FOUND"), for logs; "BLOB_?" if unknown. */

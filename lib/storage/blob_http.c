@@ -40,7 +40,7 @@ static const char *const status_names[] = {
 	"BLOB_OK", "BLOB_EXISTS", "BLOB_EXISTS_MAYBE_OURS",
 	"BLOB_CONDITION_NOT_MET", "BLOB_NOT_FOUND", "BLOB_AUTH_FAILED",
 	"BLOB_TRANSIENT", "BLOB_NOT_SUPPORTED", "BLOB_DEADLINE", "BLOB_ABORTED",
-	"BLOB_BAD_INPUT", "BLOB_NOMEM", "BLOB_FAILED",
+	"BLOB_BAD_INPUT", "BLOB_NOMEM", "BLOB_FAILED", "BLOB_REJECTED",
 };
 
 const char *
@@ -284,6 +284,8 @@ on_header_line(char *line, size_t size, size_t nmemb, void *ud)
 		blob_copy_field(rh->etag, sizeof rh->etag, v, n);
 	else if (span_eq_nocase_cstr(name, "x-ms-error-code"))
 		blob_copy_field(rh->error_code, sizeof rh->error_code, v, n);
+	else if (span_eq_nocase_cstr(name, "x-ms-request-id"))
+		blob_copy_field(rh->request_id, sizeof rh->request_id, v, n);
 	else if (span_eq_nocase_cstr(name, "Content-Type"))
 		blob_copy_field(rh->content_type, sizeof rh->content_type, v, n);
 	else if (span_eq_nocase_cstr(name, "Content-MD5"))
@@ -758,7 +760,13 @@ curl_transient(CURLcode cc)
 	}
 }
 
-/* The status for an HTTP answer; pure, so the mapping is in one place. */
+/*
+ * The status for an HTTP answer; pure, so the mapping is in one place.
+ * Every request is built here, from input the callers checked, so a 400
+ * (or 411, 413, 416) is the service refusing what this client sent --
+ * Md5Mismatch on bytes damaged on the way, InvalidBlockList, a header it
+ * will not take -- and never the end user's input: BLOB_REJECTED.
+ */
 enum blob_status
 blob_status_for_http(long http, const char *code, int create_only)
 {
@@ -782,7 +790,7 @@ blob_status_for_http(long http, const char *code, int create_only)
 	case 411:
 	case 413:
 	case 416:
-		return BLOB_BAD_INPUT;
+		return BLOB_REJECTED;
 	case 501:
 		return BLOB_NOT_SUPPORTED;
 	case 408:
@@ -824,6 +832,8 @@ attempt_finish(struct blob_client *c, struct blob_request *r, CURLcode cc)
 	} else {
 		if (copy_cstr(res->code, sizeof res->code, r->rh.error_code) != 0)
 			res->code[0] = '\0';
+		if (copy_cstr(res->request_id, sizeof res->request_id, r->rh.request_id) != 0)
+			res->request_id[0] = '\0';
 		if (r->status >= 300 && r->answer.len > 0)
 			blob_xml_error(r->answer.ptr, r->answer.len, res->code,
 			    sizeof res->code, res->message, sizeof res->message);

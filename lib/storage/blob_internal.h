@@ -45,6 +45,7 @@ enum blob_request_state {
 struct blob_answer_headers {
 	char etag[128];
 	char error_code[64];
+	char request_id[64];
 	char content_type[256];
 	char content_md5[32];
 	char blob_content_md5[32];

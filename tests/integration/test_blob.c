@@ -339,8 +339,10 @@ test_experiment_i(struct blob_client *c, struct blob_client *staged)
 		const char *ids[1] = { "QUFBQUFBQUFBQUFBQUFBQQ==" };
 
 		rc = blob_put_block(c, "hello.txt", "AAAA", "zz", 2, &r);
-		tap_ok(rc == BLOB_BAD_INPUT && strcmp(r.code, "InvalidBlobOrBlock") == 0,
-		    "I: a block id of another length is refused (%s)", r.code);
+		tap_ok(rc == BLOB_REJECTED && strcmp(r.code, "InvalidBlobOrBlock") == 0 &&
+		    r.request_id[0] != '\0', "I: a block id of another length is refused by "
+		    "the service: BLOB_REJECTED, not bad input (%s, request id %s)", r.code,
+		    r.request_id);
 		rc = blob_put_block(c, "hello.txt", ids[0], "zz", 2, &r);
 		tap_ok(rc == BLOB_OK, "I: Put Block beside a committed blob is accepted "
 		    "(%s %ld %s)", blob_status_name(rc), r.http_status, r.code);

@@ -15,12 +15,14 @@
  *                    client->server; K times (default 1), then pass
  *   stall            stop moving bytes (connections stay open) until the mode
  *                    changes
- *   fail STATUS [K [MATCH]]
+ *   fail STATUS [K [MATCH [CODE]]]
  *                    answer the next K requests (default 1) with a canned
  *                    HTTP STATUS (412 ConditionNotMet, 503 ServerBusy, other
- *                    4xx/5xx InternalError, as Azure words them) without
- *                    forwarding them, then pass; with MATCH, only requests
- *                    whose request line holds MATCH (e.g. comp=tags) count
+ *                    4xx/5xx InternalError, as Azure words them; CODE, e.g.
+ *                    Md5Mismatch, overrides the word) and an x-ms-request-id
+ *                    of faultproxy-N, without forwarding them, then pass;
+ *                    with MATCH, only requests whose request line holds MATCH
+ *                    (e.g. comp=tags, or "PUT" for any write) count
  *   lose [K]         forward the next K requests (default 1) but reset the
  *                    client when the answer starts: done, and the client
  *                    cannot know
@@ -67,6 +69,8 @@ struct conn {
 	unsigned long long body_left, body_seen;
 	int closing;			/* flush down, then close (a canned answer) */
 	long fail_status;		/* the canned answer this request gets */
+	char fail_code[64];		/* ... its error code ("" = by status) */
+	unsigned long long fail_seq;	/* ... and its number (faultproxy-N) */
 	int is_server;			/* -S: we are the HTTP server */
 };
 
@@ -74,6 +78,7 @@ static struct conn conns[MAX_CONNS];
 static enum mode mode = M_PASS;
 static long mode_arg, mode_count;
 static char mode_match[32];	/* fail: only request lines holding this */
+static char mode_code[64];	/* fail: the x-ms-error-code ("" = by status) */
 static unsigned long long n_conns, n_requests, n_failed, n_cut, n_lost;
 static const char *control_path, *stats_path;
 static struct timespec control_mtime;
@@ -133,7 +138,7 @@ parse_num(const char *s, long max)
 static void
 load_control(void)
 {
-	char line[256], word[32], a1[32], a2[32], a3[32];
+	char line[256], word[32], a1[32], a2[32], a3[32], a4[64];
 	struct stat st;
 	FILE *f;
 	int n;
@@ -152,12 +157,12 @@ load_control(void)
 	control_mtime = st.st_mtim;
 	mode = M_PASS;
 	mode_arg = mode_count = 0;
-	mode_match[0] = '\0';
+	mode_match[0] = mode_code[0] = '\0';
 	if ((f = fopen(control_path, "r")) == NULL)
 		goto out;
 	if (fgets(line, sizeof line, f) != NULL) {
-		a1[0] = a2[0] = a3[0] = '\0';
-		n = sscanf(line, "%31s %31s %31s %31s", word, a1, a2, a3);
+		a1[0] = a2[0] = a3[0] = a4[0] = '\0';
+		n = sscanf(line, "%31s %31s %31s %31s %63s", word, a1, a2, a3, a4);
 		if (n >= 1 && strcmp(word, "latency") == 0 && (mode_arg = parse_num(a1, 600000)) >= 0)
 			mode = M_LATENCY;
 		else if (n >= 1 && strcmp(word, "cut") == 0 && (mode_arg = parse_num(a1, 1L << 30)) >= 0)
@@ -172,8 +177,10 @@ load_control(void)
 			fprintf(stderr, "faultproxy: unknown mode line: %s", line);
 		if (mode == M_CUT || mode == M_FAIL)
 			mode_count = n >= 3 && parse_num(a2, 1000000) > 0 ? parse_num(a2, 1000000) : 1;
-		if (mode == M_FAIL && n == 4)
+		if (mode == M_FAIL && n >= 4)
 			memcpy(mode_match, a3, sizeof mode_match);
+		if (mode == M_FAIL && n == 5)
+			memcpy(mode_code, a4, sizeof mode_code);
 		if (mode == M_LOSE)
 			mode_count = n >= 2 && parse_num(a1, 1000000) > 0 ? parse_num(a1, 1000000) : 1;
 	}
@@ -277,15 +284,18 @@ static void
 canned_answer(struct conn *c)
 {
 	char body[512], resp[1024];
-	const char *code = c->fail_status == 503 ? "ServerBusy" :
+	const char *code = c->fail_code[0] ? c->fail_code : c->fail_status == 503 ? "ServerBusy" :
 	    c->fail_status == 412 ? "ConditionNotMet" : "InternalError";
 	int blen;
 
 	blen = snprintf(body, sizeof body, "<?xml version=\"1.0\" encoding=\"utf-8\"?><Error><Code>%s"
 			"</Code><Message>faultproxy: injected %ld</Message></Error>", code, c->fail_status);
+	/* A request id as the service sends one, so a test can find it in the
+	 * responder's log; n_failed already counts this answer. */
 	snprintf(resp, sizeof resp, "HTTP/1.1 %ld Injected\r\nContent-Type: application/xml\r\n"
-		 "x-ms-error-code: %s\r\nContent-Length: %d\r\nConnection: close\r\n\r\n%s",
-		 c->fail_status, code, blen, body);
+		 "x-ms-error-code: %s\r\nx-ms-request-id: faultproxy-%llu\r\n"
+		 "Content-Length: %d\r\nConnection: close\r\n\r\n%s",
+		 c->fail_status, code, c->fail_seq, blen, body);
 	queue_down(c, resp);
 	c->closing = 1;
 }
@@ -341,7 +351,9 @@ track_request(struct conn *c, size_t n)
 			c->body_seen = 0;
 			if (!c->is_server && mode == M_FAIL && request_line_has(c->head, mode_match)) {
 				c->fail_status = mode_arg;
+				memcpy(c->fail_code, mode_code, sizeof c->fail_code);
 				fail_decided();
+				c->fail_seq = n_failed;
 				/* Answer at once if the client waits for 100-continue
 				 * (it then never sends the body), else after the body. */
 				c->headlen = 0;

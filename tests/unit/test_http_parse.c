@@ -329,6 +329,11 @@ test_etag(void)
 		    cases[i].want, "If-Match: %s -> %d", cases[i].h, (int)cases[i].want);
 	tap_ok(http_etag_match(SPAN_LIT("\"\xc3\xa9\""), SPAN_LIT("\"\xc3\xa9\"")) ==
 	    HTTP_ETAG_MATCH, "obs-text in an etag");
+	tap_ok(http_if_match_any(SPAN_LIT("*")) && http_if_match_any(SPAN_LIT(" *\t")),
+	    "If-Match: * is the any-version form");
+	tap_ok(!http_if_match_any(SPAN_LIT("\"*\"")) && !http_if_match_any(SPAN_LIT("\"v1\", *")) &&
+	    !http_if_match_any(SPAN_LIT("**")) && !http_if_match_any(SPAN_LIT("")),
+	    "a quoted \"*\", a list holding *, ** and an empty field are not");
 }
 
 static void
