@@ -142,7 +142,10 @@ clients() {
 	is "$code" 201 "$kind: a client that keeps the average rate is not cut ($secs s)"
 
 	# A write with a bad token is refused before its body; the client
-	# keeps trickling, and the server must still hang up at once.
+	# keeps trickling, and the server must still hang up at once.  (lighttpd
+	# closes the client's connection itself once the answer is complete;
+	# whether the program also stops reading is checked below, with
+	# bindery.fcgi run directly as CGI.)
 	python3 "$slow_client" --port "$HTTP_PORT" --path "/documents?name=$run-$kind-refused" \
 		--header 'Authorization: Bearer not-a-token-of-ours-0000' \
 		--header 'Content-Type: application/octet-stream' --length 1048576 --first 100 \
