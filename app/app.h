@@ -14,6 +14,14 @@ struct app {
 	struct services *svc;
 };
 
+/*
+ * Answer the refusals that need neither the database nor the body (401 for
+ * a missing caller, 413 for a declared length no upload may have) and
+ * return 1; 0 when the request goes on to its handler.  Called before the
+ * database connection is opened.
+ */
+int handle_refusal_before_database(struct app *app, struct request *r);
+
 void handle_index(struct app *app, struct request *r);
 void handle_page_script(struct app *app, struct request *r);
 void handle_healthz(struct app *app, struct request *r);

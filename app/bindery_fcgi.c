@@ -10,6 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
+#include <sys/stat.h>
 
 #include <fcgiapp.h>
 #include "app.h"
@@ -87,7 +89,10 @@ serve(struct app *app, struct request *r)
 		r->content_length = (int64_t)n;
 	}
 	r->owner = authenticate(app, r);
-	if (route_request(r->method, r->path, &r->route) == ROUTE_HEALTHZ ||
+	route_request(r->method, r->path, &r->route);
+	if (handle_refusal_before_database(app, r))
+		return;
+	if (r->route.id == ROUTE_HEALTHZ ||
 	    r->route.id == ROUTE_PAGE_SCRIPT ||
 	    r->route.id == ROUTE_NOT_FOUND || r->route.id == ROUTE_METHOD_NOT_ALLOWED) {
 		/* no database needed to answer these */
@@ -120,6 +125,43 @@ serve(struct app *app, struct request *r)
 	}
 }
 
+/* The configured bounds on a client's pace while it sends a body. */
+static struct body_pace_limits
+pace_limits(const struct bindery_config *cfg)
+{
+	struct body_pace_limits lim = {
+		(int64_t)cfg->body_idle_timeout * 1000, cfg->body_min_rate,
+		(int64_t)cfg->body_min_rate_grace * 1000,
+	};
+
+	return lim;
+}
+
+/*
+ * CGI: read what is left of the body before exiting, but only where that
+ * matters.  Under Apache mod_cgid stdin is a unix socket, and closing one
+ * with unread bytes makes Apache's next read of our answer fail with
+ * ECONNRESET: it aborts the connection after the answer (the client waits
+ * out KeepAliveTimeout) or drops it (no answer at all).  Refusals (401,
+ * 409, 413...) leave bodies unread, and Apache reads the whole body to the
+ * end anyway.  Over a pipe (lighttpd mod_cgi) unread bytes cost nothing:
+ * the server sees EPIPE and closes the client's connection, so a refused
+ * client is not waited for.  req_read's pace bounds apply to the drain
+ * too, so a trickling client cannot hold the process either way.
+ */
+static void
+cgi_drain(const struct app *app, struct request *r)
+{
+	struct stat sb;
+
+	if (r->content_length <= 0 || r->body_error ||
+	    (uint64_t)r->content_length > app->cfg->max_upload + CGI_DRAIN_SLACK)
+		return;
+	if (fstat(STDIN_FILENO, &sb) != 0 || !S_ISSOCK(sb.st_mode))
+		return;
+	req_drain(r, (uint64_t)r->content_length);
+}
+
 static void
 log_request(const struct request *r)
 {
@@ -134,6 +176,7 @@ main(int argc, char **argv)
 	struct app app;
 	FCGX_Request fr;
 	struct request r;
+	struct body_pace_limits pace;
 	char err[1024], warn[512];
 	const char *path = NULL;
 	/*
@@ -176,22 +219,13 @@ main(int argc, char **argv)
 		log_error("cannot initialise libfcgi");
 		return 71;
 	}
+	pace = pace_limits(app.cfg);
 	if (FCGX_IsCGI()) {
 		memset(&r, 0, sizeof r);
+		req_pace_start(&r, &pace, STDIN_FILENO);
 		serve(&app, &r);
 		fflush(stdout);
-		/*
-		 * Read what is left of the body before exiting.  Under Apache
-		 * mod_cgid stdin is a unix socket, and closing one with unread
-		 * bytes makes Apache's next read of our answer fail with
-		 * ECONNRESET: it aborts the connection after the answer
-		 * (the client waits out KeepAliveTimeout) or drops it (no
-		 * answer at all).  Refusals (401, 409, 413...) leave bodies
-		 * unread.  Apache reads the whole body to the end anyway.
-		 */
-		if (r.content_length > 0 && !r.body_error &&
-		    (uint64_t)r.content_length <= app.cfg->max_upload + CGI_DRAIN_SLACK)
-			req_drain(&r, (uint64_t)r.content_length);
+		cgi_drain(&app, &r);
 		log_request(&r);
 	} else {
 		FCGX_InitRequest(&fr, 0, 0);
@@ -201,6 +235,14 @@ main(int argc, char **argv)
 			r.in = fr.in;
 			r.out = fr.out;
 			r.envp = fr.envp;
+			/*
+			 * libfcgi has no accessor for the request's connection;
+			 * ipcFd is the descriptor FCGX_Accept_r just accepted
+			 * (FCGX_Request is allocated by the caller, so its
+			 * layout is part of libfcgi's ABI).  req_read bounds
+			 * its blocking reads with it; see fcgi_read.
+			 */
+			req_pace_start(&r, &pace, fr.ipcFd);
 			serve(&app, &r);
 			log_request(&r);
 			FCGX_Finish_r(&fr);

@@ -22,10 +22,10 @@ sweep_usage(FILE *fp)
 		"Resolves upload intents idle longer than the cutoff ([limits] sweep_cutoff),\n"
 		"drains the deletion outbox, purges staged blocks and forgets finished\n"
 		"idempotency keys older than [limits] idempotency_ttl.  A cutoff shorter than\n"
-		"twice [limits] request_deadline is refused unless --force.  --lock NAME takes\n"
-		"a MariaDB named lock (GET_LOCK) for the run; when another run holds it, exit\n"
-		"75 quietly.  --prefix P sweeps only blob names starting with the configured\n"
-		"prefix + P.  Silent on success unless -v.  See bindery(1).\n");
+		"2 x (request_deadline + body_idle_timeout) + 5 s is refused unless --force.\n"
+		"--lock NAME takes a MariaDB named lock (GET_LOCK) for the run; when another\n"
+		"run holds it, exit 75 quietly.  --prefix P sweeps only blob names starting\n"
+		"with the configured prefix + P.  Silent on success unless -v.  See bindery(1).\n");
 }
 
 /* What the command line asked for. */
@@ -105,13 +105,14 @@ sweep_settle_opts(struct cli *cli, const struct sweep_args *a, struct sweep_opts
 	memset(so, 0, sizeof *so);
 	so->dry_run = a->dry_run;
 	so->cutoff = a->have_older ? a->older : cli->cfg->sweep_cutoff;
-	/* A live request may still be writing an intent younger than its
-	 * deadline; twice the deadline keeps the sweeper clear of it. */
-	if (so->cutoff < 2 * cli->cfg->request_deadline && !a->force) {
+	/* A live request may still be writing an intent: the same relation as
+	 * the configuration's own sweep_cutoff keeps the sweeper clear of it. */
+	if (so->cutoff < config_sweep_cutoff_min(cli->cfg) && !a->force) {
 		fprintf(stderr,
 			"bindery sweep: a cutoff of %us is shorter than twice the responder's request"
-			" deadline (%us): a live upload could be swept.  Use --force to do it anyway.\n",
-			so->cutoff, cli->cfg->request_deadline);
+			" deadline plus its body idle timeout and compensation (%llus): a live upload"
+			" could be swept.  Use --force to do it anyway.\n",
+			so->cutoff, (unsigned long long)config_sweep_cutoff_min(cli->cfg));
 		return EXIT_CONFIG;
 	}
 	/* Without --prefix every registry row is swept, even one written under

@@ -35,6 +35,21 @@ enum body_fault {
 	BODY_SECOND_FILE,
 };
 
+/*
+ * The client broke body_idle_timeout or body_min_rate (request.c): 408,
+ * whatever step was reading the body.  The operation has compensated
+ * through its usual path for a body that could not be read.
+ */
+static int
+reply_body_timeout(struct request *r)
+{
+	if (!r->body_timeout)
+		return 0;
+	resp_error(r, 408, "body_timeout", "the request body arrived too slowly; the upload was"
+		   " abandoned");
+	return 1;
+}
+
 static const char *
 body_fault_message(enum body_fault f)
 {
@@ -89,6 +104,8 @@ reply_failure(struct request *r, enum proto_result pr, enum body_fault fault)
 		resp_error(r, 412, "precondition_failed", "If-Match does not match the document's ETag");
 		break;
 	case PROTO_BODY_ERROR:
+		if (reply_body_timeout(r))
+			break;
 		if (fault == BODY_TOO_LARGE)
 			resp_error(r, 413, "too_large", body_fault_message(fault));
 		else
@@ -711,4 +728,41 @@ handle_healthz(struct app *app, struct request *r)
 		      strcmp(db, "ok") ? "database_unavailable" : "storage_unavailable", "message",
 		      strcmp(db, "ok") ? "the database does not answer" : "storage does not answer");
 	resp_json(r, 503, j, "Retry-After: 5\r\n");
+}
+
+/* ---- refusals before the database ---- */
+
+/*
+ * A refused client must cost neither a database connection nor a wait for
+ * its body (issue 11, item 4): the caller and the declared length are known
+ * from the headers alone.  The handlers check the same again, so each one
+ * stays correct on its own.
+ */
+int
+handle_refusal_before_database(struct app *app, struct request *r)
+{
+	uint64_t limit = app->cfg->max_upload;
+
+	switch (r->route.id) {
+	case ROUTE_DOCUMENTS_CREATE:
+		if (span_starts_with_cstr(req_param(r, "CONTENT_TYPE"), "multipart/form-data"))
+			limit += FORM_OVERHEAD;
+		/* FALLTHROUGH */
+	case ROUTE_CONTENT_PUT:
+		if (!require_writer(r))
+			return 1;
+		if (r->content_length >= 0 && (uint64_t)r->content_length > limit) {
+			resp_error(r, 413, "too_large", body_fault_message(BODY_TOO_LARGE));
+			return 1;
+		}
+		return 0;
+	case ROUTE_DOCUMENT_DELETE:
+		return !require_writer(r);
+	case ROUTE_DOCUMENTS_LIST:
+	case ROUTE_DOCUMENT_GET:
+	case ROUTE_CONTENT_GET:
+		return !require_reader(app, r);
+	default:
+		return 0;
+	}
 }

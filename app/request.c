@@ -1,9 +1,15 @@
 /* request.c - see request.h. */
+#include <errno.h>
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
+#include <sys/socket.h>
+#include <sys/time.h>
 
+#include "base/log.h"
 #include "request.h"
 
 struct span
@@ -14,11 +20,145 @@ req_param(const struct request *r, const char *name)
 	return v ? span_from_cstr(v) : (struct span){ "", 0 };
 }
 
+/* ---- reading the body at the client's pace ---- */
+
+void
+req_pace_start(struct request *r, const struct body_pace_limits *lim, int conn_fd)
+{
+	r->pace = *lim;
+	r->conn_fd = conn_fd;
+}
+
+static int64_t
+monotonic_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/*
+ * How long the next blocking read may wait (-1: as long as it takes), or
+ * 0 with body_timeout set when the client is already below the rate.
+ */
+static int
+pace_wait(struct request *r, int64_t *wait_ms)
+{
+	int64_t now = monotonic_ms();
+
+	if (r->body_start_ms == 0)
+		r->body_start_ms = now;
+	if (body_pace_next_wait(&r->pace, now - r->body_start_ms, r->body_read, wait_ms) ==
+	    BODY_PACE_WAIT)
+		return 1;
+	return 0;
+}
+
+static void
+pace_broken(struct request *r)
+{
+	r->body_timeout = 1;
+	log_warn("req=%s body cut: %llu bytes in %lld ms (body_idle_timeout %lld s, body_min_rate"
+		 " %llu B/s after %lld s)", r->id, (unsigned long long)r->body_read,
+		 (long long)(monotonic_ms() - r->body_start_ms), (long long)(r->pace.idle_ms / 1000),
+		 (unsigned long long)r->pace.min_rate, (long long)(r->pace.grace_ms / 1000));
+}
+
+/*
+ * CGI: stdin is the web server's pipe or socket (or a spooled file, which
+ * poll(2) always finds readable).  read(2), not fread(3): stdio would wait
+ * to fill the whole buffer, at the client's pace.
+ */
+static long
+cgi_read(struct request *r, char *buf, size_t len)
+{
+	struct pollfd pfd = { STDIN_FILENO, POLLIN, 0 };
+	int64_t wait = -1;
+	ssize_t n;
+	int rc;
+
+	for (;;) {
+		if (r->pace.idle_ms > 0 && !pace_wait(r, &wait)) {
+			pace_broken(r);
+			return -1;
+		}
+		rc = poll(&pfd, 1, wait > INT32_MAX ? INT32_MAX : (int)wait);
+		if (rc == 0) {
+			pace_broken(r);
+			return -1;
+		}
+		if (rc < 0 && errno != EINTR)
+			return -1;
+		if (rc < 0)
+			continue;
+		n = read(STDIN_FILENO, buf, len);
+		if (n >= 0 || errno != EINTR)
+			return (long)n;
+	}
+}
+
+/* Bound (wait_ms > 0) or lift (0) the wait of a read(2) on fd. */
+static void
+fcgi_recv_timeout(int fd, int64_t wait_ms)
+{
+	struct timeval tv = { (time_t)(wait_ms / 1000), (suseconds_t)(wait_ms % 1000) * 1000 };
+
+	if (setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv) != 0)
+		log_warn("SO_RCVTIMEO on the FastCGI connection: %s", strerror(errno));
+}
+
+/*
+ * FastCGI: FCGX_GetStr() returns only when it has filled the whole buffer
+ * or the body has ended, and it waits in read(2) on the connection to the
+ * web server, which streams the body at the client's pace.  So:
+ * - bytes libfcgi already holds (between rdNext and stop, the public
+ *   fields of FCGX_Stream) are taken without waiting;
+ * - otherwise one byte is asked for, and its read(2) is bounded with
+ *   SO_RCVTIMEO on the connection socket.  Polling the socket instead would
+ *   be wrong: libfcgi may already have read the next record into its own
+ *   buffer, where poll(2) cannot see it.  A read that times out fails with
+ *   EAGAIN, which libfcgi records as the stream's error (FCGX_GetError);
+ *   the input stream is then closed, while the output stream still works
+ *   for the 408, and FCGX_Finish_r closes the connection.
+ * The timeout is lifted after each read so nothing else (the next
+ * FCGX_Accept_r on a kept connection, libfcgi's close) inherits it.
+ */
+static long
+fcgi_read(struct request *r, char *buf, size_t len)
+{
+	size_t ready = (size_t)(r->in->stop - r->in->rdNext);
+	int64_t wait = -1;
+	int n, more;
+
+	if (ready > 0 || r->pace.idle_ms <= 0 || r->conn_fd < 0)
+		return FCGX_GetStr(buf, (int)(ready > 0 && ready < len ? ready : len), r->in);
+	if (!pace_wait(r, &wait)) {
+		pace_broken(r);
+		return -1;
+	}
+	fcgi_recv_timeout(r->conn_fd, wait > 0 ? wait : 1);
+	n = FCGX_GetStr(buf, 1, r->in);
+	fcgi_recv_timeout(r->conn_fd, 0);
+	if (n <= 0) {
+		if (FCGX_GetError(r->in) == EAGAIN || FCGX_GetError(r->in) == EWOULDBLOCK) {
+			pace_broken(r);
+			return -1;
+		}
+		return n;
+	}
+	ready = (size_t)(r->in->stop - r->in->rdNext);
+	more = (int)(ready < len - 1 ? ready : len - 1);
+	return more > 0 ? 1 + FCGX_GetStr(buf + 1, more, r->in) : 1;
+}
+
 long
 req_read(struct request *r, char *buf, size_t len)
 {
 	long n;
 
+	if (r->body_timeout)
+		return -1;
 	if (r->content_length >= 0) {
 		uint64_t left = (uint64_t)r->content_length - r->body_read;
 
@@ -27,14 +167,14 @@ req_read(struct request *r, char *buf, size_t len)
 		if (len > left)
 			len = (size_t)left;
 	}
+	if (len == 0)
+		return 0;
 	if (len > 0x7fffffff)
 		len = 0x7fffffff;
-	if (r->fcgi)
-		n = FCGX_GetStr(buf, (int)len, r->in);
-	else
-		n = (long)fread(buf, 1, len, stdin);
+	n = r->fcgi ? fcgi_read(r, buf, len) : cgi_read(r, buf, len);
 	if (n < 0 || (n == 0 && r->content_length >= 0)) {
-		/* The body ended before Content-Length said it would. */
+		/* The body ended before Content-Length said it would, or the
+		 * client was too slow (body_timeout tells which). */
 		r->body_error = 1;
 		return -1;
 	}
@@ -88,6 +228,7 @@ http_status_text(int status)
 	case 403: return "Forbidden";
 	case 404: return "Not Found";
 	case 405: return "Method Not Allowed";
+	case 408: return "Request Timeout";
 	case 409: return "Conflict";
 	case 411: return "Length Required";
 	case 412: return "Precondition Failed";

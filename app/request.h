@@ -16,6 +16,7 @@
 #include "base/buf.h"
 #include "base/compat.h"
 #include "parse/http_parse.h"
+#include "body_pace.h"
 #include "routes.h"
 
 struct request {
@@ -34,6 +35,12 @@ struct request {
 	uint64_t body_read;
 	int body_error;			/* reading stdin failed or ended early */
 
+	/* How long a read may wait for the client (see req_pace_start). */
+	struct body_pace_limits pace;
+	int conn_fd;			/* FastCGI: the web server's connection; CGI: 0 */
+	int64_t body_start_ms;		/* when the first body read began; 0 before */
+	int body_timeout;		/* the client was too slow: answer 408 */
+
 	int status;			/* as answered, for the log */
 	uint64_t bytes_out;
 	int headers_sent;
@@ -43,7 +50,18 @@ struct request {
 /* A request parameter (CGI meta-variable such as "CONTENT_TYPE", or
  * "HTTP_IF_MATCH"); the empty span when absent. */
 struct span req_param(const struct request *r, const char *name);
-/* Read up to len body bytes; 0 at the end of the body, -1 on error. */
+/*
+ * Bound every later wait for body bytes by lim (body_pace.h).  conn_fd is
+ * the descriptor a blocking read waits on: FastCGI's connection to the web
+ * server (FCGX_Request's ipcFd), or 0 (stdin) for CGI.  Without this call
+ * reads wait as long as the client takes.
+ */
+void req_pace_start(struct request *r, const struct body_pace_limits *lim, int conn_fd);
+/*
+ * Read up to len body bytes; 0 at the end of the body, -1 on error.  It
+ * returns what has arrived rather than waiting to fill buf, and a client
+ * that breaks the pace bounds ends the body with -1 and body_timeout set.
+ */
 long req_read(struct request *r, char *buf, size_t len);
 /* Write raw bytes of the response body (nothing for HEAD). -1 on error. */
 int req_write(struct request *r, const void *data, size_t len);

@@ -1,7 +1,8 @@
 # app: the FastCGI/CGI responder and the admin CLI, their man pages.
 bin_PROGRAMS += app/bindery.fcgi
 app_bindery_fcgi_SOURCES = app/bindery_fcgi.c app/app.h app/routes.c app/routes.h \
-	app/handlers.c app/page.c app/render.c app/render.h app/request.c app/request.h
+	app/handlers.c app/page.c app/render.c app/render.h app/request.c app/request.h \
+	app/body_pace.c app/body_pace.h
 bin_PROGRAMS += app/bindery
 app_bindery_SOURCES = app/bindery_cli.c app/cli.h \
 	app/cmd_sweep.c app/cmd_audit.c app/cmd_lifecycle_policy.c \
@@ -11,5 +12,10 @@ check_PROGRAMS += tests/unit/test_routes
 tests_unit_test_routes_SOURCES = tests/unit/test_routes.c app/routes.c
 tests_unit_test_routes_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)
 UNIT_TESTS += tests/unit/test_routes
+# How long the responder waits for a slow client's body: pure, compiled in.
+check_PROGRAMS += tests/unit/test_body_pace
+tests_unit_test_body_pace_SOURCES = tests/unit/test_body_pace.c app/body_pace.c app/body_pace.h
+tests_unit_test_body_pace_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)
+UNIT_TESTS += tests/unit/test_body_pace
 dist_man_MANS += man/bindery.1 man/bindery.fcgi.8
 EXTRA_DIST += tests/bench/bench_fcgi_rss.sh

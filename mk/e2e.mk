@@ -11,3 +11,7 @@ EXTRA_DIST += tests/e2e/healthz.sh tests/e2e/smoke.sh tests/e2e/api.sh tests/e2e
 	tests/lib/faultproxy.sh \
 	dev .ci/run \
 	conf/bindery.conf.sample conf/lighttpd.conf conf/apache-fcgid.conf conf/bindery.cron
+# Slow clients must not pin workers (issue 11, item 4): private lighttpds
+# (FastCGI and CGI) with small body bounds, and a trickling client.
+E2E_TESTS += tests/e2e/slow_clients.sh
+EXTRA_DIST += tests/e2e/slow_clients.sh tests/tools/slow_client.py

@@ -26,6 +26,7 @@ enum key_type {
 	KEY_COUNT,	/* unsigned, >= 1 */
 	KEY_SECONDS,	/* unsigned, >= 0 */
 	KEY_SIZE,
+	KEY_SIZE_OR_ZERO,	/* a size where 0 turns the limit off */
 	KEY_BOOL,
 	KEY_DOWNLOAD_MODE,
 	KEY_LOG_LEVEL,
@@ -64,6 +65,9 @@ static const struct key_def keys[] = {
 	K("limits", "sweep_cutoff", KEY_COUNT, sweep_cutoff),
 	K("limits", "retire_grace", KEY_SECONDS, retire_grace),
 	K("limits", "idempotency_ttl", KEY_COUNT, idempotency_ttl),
+	K("limits", "body_idle_timeout", KEY_COUNT, body_idle_timeout),
+	K("limits", "body_min_rate", KEY_SIZE_OR_ZERO, body_min_rate),
+	K("limits", "body_min_rate_grace", KEY_COUNT, body_min_rate_grace),
 	K("auth", "token", KEY_TOKEN, ntokens),
 	K("auth", "reads_need_auth", KEY_BOOL, reads_need_auth),
 	K("download", "mode", KEY_DOWNLOAD_MODE, download_mode),
@@ -295,6 +299,11 @@ set_key(struct load_state *st, const struct key_def *def, const char *value)
 			goto bad;
 		*(uint64_t *)field = size;
 		return 0;
+	case KEY_SIZE_OR_ZERO:
+		if (config_parse_size(value, &size))
+			goto bad;
+		*(uint64_t *)field = size;
+		return 0;
 	case KEY_BOOL:
 		if (!strcasecmp(value, "true") || !strcasecmp(value, "yes") || !strcmp(value, "1"))
 			*(int *)field = 1;
@@ -412,6 +421,9 @@ config_defaults(struct bindery_config *cfg)
 	cfg->sweep_cutoff = 900;
 	cfg->retire_grace = 0;	/* 0 = derived below */
 	cfg->idempotency_ttl = 86400;
+	cfg->body_idle_timeout = 30;
+	cfg->body_min_rate = 1024;
+	cfg->body_min_rate_grace = 60;
 	cfg->download_mode = DOWNLOAD_PROXY;
 	cfg->sas_lifetime = 300;
 	cfg->sweep_batch = 500;
@@ -460,8 +472,10 @@ config_check(struct bindery_config *cfg, char *err, size_t errlen)
 		snprintf(err, errlen, "[limits] max_upload needs more than 50000 blocks of block_size");
 		return -1;
 	}
-	if (cfg->sweep_cutoff < 2 * cfg->request_deadline) {
-		snprintf(err, errlen, "[limits] sweep_cutoff must be at least twice request_deadline");
+	if (cfg->sweep_cutoff < config_sweep_cutoff_min(cfg)) {
+		snprintf(err, errlen, "[limits] sweep_cutoff must be at least twice (request_deadline +"
+			 " body_idle_timeout) plus %us of compensation: %llu", CONFIG_COMPENSATION_BUDGET_S,
+			 (unsigned long long)config_sweep_cutoff_min(cfg));
 		return -1;
 	}
 	/* A redirect hands out a SAS bindery signs itself, with the account
@@ -474,6 +488,13 @@ config_check(struct bindery_config *cfg, char *err, size_t errlen)
 	if (cfg->retire_grace == 0)
 		cfg->retire_grace = cfg->sas_lifetime + cfg->request_deadline;
 	return 0;
+}
+
+uint64_t
+config_sweep_cutoff_min(const struct bindery_config *cfg)
+{
+	return 2 * ((uint64_t)cfg->request_deadline + cfg->body_idle_timeout) +
+	       CONFIG_COMPENSATION_BUDGET_S;
 }
 
 int

@@ -20,6 +20,12 @@
 #include "base/log.h"
 
 #define CONFIG_EX_CONFIG 78	/* sysexits.h EX_CONFIG */
+/*
+ * Seconds a failed upload may spend compensating (deleting its own pending
+ * blob and rows) after its request deadline; the protocol layer's budget,
+ * and a term of the sweep_cutoff relation below.
+ */
+#define CONFIG_COMPENSATION_BUDGET_S 5
 #define CONFIG_MAX_TOKENS 32
 
 enum download_mode { DOWNLOAD_PROXY, DOWNLOAD_REDIRECT };
@@ -54,10 +60,13 @@ struct bindery_config {
 	unsigned blocks_in_flight;
 	uint64_t single_put_max;	/* one Put Blob up to this size */
 	unsigned request_deadline;	/* seconds */
-	unsigned sweep_cutoff;		/* seconds; >= 2 x request_deadline */
+	unsigned sweep_cutoff;		/* seconds; >= config_sweep_cutoff_min() */
 	unsigned retire_grace;		/* seconds an old blob outlives its document */
 	unsigned idempotency_ttl;	/* seconds from its first request a finished
 					 * Idempotency-Key answers retries */
+	unsigned body_idle_timeout;	/* seconds a client may send no body byte (408) */
+	uint64_t body_min_rate;		/* bytes/s a body must average; 0: no minimum */
+	unsigned body_min_rate_grace;	/* seconds before body_min_rate applies */
 
 	/* [auth] */
 	struct config_token tokens[CONFIG_MAX_TOKENS];
@@ -95,6 +104,17 @@ BINDERY_NODISCARD int config_load(const char *path, struct bindery_config **out,
 BINDERY_NODISCARD int config_load_stream(FILE *fp, const char *name, struct bindery_config **out,
 					 char *errbuf, size_t errlen, char *warnbuf, size_t warnlen);
 void config_free(struct bindery_config *cfg);
+
+/*
+ * The shortest sweep_cutoff that keeps the sweeper clear of a live upload
+ * (DESIGN.md "Uploads that outlive a request"): 2 x (request_deadline +
+ * body_idle_timeout) + CONFIG_COMPENSATION_BUDGET_S.  A request may wait
+ * request_deadline on storage or the database and body_idle_timeout on its
+ * client before it notices it has to give up, then compensates; doubling
+ * leaves a margin for clocks and a slow first step.  (The heartbeat term of
+ * DESIGN.md's relation comes with lease renewal; it is not here yet.)
+ */
+uint64_t config_sweep_cutoff_min(const struct bindery_config *cfg);
 
 /* Parse a size with an optional K/M/G/T suffix (powers of 1024). 0 on success. */
 BINDERY_NODISCARD int config_parse_size(const char *s, uint64_t *out);

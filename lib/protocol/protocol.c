@@ -76,8 +76,9 @@ from_blob(const struct blob_result *r)
 
 /* Compensation runs after a failure, often a slow or absent service: it
  * gets a short budget of its own and leaves whatever it cannot finish to
- * the sweeper (the tag guard keeps a late delete safe either way). */
-#define COMPENSATION_BUDGET_MS 5000
+ * the sweeper (the tag guard keeps a late delete safe either way).  The
+ * budget is a term of the sweep_cutoff relation checked at load. */
+#define COMPENSATION_BUDGET_MS (CONFIG_COMPENSATION_BUDGET_S * 1000)
 
 static void
 start_deadline(struct services *s)

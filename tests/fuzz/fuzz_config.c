@@ -5,7 +5,7 @@
  * config_load_stream().  A load that succeeds must give a configuration
  * that keeps the promises config_check() makes (database and storage set,
  * block_size > 0 and within the service's limits, sweep_cutoff at least
- * twice request_deadline, well-formed tokens).  A load that fails must say
+ * config_sweep_cutoff_min(), well-formed tokens).  A load that fails must say
  * so in a message that echoes no value: when every "SECRETMARKER" in the
  * input sits in a value position (after '=' or ':' on a line that is not a
  * [section]), neither the error nor the warning may contain it.  The
@@ -67,7 +67,8 @@ check_loaded(const struct bindery_config *cfg)
 	check(cfg->single_put_max > 0 && cfg->single_put_max <= (5000ULL << 20));
 	check(cfg->max_upload > 0 && cfg->max_upload / cfg->block_size < 50000);
 	check(cfg->blocks_in_flight >= 1 && cfg->request_deadline >= 1);
-	check(cfg->sweep_cutoff >= 2ULL * cfg->request_deadline);
+	check(cfg->sweep_cutoff >= config_sweep_cutoff_min(cfg));
+	check(cfg->body_idle_timeout >= 1 && cfg->body_min_rate_grace >= 1);
 	check(cfg->retire_grace > 0);
 	check(cfg->sas_lifetime >= 1 && cfg->sweep_batch >= 1 &&
 	    cfg->sweep_parallel >= 1 && cfg->sweep_lease >= 1);

@@ -51,6 +51,18 @@ static const struct bad_case bad_cases[] = {
 	{ BASE "[auth]\nreads_need_auth = maybe\n", "reads_need_auth: invalid value" },
 	{ BASE "[download]\nmode = teleport\n", "mode: invalid value" },
 	{ BASE "[limits]\nrequest_deadline = 600\nsweep_cutoff = 900\n", "at least twice" },
+	/* Twice the deadline alone is not enough: the body's idle time and
+	 * the compensation budget count too (2 x (300 + 30) + 5 = 665). */
+	{ BASE "[limits]\nrequest_deadline = 300\nsweep_cutoff = 664\n",
+	  "sweep_cutoff must be at least twice (request_deadline + body_idle_timeout) plus 5s of"
+	  " compensation: 665" },
+	{ BASE "[limits]\nrequest_deadline = 60\nsweep_cutoff = 200\nbody_idle_timeout = 40\n",
+	  "compensation: 205" },
+	{ BASE "[limits]\nbody_idle_timeout = 0\n", "[limits] body_idle_timeout: invalid value" },
+	{ BASE "[limits]\nbody_idle_timeout = soon\n", "[limits] body_idle_timeout: invalid value" },
+	{ BASE "[limits]\nbody_min_rate = fast\n", "[limits] body_min_rate: invalid value" },
+	{ BASE "[limits]\nbody_min_rate = -1\n", "[limits] body_min_rate: invalid value" },
+	{ BASE "[limits]\nbody_min_rate_grace = 0\n", "[limits] body_min_rate_grace: invalid value" },
 	{ "[database]\nsocket = /s\nuser = u\nname = n\n[storage]\ncontainer = c\n"
 	  "connection_string = AccountName=a;BlobEndpoint=http://x\n", "neither AccountKey" },
 	{ "[database]\nuser = u\nname = n\n", "needs socket or host" },
@@ -81,6 +93,11 @@ main(void)
 		tap_ok(cfg->retire_grace >= cfg->sas_lifetime, "grace covers the SAS lifetime");
 		tap_ok(cfg->download_mode == DOWNLOAD_PROXY, "default download mode");
 		TAP_EQ_INT(cfg->idempotency_ttl, 86400, "default idempotency_ttl: a day");
+		TAP_EQ_INT(cfg->body_idle_timeout, 30, "default body_idle_timeout");
+		TAP_EQ_INT(cfg->body_min_rate, 1024, "default body_min_rate");
+		TAP_EQ_INT(cfg->body_min_rate_grace, 60, "default body_min_rate_grace");
+		TAP_EQ_INT(config_sweep_cutoff_min(cfg), 665, "default minimum cutoff 2 x (300 + 30) + 5");
+		tap_ok(cfg->sweep_cutoff >= config_sweep_cutoff_min(cfg), "the default cutoff meets it");
 		config_free(cfg);
 		cfg = NULL;
 	}
@@ -165,6 +182,21 @@ main(void)
 			 &cfg, err, sizeof err, NULL, 0) == 0 &&
 	       strcmp(cfg->storage_endpoint, "https://acct.blob.core.windows.net") == 0,
 	       "an endpoint's trailing slashes are dropped");
+	config_free(cfg);
+	cfg = NULL;
+
+	tap_ok(load_text(BASE "[limits]\nrequest_deadline = 60\nsweep_cutoff = 185\nbody_idle_timeout = 30\n"
+			 "body_min_rate = 0\nbody_min_rate_grace = 5\n", &cfg, err, sizeof err, NULL, 0) == 0,
+	       "a cutoff of exactly 2 x (60 + 30) + 5 loads: %s", err);
+	if (cfg) {
+		TAP_EQ_INT(cfg->body_min_rate, 0, "body_min_rate = 0 turns the minimum off");
+		TAP_EQ_INT(cfg->body_min_rate_grace, 5, "body_min_rate_grace parsed");
+		config_free(cfg);
+		cfg = NULL;
+	}
+	tap_ok(load_text(BASE "[limits]\nbody_idle_timeout = 3\nbody_min_rate = 4K\n", &cfg, err, sizeof err,
+			 NULL, 0) == 0 && cfg->body_idle_timeout == 3 && cfg->body_min_rate == 4096,
+	       "body_idle_timeout = 3, body_min_rate = 4K: %s", err);
 	config_free(cfg);
 	cfg = NULL;
 
