@@ -19,8 +19,8 @@ top=${top_srcdir:-$(cd "$here/../.." && pwd)}
 . "$top/tests/lib/chaos.sh"
 
 chaos_need_stack
-[ -x "$FAULTPROXY" ] || skip_all "tests/tools/faultproxy is not built"
-[ -x "$CHAOS_BIN/bindery.fcgi" ] || skip_all "bindery.fcgi not found"
+[ -x "$FAULTPROXY" ] || missing "tests/tools/faultproxy is not built"
+[ -x "$CHAOS_BIN/bindery.fcgi" ] || missing "bindery.fcgi not found"
 
 work=$(mktemp -d)
 PROXY_PID=
