@@ -167,7 +167,8 @@ verify "long stall" "${P}a"
 . "$top/tests/lib/stack.sh"
 stack_init "$BINDERY_TEST_VAR"
 if ! stack_alive azurite; then
-	skip "Azurite of this stack is not ours to restart" 3
+	if under_dev_test; then fail "Azurite of the ./dev test stack is running and ours to restart"
+	else skip "Azurite of this stack is not ours to restart" 3; fi
 else
 	begin
 	proxy_mode "latency 20"	# slow the upload down (~3 s) so the kill lands in it
@@ -197,7 +198,8 @@ fi
 
 # --- MariaDB restarted between requests (lighttpd's FastCGI workers) ---
 if ! stack_alive mariadb; then
-	skip "MariaDB of this stack is not ours to restart" 3
+	if under_dev_test; then fail "MariaDB of the ./dev test stack is running and ours to restart"
+	else skip "MariaDB of this stack is not ours to restart" 3; fi
 else
 	begin
 	curl -s -o /dev/null -m 30 "${CHAOS_AUTH[@]}" -H 'Content-Type: application/x-fault' \
