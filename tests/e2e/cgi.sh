@@ -13,6 +13,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 . "$here/../lib/tap.sh"
 . "$here/../lib/http.sh"
 . "$here/../lib/stack.sh"
+. "$here/../lib/db.sh"
 
 need_stack BINDERY_CONFIG BINDERY_TEST_BIN BINDERY_TEST_TOKEN BINDERY_TEST_VAR
 [ -x "$BINDERY_TEST_BIN/bindery.fcgi" ] || missing "$BINDERY_TEST_BIN/bindery.fcgi was not built"
@@ -79,6 +80,7 @@ count_named() {
 }
 
 head -c 3000000 /dev/urandom >"$work/big.bin"	# several blocks of the test config
+printf 'abc' >"$work/three.bin"
 head -c 1024 /dev/urandom >"$work/1k.bin"
 printf 'hello, bindery\n' >"$work/small.txt"
 printf 'replacement bytes\n' >"$work/new.txt"
@@ -100,6 +102,14 @@ subset() {
 	req GET "$url/"
 	is "$HTTP_CODE" 200 "$srv: the page at / is 200"
 	like "$HTTP_CTYPE" '^text/html' "$srv: ... HTML"
+
+	# --- a body that ends before its Content-Length: 3 bytes of a declared
+	# 1000, then the client half-closes (a raw socket) ---
+	python3 "$here/../tools/short_body.py" "$url/documents?name=$tag-short" 1000 "$work/three.bin" \
+		"$work/short" "Authorization: Bearer $BINDERY_TEST_TOKEN" 'Content-Type: application/octet-stream'
+	like "$(<"$work/short.code")" '^(000|400)$' "$srv: a body cut short is 400 or dropped, never stored ($(<"$work/short.code"))"
+	sleep 1
+	is "$(sql "SELECT COUNT(*) FROM documents WHERE name = '$tag-short'")" 0 "$srv: ... and no document row"
 
 	# --- create, raw body (several blocks, streamed from stdin) ---
 	req POST "$url/documents?name=$tag-big.bin" "${auth[@]}" -H 'Content-Type: application/x-test' \
