@@ -8,8 +8,8 @@ top=${top_srcdir:-$(cd "$here/../.." && pwd)}
 . "$top/tests/lib/tap.sh"
 . "$top/tests/lib/faultproxy.sh"
 
-[ -x "$FAULTPROXY" ] || skip_all "tests/tools/faultproxy is not built"
-command -v curl >/dev/null || skip_all "curl is needed"
+[ -x "$FAULTPROXY" ] || missing "tests/tools/faultproxy is not built"
+command -v curl >/dev/null || missing "curl is needed"
 
 work=$(mktemp -d)
 pids=()

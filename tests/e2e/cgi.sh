@@ -13,15 +13,16 @@ here=$(cd "$(dirname "$0")" && pwd)
 . "$here/../lib/tap.sh"
 . "$here/../lib/http.sh"
 . "$here/../lib/stack.sh"
+. "$here/../lib/db.sh"
 
 need_stack BINDERY_CONFIG BINDERY_TEST_BIN BINDERY_TEST_TOKEN BINDERY_TEST_VAR
-[ -x "$BINDERY_TEST_BIN/bindery.fcgi" ] || skip_all "$BINDERY_TEST_BIN/bindery.fcgi was not built"
-[ -r "$BINDERY_CONFIG" ] || skip_all "cannot read $BINDERY_CONFIG"
-[ "$(id -u)" = 0 ] || skip_all "Apache's User www-data needs root to start"
+[ -x "$BINDERY_TEST_BIN/bindery.fcgi" ] || missing "$BINDERY_TEST_BIN/bindery.fcgi was not built"
+[ -r "$BINDERY_CONFIG" ] || missing "cannot read $BINDERY_CONFIG"
+[ "$(id -u)" = 0 ] || missing "Apache's User www-data needs root to start"
 [ -x "$(stack_apache_bin)" ] && [ -f /usr/lib/apache2/modules/mod_cgid.so ] ||
-	skip_all "apache2 with mod_cgid is not installed"
+	missing "apache2 with mod_cgid is not installed"
 stack_init "$BINDERY_TEST_VAR"
-stack_alive mariadb && stack_alive azurite || skip_all "MariaDB or Azurite of the test stack is not running"
+stack_alive mariadb && stack_alive azurite || missing "MariaDB or Azurite of the test stack is not running"
 avoid="$DB_PORT $BLOB_PORT $HTTP_PORT $APACHE_PORT"
 
 # Our own state directory inside the test stack's: our servers' PID files,
@@ -79,6 +80,7 @@ count_named() {
 }
 
 head -c 3000000 /dev/urandom >"$work/big.bin"	# several blocks of the test config
+printf 'abc' >"$work/three.bin"
 head -c 1024 /dev/urandom >"$work/1k.bin"
 printf 'hello, bindery\n' >"$work/small.txt"
 printf 'replacement bytes\n' >"$work/new.txt"
@@ -100,6 +102,14 @@ subset() {
 	req GET "$url/"
 	is "$HTTP_CODE" 200 "$srv: the page at / is 200"
 	like "$HTTP_CTYPE" '^text/html' "$srv: ... HTML"
+
+	# --- a body that ends before its Content-Length: 3 bytes of a declared
+	# 1000, then the client half-closes (a raw socket) ---
+	python3 "$here/../tools/short_body.py" "$url/documents?name=$tag-short" 1000 "$work/three.bin" \
+		"$work/short" "Authorization: Bearer $BINDERY_TEST_TOKEN" 'Content-Type: application/octet-stream'
+	like "$(<"$work/short.code")" '^(000|400)$' "$srv: a body cut short is 400 or dropped, never stored ($(<"$work/short.code"))"
+	sleep 1
+	is "$(sql "SELECT COUNT(*) FROM documents WHERE name = '$tag-short'")" 0 "$srv: ... and no document row"
 
 	# --- create, raw body (several blocks, streamed from stdin) ---
 	req POST "$url/documents?name=$tag-big.bin" "${auth[@]}" -H 'Content-Type: application/x-test' \
@@ -195,7 +205,9 @@ subset() {
 	done
 }
 
+before=$TAP_N
 subset apache-cgid "$apache_url"
+apache_tests=$((TAP_N - before))
 
 # Every answer came from a process of its own: bindery logs its PID with
 # each request line (stderr, Apache's error log).
@@ -273,22 +285,36 @@ if [ -n "$failpoints" ]; then
 	else
 		skip "the stale-intent resume waits request_deadline (./dev test --long)" 5
 	fi
+elif under_dev_test; then
+	fail "bindery.fcgi has failpoints (./dev test always builds them)"
 else
 	skip "bindery.fcgi was built without --enable-failpoints" 17
 fi
 stack_stop apache 30
 
 # --- the same subset under lighttpd mod_cgi, when lighttpd is there ---
+# (./dev test always installs lighttpd: there its absence is a failure.)
+lighttpd_tests=0
 if [ -x "$(stack_lighttpd_bin)" ] && [ -n "$HTTP_PORT" ]; then
 	stack_render "$here/../../conf/lighttpd-cgi.conf" "$STACK_VAR/lighttpd-cgi.conf" \
 		PORT="$HTTP_PORT" VAR="$STACK_VAR" BINDIR="$BINDERY_TEST_BIN" CONFIG="$BINDERY_CONFIG" ||
 		bail_out "bad conf/lighttpd-cgi.conf"
 	if stack_lighttpd_start "$STACK_VAR/lighttpd-cgi.conf"; then
+		before=$TAP_N
 		subset lighttpd-cgi "http://127.0.0.1:$HTTP_PORT"
+		lighttpd_tests=$((TAP_N - before))
 	else
 		fail "lighttpd with mod_cgi started (log in $STACK_LOG)"
 	fi
 	stack_stop lighttpd 20
+elif under_dev_test; then
+	fail "lighttpd is installed (./dev test installs it) and has a port ($HTTP_PORT)"
+else
+	skip "lighttpd is not installed: no lighttpd mod_cgi half"
+fi
+# The lighttpd half must have run its checks, not vanished on the way.
+if [ -x "$(stack_lighttpd_bin)" ] && [ -n "$HTTP_PORT" ]; then
+	is "$lighttpd_tests" "$apache_tests" "the lighttpd mod_cgi half ran as many checks as the Apache one"
 fi
 
 done_testing

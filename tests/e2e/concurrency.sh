@@ -78,8 +78,13 @@ wait
 
 cat "$work"/client.* >"$work/all"
 is "$(grep -c '^err' "$work/all")" 0 "no operation failed ($(grep '^err' "$work/all" | sort | uniq -c | tr '\n' ' '))"
-ops=$(wc -l <"$work/all")
-is "$ops" 400 "400 operations ran"
+# What the clients were told, against what the database holds: every id a
+# 201 or 200 acknowledged, less the ones a 204 deleted, is one ready row.
+created=$(awk '$1 == "put" { print $2 }' "$work/all" | sort -u | wc -l)
+deleted=$(grep -c '^del ' "$work/all")
+ok '[ "$created" -gt 0 ] && [ "$deleted" -gt 0 ]' "the mix created ($created) and deleted ($deleted) documents"
+is "$(sql "SELECT COUNT(*) FROM documents WHERE name LIKE 'mix-$$-%' AND status = 'ready'")" \
+	"$((created - deleted))" "the database holds exactly the acknowledged documents, less the deleted ones"
 # Each download during the run saw exactly the bytes last acknowledged for it.
 is "$(awk '$1 == "put" { want[$2] = $3 } $1 == "get" && ($3 != 200 || $4 != want[$2]) { bad++ }
 	END { print bad + 0 }' "$work"/client.1 "$work"/client.2 "$work"/client.3 "$work"/client.4 \

@@ -19,8 +19,8 @@ top=${top_srcdir:-$(cd "$here/../.." && pwd)}
 . "$top/tests/lib/chaos.sh"
 
 chaos_need_stack
-[ -x "$FAULTPROXY" ] || skip_all "tests/tools/faultproxy is not built"
-[ -x "$CHAOS_BIN/bindery.fcgi" ] || skip_all "bindery.fcgi not found"
+[ -x "$FAULTPROXY" ] || missing "tests/tools/faultproxy is not built"
+[ -x "$CHAOS_BIN/bindery.fcgi" ] || missing "bindery.fcgi not found"
 
 work=$(mktemp -d)
 PROXY_PID=
@@ -167,7 +167,8 @@ verify "long stall" "${P}a"
 . "$top/tests/lib/stack.sh"
 stack_init "$BINDERY_TEST_VAR"
 if ! stack_alive azurite; then
-	skip "Azurite of this stack is not ours to restart" 3
+	if under_dev_test; then fail "Azurite of the ./dev test stack is running and ours to restart"
+	else skip "Azurite of this stack is not ours to restart" 3; fi
 else
 	begin
 	proxy_mode "latency 20"	# slow the upload down (~3 s) so the kill lands in it
@@ -197,7 +198,8 @@ fi
 
 # --- MariaDB restarted between requests (lighttpd's FastCGI workers) ---
 if ! stack_alive mariadb; then
-	skip "MariaDB of this stack is not ours to restart" 3
+	if under_dev_test; then fail "MariaDB of the ./dev test stack is running and ours to restart"
+	else skip "MariaDB of this stack is not ours to restart" 3; fi
 else
 	begin
 	curl -s -o /dev/null -m 30 "${CHAOS_AUTH[@]}" -H 'Content-Type: application/x-fault' \

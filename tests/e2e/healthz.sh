@@ -10,7 +10,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 
 need_stack BINDERY_TEST_LIGHTTPD_URL BINDERY_TEST_APACHE_URL BINDERY_TEST_VAR
 stack_init "$BINDERY_TEST_VAR"
-stack_alive mariadb && stack_alive azurite || skip_all "MariaDB or Azurite of the test stack is not running"
+stack_alive mariadb && stack_alive azurite || missing "MariaDB or Azurite of the test stack is not running"
 
 servers="lighttpd=$BINDERY_TEST_LIGHTTPD_URL apache=$BINDERY_TEST_APACHE_URL"
 

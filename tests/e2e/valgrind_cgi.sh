@@ -8,7 +8,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 . "$here/../lib/http.sh"
 
 need_stack BINDERY_CONFIG BINDERY_TEST_BIN BINDERY_TEST_TOKEN
-command -v valgrind >/dev/null || skip_all "valgrind is not installed"
+command -v valgrind >/dev/null || missing "valgrind is not installed"
 fcgi=$BINDERY_TEST_BIN/bindery.fcgi
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT

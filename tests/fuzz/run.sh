@@ -39,7 +39,7 @@ printf '#include <stddef.h>\n#include <stdint.h>\nint LLVMFuzzerTestOneInput(con
 if ! command -v "$cc" >/dev/null 2>&1 ||
     ! "$cc" $flags -o "$work/probe" "$work/probe.c" >"$work/probe.log" 2>&1; then
 	[ "$keep" = 1 ] || rm -rf "$work"
-	skip_all "$cc cannot build libFuzzer programs (-fsanitize=fuzzer)"
+	missing "$cc cannot build libFuzzer programs (-fsanitize=fuzzer)"
 fi
 
 # The library sources each harness is compiled with (instrumented, so they

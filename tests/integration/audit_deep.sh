@@ -11,7 +11,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 need_stack BINDERY_CONFIG BINDERY_TEST_BIN BINDERY_TEST_TOKEN BINDERY_TEST_DB_SOCKET \
 	BINDERY_TEST_BLOB_ENDPOINT
 blobtool=${top_builddir:-.}/tests/tools/blobtool
-[ -x "$blobtool" ] || skip_all "blobtool is not built"
+[ -x "$blobtool" ] || missing "blobtool is not built"
 export BINDERY_LOG_STDERR=1
 export BLOBTOOL_CONTAINER
 BLOBTOOL_CONTAINER=$(sed -n 's/^container *= *//p' "$BINDERY_CONFIG" | head -n 1)

@@ -9,8 +9,8 @@ top=${top_srcdir:-$(dirname "$0")/../..}
 . "$top/tests/lib/db.sh"
 
 need_stack BINDERY_CONFIG BINDERY_TEST_BIN BINDERY_TEST_DB_SOCKET BINDERY_TEST_TOKEN
-[ -x "$BINDERY_TEST_BIN/bindery.fcgi" ] || skip_all "no bindery.fcgi in $BINDERY_TEST_BIN"
-command -v jq >/dev/null || skip_all "jq is not installed"
+[ -x "$BINDERY_TEST_BIN/bindery.fcgi" ] || missing "no bindery.fcgi in $BINDERY_TEST_BIN"
+command -v jq >/dev/null || missing "jq is not installed"
 
 bindery() { BINDERY_LOG_STDERR=1 "$BINDERY_TEST_BIN/bindery" -c "$BINDERY_CONFIG" "$@"; }
 
@@ -51,7 +51,7 @@ sweep() { bindery sweep --older-than 3600 --prefix "$(rest "$1")" >/dev/null 2>&
 
 # Probe: does this build have failpoints?
 fire POST "/documents?name=$RUN-probe" probe "create.after_intent=exit"
-[ "$CGI_RC" = 137 ] || skip_all "bindery.fcgi was built without --enable-failpoints"
+[ "$CGI_RC" = 137 ] || missing "bindery.fcgi was built without --enable-failpoints"
 probe_blob=$(blob_of "$RUN-probe")
 age "$probe_blob"
 sweep "$probe_blob"

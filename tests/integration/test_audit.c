@@ -113,7 +113,7 @@ main(void)
 
 	S = plant_open(&CFG);
 	if (S == NULL)
-		tap_skip_all("no test stack (BINDERY_CONFIG, BINDERY_TEST_BIN)");
+		tap_missing("no test stack (BINDERY_CONFIG, BINDERY_TEST_BIN)");
 	if (plant_run_prefix("aud", NARROW, sizeof NARROW) != 0)
 		tap_bail("urandom");
 	snprintf(P, sizeof P, "%s%s", CFG->storage_prefix, NARROW);

@@ -389,8 +389,9 @@ test_experiment_j(struct blob_client *c)
 		rc = rc ? rc : blob_set_tags(c, "j-probe", committed, 1, guard, &r);
 		rc = rc ? rc : blob_set_tags(c, "j-probe", pending, 1, guard, &r);
 		if (rc == BLOB_OK)
-			tap_skip("J: guarded Set Blob Tags with an unmet guard: "
-			    "this endpoint ignores x-ms-if-tags on Set Blob Tags");
+			tap_skip("J: guarded Set Blob Tags with an unmet guard is not "
+			    "refused: Azurite 3.37.0 ignores x-ms-if-tags on Set Blob "
+			    "Tags (real Azure answers 412 here, and this check runs)");
 		else
 			tap_ok(rc == BLOB_CONDITION_NOT_MET, "J: a second guarded flip is "
 			    "refused (%s)", blob_status_name(rc));
@@ -782,9 +783,9 @@ main(void)
 	account = getenv("BINDERY_TEST_BLOB_ACCOUNT");
 	key_b64 = getenv("BINDERY_TEST_BLOB_KEY");
 	if (endpoint == NULL || endpoint[0] == '\0')
-		tap_skip_all("BINDERY_TEST_BLOB_ENDPOINT is not set");
+		tap_missing("BINDERY_TEST_BLOB_ENDPOINT is not set");
 	if (account == NULL || key_b64 == NULL)
-		tap_skip_all("BINDERY_TEST_BLOB_ACCOUNT / BINDERY_TEST_BLOB_KEY not set");
+		tap_missing("BINDERY_TEST_BLOB_ACCOUNT / BINDERY_TEST_BLOB_KEY not set");
 	if (gnutls_rnd(GNUTLS_RND_NONCE, &rnd, sizeof rnd) < 0)
 		rnd = (unsigned)time(NULL);
 	snprintf(container, sizeof container, "t-blob-%ld-%08x", (long)getpid(), rnd);

@@ -11,8 +11,8 @@ here=$(cd "$(dirname "$0")" && pwd)
 tool=${top_builddir:-$here/../..}/tests/tools/blobtool
 [ -x "$tool" ] || tool=$here/../tools/blobtool
 
-[ -n "${BINDERY_TEST_BLOB_ENDPOINT:-}" ] || skip_all "BINDERY_TEST_BLOB_ENDPOINT is not set"
-command -v curl >/dev/null || skip_all "curl not installed"
+[ -n "${BINDERY_TEST_BLOB_ENDPOINT:-}" ] || missing "BINDERY_TEST_BLOB_ENDPOINT is not set"
+command -v curl >/dev/null || missing "curl not installed"
 BLOBTOOL_CONTAINER=t-blob-interop-$$-$(od -An -N4 -tx4 /dev/urandom | tr -d ' ')
 export BLOBTOOL_CONTAINER BLOBTOOL_BLOCK_SIZE=65536 BLOBTOOL_SINGLE_PUT_MAX=16384
 tmp=$(mktemp -d)

@@ -354,8 +354,9 @@ stack_www_dir() {
 	printf '%s\n' "$d"
 }
 
-# stack_www_prepare BINDIR CONFIG: copy bindery.fcgi and the config into the
-# www dir (config 0640 root:www-data) and create mod_fcgid's directory.
+# stack_www_prepare BINDIR CONFIG: copy bindery.fcgi, the config and
+# conf/apache-fcgid.lua into the www dir (config 0640 root:www-data) and
+# create mod_fcgid's directory.
 stack_www_prepare() {
 	local bindir=$1 config=$2 d
 	d=$(stack_www_dir) || return 1
@@ -363,6 +364,9 @@ stack_www_prepare() {
 	cp -f "$bindir/bindery.fcgi" "$d/bin/bindery.fcgi.new" && mv -f "$d/bin/bindery.fcgi.new" "$d/bin/bindery.fcgi"
 	chmod 0755 "$d/bin" "$d/bin/bindery.fcgi"
 	cp -f "$config" "$d/bindery.conf"
+	# conf/apache-fcgid.conf names its Lua helpers in the same directory.
+	cp -f "$(dirname "${BASH_SOURCE[0]}")/../../conf/apache-fcgid.lua" "$d/apache-fcgid.lua" &&
+		chmod 0644 "$d/apache-fcgid.lua" || return 1
 	if [ "$(id -u)" = 0 ]; then
 		chown "root:$STACK_WWW_USER" "$d/bindery.conf"
 		chown "$STACK_WWW_USER:$STACK_WWW_USER" "$d/fcgid" "$d/tmp"

@@ -14,6 +14,8 @@
 #   note "text"                            a # comment on stdout
 #   skip_all "reason"                      1..0 # SKIP reason, exit 0
 #   need_stack VAR...                      skip_all unless ./dev test set each VAR
+#   missing "what is absent"               skip_all, but a failure under ./dev test
+#   under_dev_test                         true when ./dev test runs us
 #   bail_out "reason"                      Bail out!, exit 1
 #   done_testing                           the plan line 1..N; exit 0
 #
@@ -125,12 +127,32 @@ skip_all() { # REASON
 	exit 0
 }
 
+# under_dev_test: true when ./dev test runs this test.  ./dev test always
+# exports BINDERY_TEST_VAR (even when its stack failed to start), always
+# starts MariaDB, Azurite, lighttpd and Apache, always builds failpoints and
+# installs every tool the tests use (chromium, playwright-core, jq, valgrind,
+# clang).  So under it a missing dependency is a broken set-up, never a skip.
+under_dev_test() {
+	[ -n "${BINDERY_TEST_VAR:-}" ]
+}
+
+# missing WHAT: a dependency this test needs is absent.  Outside ./dev test
+# (make check by hand) that is a skip; under ./dev test it is a failure, so
+# a broken stack or install step can never pass as a quiet skip.
+missing() {
+	if under_dev_test; then
+		bail_out "$1 (./dev test provides it: a broken set-up, not a skip)"
+	fi
+	skip_all "$1"
+}
+
 # need_stack VAR...: skip the whole test unless every VAR (BINDERY_CONFIG,
-# BINDERY_TEST_*: what ./dev test hands to the tests) is set and not empty.
+# BINDERY_TEST_*: what ./dev test hands to the tests) is set and not empty;
+# under ./dev test an unset VAR is a failure (see missing).
 need_stack() {
 	local v
 	for v in "$@"; do
-		[ -n "${!v:-}" ] || skip_all "no test stack ($v is not set; ./dev test starts one)"
+		[ -n "${!v:-}" ] || missing "no test stack ($v is not set; ./dev test starts one)"
 	done
 }
 

@@ -14,7 +14,7 @@ banned="strcpy strcat sprintf vsprintf atoi atol strtok gets"
 top=${top_srcdir:-$(cd "$(dirname "$0")/../.." && pwd)}
 . "$top/tests/lib/tap.sh"
 cd "$top" || bail_out "cannot cd to $top"
-command -v perl >/dev/null 2>&1 || skip_all "perl not found"
+command -v perl >/dev/null 2>&1 || missing "perl not found"
 
 files=$(find lib app tests -type f \( -name '*.c' -o -name '*.h' \) 2>/dev/null | sort)
 [ -n "$files" ] || bail_out "no sources under $top"

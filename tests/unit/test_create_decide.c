@@ -112,6 +112,8 @@ main(void)
 			bad_ignored += create_decide(&g) != a;
 		}
 	}
+	/* Each combination is its own check above; this sums them up (n is
+	 * what the loops made it, so it is reported, never asserted). */
 	tap_ok(wrong == 0, "all %d combinations decided as the table says (%d wrong)", n, wrong);
 	tap_ok(bad_new == 0, "no second intent for a recorded key or a taken name (%d)", bad_new);
 	tap_ok(bad_replay == 0, "answers replay only for the same key, name and Content-Type (%d)",
