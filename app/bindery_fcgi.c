@@ -12,6 +12,7 @@
 #include <time.h>
 
 #include <fcgiapp.h>
+#include "admit.h"
 #include "app.h"
 #include "storage/blob.h"
 #include "parse/http_parse.h"
@@ -87,6 +88,8 @@ serve(struct app *app, struct request *r)
 		r->content_length = (int64_t)n;
 	}
 	r->owner = authenticate(app, r);
+	if (!admit_request(app, r))
+		return;
 	if (route_request(r->method, r->path, &r->route) == ROUTE_HEALTHZ ||
 	    r->route.id == ROUTE_PAGE_SCRIPT ||
 	    r->route.id == ROUTE_NOT_FOUND || r->route.id == ROUTE_METHOD_NOT_ALLOWED) {

@@ -32,6 +32,8 @@ enum key_type {
 	KEY_CONNECTION_STRING,	/* joined across lines, parsed at the end */
 	KEY_SAS,		/* joined across lines */
 	KEY_TOKEN,
+	KEY_ORIGIN,		/* scheme://host[:port] */
+	KEY_PROXIES,		/* addresses and networks, space or comma separated */
 };
 
 struct key_def {
@@ -65,6 +67,8 @@ static const struct key_def keys[] = {
 	K("limits", "retire_grace", KEY_SECONDS, retire_grace),
 	K("auth", "token", KEY_TOKEN, ntokens),
 	K("auth", "reads_need_auth", KEY_BOOL, reads_need_auth),
+	K("auth", "public_origin", KEY_ORIGIN, public_origin),
+	K("auth", "trusted_proxies", KEY_PROXIES, trusted_proxies),
 	K("download", "mode", KEY_DOWNLOAD_MODE, download_mode),
 	K("download", "sas_lifetime", KEY_COUNT, sas_lifetime),
 	K("sweep", "batch", KEY_COUNT, sweep_batch),
@@ -267,6 +271,47 @@ out:
 	return rc;
 }
 
+/* public_origin: one origin; a trailing '/' is forgiven, a path is not. */
+static int
+set_origin(struct bindery_config *cfg, const char *value)
+{
+	struct span v = span_from_cstr(value);
+
+	if (v.len && v.ptr[v.len - 1] == '/')
+		v.len--;
+	if (origin_parse(v, 0, &cfg->public_origin) != ORIGIN_PARSE_OK)
+		return -1;
+	cfg->has_public_origin = 1;
+	return 0;
+}
+
+/* trusted_proxies: "10.0.0.0/8, 192.0.2.7 ::1"; the line replaces any earlier one. */
+static int
+set_proxies(struct load_state *st, const char *value)
+{
+	struct bindery_config *cfg = st->cfg;
+	const char *p = value;
+
+	cfg->ntrusted_proxies = 0;
+	while (*p) {
+		size_t n = strcspn(p, ", \t");
+
+		if (n > 0) {
+			if (cfg->ntrusted_proxies == CONFIG_MAX_PROXIES) {
+				snprintf(st->err, st->errlen, "more than %d addresses", CONFIG_MAX_PROXIES);
+				return -2;
+			}
+			if (origin_net_parse((struct span){ p, n },
+					     &cfg->trusted_proxies[cfg->ntrusted_proxies]) != 0)
+				return -1;
+			cfg->ntrusted_proxies++;
+		}
+		p += n;
+		p += strspn(p, ", \t");
+	}
+	return 0;
+}
+
 static int
 set_key(struct load_state *st, const struct key_def *def, const char *value)
 {
@@ -327,6 +372,10 @@ set_key(struct load_state *st, const struct key_def *def, const char *value)
 			value++;
 		e = buf_append_cstr(&st->sas, value);
 		goto joined;
+	case KEY_ORIGIN:
+		return set_origin(cfg, value);
+	case KEY_PROXIES:
+		return set_proxies(st, value);
 	case KEY_TOKEN:
 		colon = strchr(value, ':');
 		if (colon == NULL || colon == value || strlen(colon + 1) < 16) {

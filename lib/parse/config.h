@@ -18,9 +18,11 @@
 
 #include "base/compat.h"
 #include "base/log.h"
+#include "parse/origin.h"
 
 #define CONFIG_EX_CONFIG 78	/* sysexits.h EX_CONFIG */
 #define CONFIG_MAX_TOKENS 32
+#define CONFIG_MAX_PROXIES 16
 
 enum download_mode { DOWNLOAD_PROXY, DOWNLOAD_REDIRECT };
 
@@ -61,6 +63,13 @@ struct bindery_config {
 	struct config_token tokens[CONFIG_MAX_TOKENS];
 	size_t ntokens;
 	int reads_need_auth;
+	/* The CSRF check for REMOTE_USER callers (origin.h): the origin clients
+	 * address when it is not the request's own scheme and Host (behind a
+	 * load balancer), and the peers whose X-Forwarded-Host/-Proto count. */
+	struct origin public_origin;
+	int has_public_origin;
+	struct origin_net trusted_proxies[CONFIG_MAX_PROXIES];
+	size_t ntrusted_proxies;
 
 	/* [download] */
 	enum download_mode download_mode;
