@@ -86,7 +86,10 @@ struct load_state {
 	struct buf connection_string;	/* joined across continuation lines */
 	struct buf sas;
 	const int *lineno;		/* the reader's current line */
+	const int *indented;		/* the reader's current line starts with blanks */
 	int cs_line;			/* where connection_string started */
+	const struct key_def *last_def;	/* the key on the last line that held one */
+	int last_line;
 };
 
 /*
@@ -102,6 +105,7 @@ struct line_reader {
 	size_t cap;
 	int lineno;
 	int overlong;	/* first overlong line, 0 if none */
+	int indented;	/* this line starts with a space or tab: inih continues the last key */
 };
 
 static char *
@@ -113,6 +117,7 @@ read_line(char *str, int num, void *stream)
 	if (n < 0)
 		return NULL;
 	lr->lineno++;
+	lr->indented = n > 0 && (lr->line[0] == ' ' || lr->line[0] == '\t');
 	while (n > 0 && (lr->line[n - 1] == '\n' || lr->line[n - 1] == '\r'))
 		n--;
 	if (n >= num - 1) {
@@ -409,6 +414,78 @@ nomem:
 	return -2;
 }
 
+/*
+ * Error messages quote nothing from the file but the names of keys and
+ * sections bindery knows.  A line inih could not attribute (an unknown key,
+ * a key in an unknown section) may be a piece of a secret that should have
+ * been an indented continuation: "AccountKey=abc..." or a bare base64 run
+ * ending in "==" parses as a key named after the secret.  So such a line is
+ * described by where it is and what was expected there, never by its text.
+ */
+static void
+list_section_keys(const char *section, char *out, size_t outlen)
+{
+	struct buf b = BUF_INIT(outlen > 0 ? outlen - 1 : 0);
+	size_t i;
+
+	for (i = 0; i < ARRAY_LEN(keys); i++)
+		if (strcmp(keys[i].section, section) == 0 &&
+		    buf_appendf(&b, "%s%s", b.len ? ", " : "", keys[i].name) != BUF_OK)
+			break;
+	if (copy_cstr(out, outlen, b.len ? buf_cstr(&b) : "")) { /* a cut list is still a hint */ }
+	buf_free(&b);
+}
+
+static void
+list_sections(char *out, size_t outlen)
+{
+	struct buf b = BUF_INIT(outlen > 0 ? outlen - 1 : 0);
+	size_t i;
+
+	for (i = 0; i < ARRAY_LEN(keys); i++)
+		if ((i == 0 || strcmp(keys[i - 1].section, keys[i].section) != 0) &&
+		    buf_appendf(&b, "%s[%s]", b.len ? " " : "", keys[i].section) != BUF_OK)
+			break;
+	if (copy_cstr(out, outlen, b.len ? buf_cstr(&b) : "")) { /* a cut list is still a hint */ }
+	buf_free(&b);
+}
+
+/* " (if this line continues [storage] sas from line 7, indent it)" when the
+ * line right above held a key, else "". */
+static void
+continuation_hint(const struct load_state *st, int line, char *out, size_t outlen)
+{
+	out[0] = '\0';
+	if (st->last_def && st->last_line == line - 1)
+		snprintf(out, outlen, " (if this line continues [%s] %s from line %d, indent it)",
+			 st->last_def->section, st->last_def->name, st->last_line);
+}
+
+static void
+unknown_key_message(struct load_state *st, const char *section, int known_section)
+{
+	char list[256], hint[160];
+
+	continuation_hint(st, *st->lineno, hint, sizeof hint);
+	if (known_section) {
+		list_section_keys(section, list, sizeof list);
+		snprintf(st->err, st->errlen, "[%s]: unknown key; the keys of [%s] are %s%s", section,
+			 section, list, hint);
+	} else {
+		list_sections(list, sizeof list);
+		snprintf(st->err, st->errlen, "a key in an unknown section; the sections are %s%s",
+			 list, hint);
+	}
+}
+
+/* Only joined values may go on over indented lines; for any other key
+ * inih would silently hand us the last piece as the whole value. */
+static int
+continues_joined_key(const struct key_def *def)
+{
+	return def->type == KEY_CONNECTION_STRING || def->type == KEY_SAS;
+}
+
 /* inih calls this per key; returning 0 marks the line as the error line. */
 static int
 on_key(void *user, const char *section, const char *name, const char *value)
@@ -425,9 +502,18 @@ on_key(void *user, const char *section, const char *name, const char *value)
 		known_section = 1;
 		if (strcmp(keys[i].name, name) != 0)
 			continue;
+		if (*st->indented && !continues_joined_key(&keys[i])) {
+			snprintf(st->err, st->errlen, "[%s] %s: an indented line; only connection_string"
+				 " and sas go on over indented lines", section, name);
+			st->failed = 1;
+			return 0;
+		}
 		rc = set_key(st, &keys[i], value);
-		if (rc == 0)
+		if (rc == 0) {
+			st->last_def = &keys[i];
+			st->last_line = *st->lineno;
 			return 1;
+		}
 		/* Secrets must not echo into the message: name the key, not the value. */
 		if (rc == -1)
 			snprintf(st->err, st->errlen, "[%s] %s: invalid value", section, name);
@@ -440,10 +526,7 @@ on_key(void *user, const char *section, const char *name, const char *value)
 		st->failed = 1;
 		return 0;
 	}
-	if (!known_section)
-		snprintf(st->err, st->errlen, "[%s] %s: unknown section [%s]", section, name, section);
-	else
-		snprintf(st->err, st->errlen, "[%s] %s: unknown key", section, name);
+	unknown_key_message(st, section, known_section);
 	st->failed = 1;
 	return 0;
 }
@@ -529,12 +612,13 @@ config_load_stream(FILE *fp, const char *name, struct bindery_config **out, char
 {
 	struct bindery_config *cfg = NULL;
 	struct load_state st;
-	struct line_reader lr = { NULL, NULL, 0, 0, 0 };
+	struct line_reader lr = { NULL, NULL, 0, 0, 0, 0 };
 	char msg[512] = "";
 	struct stat sb;
 	int line, rc = -1;
 
-	st = (struct load_state){ NULL, msg, sizeof msg, 0, BUF_INIT(4096), BUF_INIT(4096), &lr.lineno, 0 };
+	st = (struct load_state){ NULL, msg, sizeof msg, 0, BUF_INIT(4096), BUF_INIT(4096), &lr.lineno,
+				  &lr.indented, 0, NULL, 0 };
 
 	*out = NULL;
 	if (warnbuf && warnlen)
@@ -556,9 +640,13 @@ config_load_stream(FILE *fp, const char *name, struct bindery_config **out, char
 	if (line != 0) {
 		if (st.failed)
 			snprintf(errbuf, errlen, "%s:%d: %s", name, line, msg);
-		else
-			snprintf(errbuf, errlen, "%s:%d: syntax error (expected [section] or key = value)",
-				 name, line);
+		else {
+			char hint[160];
+
+			continuation_hint(&st, line, hint, sizeof hint);
+			snprintf(errbuf, errlen, "%s:%d: syntax error (expected [section] or key = value)%s",
+				 name, line, hint);
+		}
 		goto out;
 	}
 	if (st.sas.len && replace_string(&cfg->storage_sas, st.sas.ptr, st.sas.len)) {
