@@ -159,8 +159,10 @@ connect_now(struct db *db)
 		db->conn = NULL;
 		return DB_UNAVAILABLE;
 	}
-	/* Times are UTC everywhere so RFC 3339 output needs no conversion. */
-	if (mysql_query(db->conn, "SET time_zone = '+00:00', SESSION tx_isolation = 'READ-COMMITTED'")) {
+	/* Times are UTC everywhere so RFC 3339 output needs no conversion;
+	 * sql_mode is ours, not the server's (db.h). */
+	if (mysql_query(db->conn, "SET time_zone = '+00:00', SESSION tx_isolation = 'READ-COMMITTED', "
+			"SESSION sql_mode = '" DB_SQL_MODE "'")) {
 		enum db_err e = classify(db, mysql_errno(db->conn), mysql_error(db->conn));
 		disconnect(db);
 		return e;

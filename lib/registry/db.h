@@ -69,6 +69,18 @@ struct db_col {
 
 struct db;
 
+/*
+ * The sql_mode every connection sets for itself, whatever the server's
+ * global one says: bindery's correctness must not depend on a DBA's
+ * setting.  STRICT_ALL_TABLES makes a value that does not fit its column
+ * (an over-long or mis-encoded owner or name) an error, never a silently
+ * cut or mangled row; the NO_ZERO_* modes refuse impossible dates; and
+ * leaving out ANSI_QUOTES, PIPES_AS_CONCAT and NO_BACKSLASH_ESCAPES keeps
+ * the SQL text in sql/ and lib/registry/ meaning what it says.
+ */
+#define DB_SQL_MODE "STRICT_ALL_TABLES,NO_ZERO_IN_DATE,NO_ZERO_DATE,ERROR_FOR_DIVISION_BY_ZERO," \
+	"NO_ENGINE_SUBSTITUTION"
+
 /* Where and as whom to connect; the caller fills it from bindery.conf (the
  * registry reads no configuration itself).  socket wins over host/port;
  * NULL strings mean "not set". */
