@@ -11,6 +11,7 @@
 #include "base/alloc.h"
 #include "base/buf.h"
 #include "parse/config.h"
+#include "parse/http_parse.h"
 
 /* Where a configuration file is looked for last (no build sets another). */
 #define SYSCONFDIR "/etc"
@@ -385,6 +386,13 @@ set_key(struct load_state *st, const struct key_def *def, const char *value)
 		colon = strchr(value, ':');
 		if (colon == NULL || colon == value || strlen(colon + 1) < 16) {
 			snprintf(st->err, st->errlen, "expected OWNER:TOKEN with a token of at least 16 characters");
+			return -2;
+		}
+		/* The owner is stored with every document it writes: it must fit
+		 * the owner column exactly, as a REMOTE_USER must (admit.c). */
+		if (owner_name_check((struct span){ value, (size_t)(colon - value) }) != OWNER_NAME_OK) {
+			snprintf(st->err, st->errlen, "the owner before ':' must be 1 to %d characters of"
+				 " UTF-8 without controls", OWNER_NAME_MAX);
 			return -2;
 		}
 		if (cfg->ntokens == CONFIG_MAX_TOKENS) {

@@ -48,6 +48,14 @@ static const struct bad_case bad_cases[] = {
 	{ BASE "[database]\nport = 70000\n", "port: invalid value" },
 	{ BASE "[auth]\ntoken = nocolon\n", "token: expected OWNER:TOKEN" },
 	{ BASE "[auth]\nreads_need_auth = maybe\n", "reads_need_auth: invalid value" },
+	{ BASE "[auth]\ntoken = " "owner-of-more-than-128-characters-owner-of-more-than-128-characters-"
+	  "owner-of-more-than-128-characters-owner-of-more-than-128-characters:0123456789abcdef\n",
+	  ":10: [auth] token: the owner before ':' must be 1 to 128 characters" },
+	{ BASE "[auth]\ntoken = caf\xe9:0123456789abcdef\n", ":10: [auth] token: the owner before ':'" },
+	{ BASE "[auth]\npublic_origin = https://docs.example.com/path\n", "public_origin: invalid value" },
+	{ BASE "[auth]\npublic_origin = docs.example.com\n", "public_origin: invalid value" },
+	{ BASE "[auth]\ntrusted_proxies = 10.0.0.0/8, proxy.example\n", "trusted_proxies: invalid value" },
+	{ BASE "[auth]\ntrusted_proxies = 10.0.0.0/33\n", "trusted_proxies: invalid value" },
 	{ BASE "[download]\nmode = teleport\n", "mode: invalid value" },
 	{ BASE "[limits]\nrequest_deadline = 600\nsweep_cutoff = 900\n", "at least twice" },
 	{ "[database]\nsocket = /s\nuser = u\nname = n\n[storage]\ncontainer = c\n"
@@ -229,6 +237,23 @@ main(void)
 		       "secret case %zu: '%s' in '%s'", i, secret_cases[i].want, err);
 		tap_ok(strstr(err, secret_cases[i].secret) == NULL, "secret case %zu: the secret is not in"
 		       " the message", i);
+		config_free(cfg);
+		cfg = NULL;
+	}
+	tap_ok(load_text(BASE "[auth]\npublic_origin = HTTPS://Docs.Example.com:443/\n"
+			 "trusted_proxies = 10.0.0.0/8 ,192.0.2.7\t::1\n", &cfg, err, sizeof err, NULL, 0) == 0,
+	       "public_origin and trusted_proxies load");
+	if (cfg) {
+		struct origin want;
+
+		tap_ok(origin_parse(SPAN_LIT("https://docs.example.com"), 0, &want) == ORIGIN_PARSE_OK &&
+		       cfg->has_public_origin && origin_equal(&cfg->public_origin, &want),
+		       "public_origin normalised (case, default port, trailing '/')");
+		TAP_EQ_INT(cfg->ntrusted_proxies, 3, "three trusted proxies");
+		tap_ok(origin_addr_in(SPAN_LIT("10.1.2.3"), cfg->trusted_proxies, cfg->ntrusted_proxies) &&
+		       origin_addr_in(SPAN_LIT("::1"), cfg->trusted_proxies, cfg->ntrusted_proxies) &&
+		       !origin_addr_in(SPAN_LIT("192.0.2.8"), cfg->trusted_proxies, cfg->ntrusted_proxies),
+		       "... matched as networks");
 		config_free(cfg);
 		cfg = NULL;
 	}
