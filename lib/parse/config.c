@@ -33,6 +33,7 @@ enum key_type {
 	KEY_CONNECTION_STRING,	/* joined across lines, parsed at the end */
 	KEY_SAS,		/* joined across lines */
 	KEY_TOKEN,
+	KEY_DB_TLS,		/* off, on, verify */
 	KEY_ORIGIN,		/* scheme://host[:port] */
 	KEY_PROXIES,		/* addresses and networks, space or comma separated */
 };
@@ -52,6 +53,8 @@ static const struct key_def keys[] = {
 	K("database", "user", KEY_STRING, db_user),
 	K("database", "password", KEY_STRING, db_password),
 	K("database", "name", KEY_STRING, db_name),
+	K("database", "tls", KEY_DB_TLS, db_tls),
+	K("database", "tls_ca", KEY_STRING, db_tls_ca),
 	K("storage", "connection_string", KEY_CONNECTION_STRING, storage_endpoint),
 	K("storage", "endpoint", KEY_STRING, storage_endpoint),
 	K("storage", "account", KEY_STRING, storage_account),
@@ -378,6 +381,16 @@ set_key(struct load_state *st, const struct key_def *def, const char *value)
 			value++;
 		e = buf_append_cstr(&st->sas, value);
 		goto joined;
+	case KEY_DB_TLS:
+		if (!strcmp(value, "off"))
+			cfg->db_tls = CONFIG_DB_TLS_OFF;
+		else if (!strcmp(value, "on"))
+			cfg->db_tls = CONFIG_DB_TLS_ON;
+		else if (!strcmp(value, "verify"))
+			cfg->db_tls = CONFIG_DB_TLS_VERIFY;
+		else
+			goto bad;
+		return 0;
 	case KEY_ORIGIN:
 		return set_origin(cfg, value);
 	case KEY_PROXIES:
@@ -569,6 +582,12 @@ config_check(struct bindery_config *cfg, char *err, size_t errlen)
 		snprintf(err, errlen, "[database] needs socket or host");
 		return -1;
 	}
+	/* A unix socket never leaves the host: TLS there would be a setting
+	 * that silently does nothing. */
+	if (cfg->db_socket && (cfg->db_tls != CONFIG_DB_TLS_OFF || cfg->db_tls_ca)) {
+		snprintf(err, errlen, "[database] tls and tls_ca apply to host connections, not socket");
+		return -1;
+	}
 	if (cfg->storage_account == NULL || cfg->storage_endpoint == NULL) {
 		snprintf(err, errlen, "[storage] needs connection_string, or endpoint and account");
 		return -1;
@@ -725,6 +744,7 @@ config_free(struct bindery_config *cfg)
 		explicit_bzero(cfg->db_password, strlen(cfg->db_password));
 	free(cfg->db_password);
 	free(cfg->db_name);
+	free(cfg->db_tls_ca);
 	free(cfg->storage_endpoint);
 	free(cfg->storage_account);
 	if (cfg->storage_key)

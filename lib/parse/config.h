@@ -25,6 +25,7 @@
 #define CONFIG_MAX_PROXIES 16
 
 enum download_mode { DOWNLOAD_PROXY, DOWNLOAD_REDIRECT };
+enum config_db_tls { CONFIG_DB_TLS_OFF, CONFIG_DB_TLS_ON, CONFIG_DB_TLS_VERIFY };
 
 struct config_token {
 	char *owner;
@@ -41,6 +42,8 @@ struct bindery_config {
 	char *db_user;
 	char *db_password;
 	char *db_name;
+	enum config_db_tls db_tls;	/* over TCP only */
+	char *db_tls_ca;		/* CA file for verify, or NULL for the system's */
 
 	/* [storage]; connection_string is parsed into these */
 	char *storage_endpoint;		/* no trailing slash */

@@ -81,9 +81,13 @@ struct db;
 #define DB_SQL_MODE "STRICT_ALL_TABLES,NO_ZERO_IN_DATE,NO_ZERO_DATE,ERROR_FOR_DIVISION_BY_ZERO," \
 	"NO_ENGINE_SUBSTITUTION"
 
+/* TLS to a server over TCP: none, encrypted, or encrypted to a server whose
+ * certificate chains to tls_ca (or the system's CAs) and names the host. */
+enum db_tls { DB_TLS_OFF = 0, DB_TLS_ON, DB_TLS_VERIFY };
+
 /* Where and as whom to connect; the caller fills it from bindery.conf (the
  * registry reads no configuration itself).  socket wins over host/port;
- * NULL strings mean "not set". */
+ * NULL strings mean "not set".  tls applies to host/port only. */
 struct db_settings {
 	const char *socket;
 	const char *host;
@@ -91,6 +95,8 @@ struct db_settings {
 	const char *user;
 	const char *password;
 	const char *name;
+	enum db_tls tls;
+	const char *tls_ca;	/* PEM file of CAs for DB_TLS_VERIFY; NULL: the system's */
 };
 
 /* Copies what it needs from settings; connects lazily on first use. */

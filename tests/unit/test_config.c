@@ -48,6 +48,8 @@ static const struct bad_case bad_cases[] = {
 	{ BASE "[database]\nport = 70000\n", "port: invalid value" },
 	{ BASE "[auth]\ntoken = nocolon\n", "token: expected OWNER:TOKEN" },
 	{ BASE "[auth]\nreads_need_auth = maybe\n", "reads_need_auth: invalid value" },
+	{ BASE "[database]\ntls = yes\n", ":10: [database] tls: invalid value" },
+	{ BASE "[database]\ntls = verify\n", "[database] tls and tls_ca apply to host connections, not socket" },
 	{ BASE "[auth]\ntoken = " "owner-of-more-than-128-characters-owner-of-more-than-128-characters-"
 	  "owner-of-more-than-128-characters-owner-of-more-than-128-characters:0123456789abcdef\n",
 	  ":10: [auth] token: the owner before ':' must be 1 to 128 characters" },
@@ -257,6 +259,13 @@ main(void)
 		config_free(cfg);
 		cfg = NULL;
 	}
+	tap_ok(load_text("[database]\nhost = db.example\nuser = u\nname = n\ntls = verify\n"
+			 "tls_ca = /etc/bindery/db-ca.pem\n[storage]\nconnection_string = UseDevelopmentStorage=true\n"
+			 "container = c\n", &cfg, err, sizeof err, NULL, 0) == 0 &&
+	       cfg->db_tls == CONFIG_DB_TLS_VERIFY && strcmp(cfg->db_tls_ca, "/etc/bindery/db-ca.pem") == 0,
+	       "tls = verify with tls_ca over TCP");
+	config_free(cfg);
+	cfg = NULL;
 	tap_ok(config_load("/nonexistent/bindery.conf", &cfg, err, sizeof err, NULL, 0) == -1 &&
 	       strstr(err, "/nonexistent/bindery.conf: cannot read") != NULL, "unreadable file named");
 
