@@ -41,7 +41,7 @@ tests_fuzz_fuzz_multipart_CFLAGS = $(AM_CFLAGS) $(FUZZ_FLAGS)
 tests_fuzz_fuzz_multipart_LDFLAGS = $(FUZZ_FLAGS)
 tests_fuzz_fuzz_multipart_LDADD =
 tests_fuzz_fuzz_http_parse_SOURCES = tests/fuzz/fuzz_http_parse.c lib/parse/http_parse.c \
-	lib/parse/disposition.c app/routes.c lib/base/alloc.c lib/base/buf.c
+	lib/parse/disposition.c lib/parse/origin.c app/routes.c lib/base/alloc.c lib/base/buf.c
 tests_fuzz_fuzz_http_parse_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)
 tests_fuzz_fuzz_http_parse_CFLAGS = $(AM_CFLAGS) $(FUZZ_FLAGS)
 tests_fuzz_fuzz_http_parse_LDFLAGS = $(FUZZ_FLAGS)
