@@ -321,12 +321,60 @@ set_proxies(struct load_state *st, const char *value)
 	return 0;
 }
 
+/* token = OWNER:TOKEN, one per line. */
+static int
+set_token(struct load_state *st, const char *value)
+{
+	struct bindery_config *cfg = st->cfg;
+	const char *colon = strchr(value, ':');
+
+	if (colon == NULL || colon == value || strlen(colon + 1) < 16) {
+		snprintf(st->err, st->errlen, "expected OWNER:TOKEN with a token of at least 16 characters");
+		return -2;
+	}
+	/* The owner is stored with every document it writes: it must fit
+	 * the owner column exactly, as a REMOTE_USER must (admit.c). */
+	if (owner_name_check((struct span){ value, (size_t)(colon - value) }) != OWNER_NAME_OK) {
+		snprintf(st->err, st->errlen, "the owner before ':' must be 1 to %d characters of"
+			 " UTF-8 without controls", OWNER_NAME_MAX);
+		return -2;
+	}
+	if (cfg->ntokens == CONFIG_MAX_TOKENS) {
+		snprintf(st->err, st->errlen, "more than %d tokens", CONFIG_MAX_TOKENS);
+		return -2;
+	}
+	cfg->tokens[cfg->ntokens].owner = span_dup((struct span){ value, (size_t)(colon - value) });
+	cfg->tokens[cfg->ntokens].token = span_dup(span_from_cstr(colon + 1));
+	if (!cfg->tokens[cfg->ntokens].owner || !cfg->tokens[cfg->ntokens].token) {
+		free(cfg->tokens[cfg->ntokens].owner);
+		free(cfg->tokens[cfg->ntokens].token);
+		snprintf(st->err, st->errlen, "out of memory");
+		return -2;
+	}
+	cfg->ntokens++;
+	return 0;
+}
+
+/* [database] tls = off | on | verify */
+static int
+set_db_tls(struct bindery_config *cfg, const char *value)
+{
+	if (!strcmp(value, "off"))
+		cfg->db_tls = CONFIG_DB_TLS_OFF;
+	else if (!strcmp(value, "on"))
+		cfg->db_tls = CONFIG_DB_TLS_ON;
+	else if (!strcmp(value, "verify"))
+		cfg->db_tls = CONFIG_DB_TLS_VERIFY;
+	else
+		return -1;
+	return 0;
+}
+
 static int
 set_key(struct load_state *st, const struct key_def *def, const char *value)
 {
 	struct bindery_config *cfg = st->cfg;
 	void *field = (char *)cfg + def->offset;
-	char *colon;
 	uint64_t size;
 	enum buf_err e = BUF_OK;
 
@@ -382,45 +430,13 @@ set_key(struct load_state *st, const struct key_def *def, const char *value)
 		e = buf_append_cstr(&st->sas, value);
 		goto joined;
 	case KEY_DB_TLS:
-		if (!strcmp(value, "off"))
-			cfg->db_tls = CONFIG_DB_TLS_OFF;
-		else if (!strcmp(value, "on"))
-			cfg->db_tls = CONFIG_DB_TLS_ON;
-		else if (!strcmp(value, "verify"))
-			cfg->db_tls = CONFIG_DB_TLS_VERIFY;
-		else
-			goto bad;
-		return 0;
+		return set_db_tls(cfg, value);
 	case KEY_ORIGIN:
 		return set_origin(cfg, value);
 	case KEY_PROXIES:
 		return set_proxies(st, value);
 	case KEY_TOKEN:
-		colon = strchr(value, ':');
-		if (colon == NULL || colon == value || strlen(colon + 1) < 16) {
-			snprintf(st->err, st->errlen, "expected OWNER:TOKEN with a token of at least 16 characters");
-			return -2;
-		}
-		/* The owner is stored with every document it writes: it must fit
-		 * the owner column exactly, as a REMOTE_USER must (admit.c). */
-		if (owner_name_check((struct span){ value, (size_t)(colon - value) }) != OWNER_NAME_OK) {
-			snprintf(st->err, st->errlen, "the owner before ':' must be 1 to %d characters of"
-				 " UTF-8 without controls", OWNER_NAME_MAX);
-			return -2;
-		}
-		if (cfg->ntokens == CONFIG_MAX_TOKENS) {
-			snprintf(st->err, st->errlen, "more than %d tokens", CONFIG_MAX_TOKENS);
-			return -2;
-		}
-		cfg->tokens[cfg->ntokens].owner = span_dup((struct span){ value, (size_t)(colon - value) });
-		cfg->tokens[cfg->ntokens].token = span_dup(span_from_cstr(colon + 1));
-		if (!cfg->tokens[cfg->ntokens].owner || !cfg->tokens[cfg->ntokens].token) {
-			free(cfg->tokens[cfg->ntokens].owner);
-			free(cfg->tokens[cfg->ntokens].token);
-			goto nomem;
-		}
-		cfg->ntokens++;
-		return 0;
+		return set_token(st, value);
 	}
 joined:
 	/* Over the 4096-byte cap is a bad value; out of memory must not read
