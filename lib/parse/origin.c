@@ -58,7 +58,9 @@ parse_authority(struct span a, struct origin *out)
 	unsigned long v = 0;
 	size_t i;
 
-	if (a.len && a.ptr[0] == '[') {
+	if (a.len == 0)
+		return ORIGIN_PARSE_BAD;	/* (and memchr never sees a NULL span) */
+	if (a.ptr[0] == '[') {
 		const char *close = memchr(a.ptr, ']', a.len);
 
 		if (close == NULL)
@@ -184,6 +186,8 @@ origin_net_parse(struct span s, struct origin_net *out)
 
 	memset(out, 0, sizeof *out);
 	s = trim(s);
+	if (s.len == 0)
+		return -1;
 	slash = memchr(s.ptr, '/', s.len);
 	addr = (struct span){ s.ptr, slash ? (size_t)(slash - s.ptr) : s.len };
 	if (slash)

@@ -67,6 +67,7 @@ test_parse(void)
 	       o.port == 0 && o.https, "Host with the scheme's default port");
 	tap_ok(origin_from_host(SPAN_LIT("a.example/x"), 0, &o) == ORIGIN_PARSE_BAD, "Host with a path");
 	tap_ok(origin_from_host(SPAN_NULL, 0, &o) == ORIGIN_PARSE_BAD, "no Host");
+	tap_ok(origin_parse(SPAN_NULL, 1, &o) == ORIGIN_PARSE_BAD, "no origin");
 }
 
 /* The three headers, each absent (NULL), ours or another site's. */
@@ -144,7 +145,8 @@ test_nets(void)
 	tap_ok(origin_net_parse(SPAN_LIT("10.0.0.0/33"), &nets[0]) == -1 &&
 	       origin_net_parse(SPAN_LIT("10.0.0/8"), &nets[0]) == -1 &&
 	       origin_net_parse(SPAN_LIT("example.com"), &nets[0]) == -1 &&
-	       origin_net_parse(SPAN_LIT("::1/"), &nets[0]) == -1, "bad networks refused");
+	       origin_net_parse(SPAN_LIT("::1/"), &nets[0]) == -1 &&
+	       origin_net_parse(SPAN_NULL, &nets[0]) == -1, "bad networks refused");
 	if (origin_net_parse(SPAN_LIT("10.0.0.0/8"), &nets[0]) != 0)
 		tap_bail("cannot parse 10.0.0.0/8");
 	tap_ok(origin_addr_in(SPAN_LIT("10.200.3.4"), nets, 3), "10.200.3.4 in 10/8");
