@@ -14,6 +14,7 @@
 #include <sys/stat.h>
 
 #include <fcgiapp.h>
+#include "admit.h"
 #include "app.h"
 #include "storage/blob.h"
 #include "parse/http_parse.h"
@@ -89,6 +90,8 @@ serve(struct app *app, struct request *r)
 		r->content_length = (int64_t)n;
 	}
 	r->owner = authenticate(app, r);
+	if (!admit_request(app, r))
+		return;
 	route_request(r->method, r->path, &r->route);
 	if (handle_refusal_before_database(app, r))
 		return;

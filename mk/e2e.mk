@@ -2,11 +2,13 @@
 # ./dev test has started the stack), and the tooling that runs them.
 E2E_TESTS += tests/e2e/healthz.sh tests/e2e/smoke.sh tests/e2e/api.sh tests/e2e/body_limits.sh \
 	tests/e2e/concurrency.sh tests/e2e/security.sh tests/e2e/valgrind_cgi.sh \
-	tests/e2e/redirect.sh tests/e2e/auth_modes.sh tests/e2e/browser.sh tests/e2e/content_safety.sh
+	tests/e2e/redirect.sh tests/e2e/auth_modes.sh tests/e2e/browser.sh tests/e2e/content_safety.sh \
+	tests/e2e/csrf.sh tests/e2e/config_secrets.sh
 EXTRA_DIST += tests/e2e/healthz.sh tests/e2e/smoke.sh tests/e2e/api.sh tests/e2e/body_limits.sh \
 	tests/e2e/concurrency.sh tests/e2e/security.sh tests/e2e/valgrind_cgi.sh \
 	tests/e2e/redirect.sh tests/e2e/auth_modes.sh tests/e2e/browser.sh tests/e2e/content_safety.sh \
-	tests/e2e/browser.mjs tests/final/secrets.sh \
+	tests/e2e/csrf.sh tests/e2e/config_secrets.sh tests/e2e/browser.mjs tests/final/secrets.sh \
+	tests/lib/webauth-lighttpd.conf tests/lib/webauth-apache.conf \
 	tests/lib/tap.sh tests/lib/stack.sh tests/lib/http.sh tests/lib/db.sh \
 	tests/lib/faultproxy.sh \
 	dev .ci/run \

@@ -7,19 +7,20 @@ lib_libbindery_a_SOURCES += lib/parse/multipart.c lib/parse/multipart.h \
 	lib/parse/http_parse.c lib/parse/http_parse.h \
 	lib/parse/disposition.c lib/parse/disposition.h \
 	lib/parse/config.c lib/parse/config.h \
-	lib/parse/lifecycle.c lib/parse/lifecycle.h
+	lib/parse/lifecycle.c lib/parse/lifecycle.h \
+	lib/parse/origin.c lib/parse/origin.h
 
 check_PROGRAMS += tests/unit/test_multipart tests/unit/test_http_parse \
 	tests/unit/test_alloc_fail tests/unit/test_config \
 	tests/unit/test_lifecycle_policy tests/unit/test_form_reader \
-	tests/unit/test_disposition
+	tests/unit/test_disposition tests/unit/test_origin
 # Found through $top_srcdir when the harness sets it, else this path.
 tests_unit_test_multipart_CPPFLAGS = $(AM_CPPFLAGS) \
 	-DMULTIPART_DATA_DIR='"$(abs_top_srcdir)/tests/data/multipart"'
 UNIT_TESTS += tests/unit/test_multipart tests/unit/test_http_parse \
 	tests/unit/test_alloc_fail tests/unit/test_config \
 	tests/unit/test_lifecycle_policy tests/unit/test_form_reader \
-	tests/unit/test_disposition
+	tests/unit/test_disposition tests/unit/test_origin
 
 EXTRA_DIST += tests/data/multipart tests/fuzz/run.sh \
 	tests/fuzz/fuzz_multipart.c tests/fuzz/fuzz_http_parse.c tests/fuzz/corpus \
@@ -40,7 +41,7 @@ tests_fuzz_fuzz_multipart_CFLAGS = $(AM_CFLAGS) $(FUZZ_FLAGS)
 tests_fuzz_fuzz_multipart_LDFLAGS = $(FUZZ_FLAGS)
 tests_fuzz_fuzz_multipart_LDADD =
 tests_fuzz_fuzz_http_parse_SOURCES = tests/fuzz/fuzz_http_parse.c lib/parse/http_parse.c \
-	lib/parse/disposition.c app/routes.c lib/base/alloc.c lib/base/buf.c
+	lib/parse/disposition.c lib/parse/origin.c app/routes.c lib/base/alloc.c lib/base/buf.c
 tests_fuzz_fuzz_http_parse_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)
 tests_fuzz_fuzz_http_parse_CFLAGS = $(AM_CFLAGS) $(FUZZ_FLAGS)
 tests_fuzz_fuzz_http_parse_LDFLAGS = $(FUZZ_FLAGS)

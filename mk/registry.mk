@@ -13,3 +13,5 @@ UNIT_TESTS += tests/unit/sql_literal.sh
 EXTRA_DIST += tests/unit/sql_literal.sh
 INTEGRATION_TESTS += tests/integration/migrate.sh
 EXTRA_DIST += tests/integration/migrate.sh
+check_PROGRAMS += tests/integration/test_db
+INTEGRATION_TESTS += tests/integration/test_db

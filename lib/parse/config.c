@@ -11,6 +11,7 @@
 #include "base/alloc.h"
 #include "base/buf.h"
 #include "parse/config.h"
+#include "parse/http_parse.h"
 
 /* Where a configuration file is looked for last (no build sets another). */
 #define SYSCONFDIR "/etc"
@@ -33,6 +34,9 @@ enum key_type {
 	KEY_CONNECTION_STRING,	/* joined across lines, parsed at the end */
 	KEY_SAS,		/* joined across lines */
 	KEY_TOKEN,
+	KEY_DB_TLS,		/* off, on, verify */
+	KEY_ORIGIN,		/* scheme://host[:port] */
+	KEY_PROXIES,		/* addresses and networks, space or comma separated */
 };
 
 struct key_def {
@@ -50,6 +54,8 @@ static const struct key_def keys[] = {
 	K("database", "user", KEY_STRING, db_user),
 	K("database", "password", KEY_STRING, db_password),
 	K("database", "name", KEY_STRING, db_name),
+	K("database", "tls", KEY_DB_TLS, db_tls),
+	K("database", "tls_ca", KEY_STRING, db_tls_ca),
 	K("storage", "connection_string", KEY_CONNECTION_STRING, storage_endpoint),
 	K("storage", "endpoint", KEY_STRING, storage_endpoint),
 	K("storage", "account", KEY_STRING, storage_account),
@@ -70,6 +76,8 @@ static const struct key_def keys[] = {
 	K("limits", "body_min_rate_grace", KEY_COUNT, body_min_rate_grace),
 	K("auth", "token", KEY_TOKEN, ntokens),
 	K("auth", "reads_need_auth", KEY_BOOL, reads_need_auth),
+	K("auth", "public_origin", KEY_ORIGIN, public_origin),
+	K("auth", "trusted_proxies", KEY_PROXIES, trusted_proxies),
 	K("download", "mode", KEY_DOWNLOAD_MODE, download_mode),
 	K("download", "sas_lifetime", KEY_COUNT, sas_lifetime),
 	K("sweep", "batch", KEY_COUNT, sweep_batch),
@@ -87,7 +95,10 @@ struct load_state {
 	struct buf connection_string;	/* joined across continuation lines */
 	struct buf sas;
 	const int *lineno;		/* the reader's current line */
+	const int *indented;		/* the reader's current line starts with blanks */
 	int cs_line;			/* where connection_string started */
+	const struct key_def *last_def;	/* the key on the last line that held one */
+	int last_line;
 };
 
 /*
@@ -103,6 +114,7 @@ struct line_reader {
 	size_t cap;
 	int lineno;
 	int overlong;	/* first overlong line, 0 if none */
+	int indented;	/* this line starts with a space or tab: inih continues the last key */
 };
 
 static char *
@@ -114,6 +126,7 @@ read_line(char *str, int num, void *stream)
 	if (n < 0)
 		return NULL;
 	lr->lineno++;
+	lr->indented = n > 0 && (lr->line[0] == ' ' || lr->line[0] == '\t');
 	while (n > 0 && (lr->line[n - 1] == '\n' || lr->line[n - 1] == '\r'))
 		n--;
 	if (n >= num - 1) {
@@ -272,12 +285,101 @@ out:
 	return rc;
 }
 
+/* public_origin: one origin; a trailing '/' is forgiven, a path is not. */
+static int
+set_origin(struct bindery_config *cfg, const char *value)
+{
+	struct span v = span_from_cstr(value);
+
+	if (v.len && v.ptr[v.len - 1] == '/')
+		v.len--;
+	if (origin_parse(v, 0, &cfg->public_origin) != ORIGIN_PARSE_OK)
+		return -1;
+	cfg->has_public_origin = 1;
+	return 0;
+}
+
+/* trusted_proxies: "10.0.0.0/8, 192.0.2.7 ::1"; the line replaces any earlier one. */
+static int
+set_proxies(struct load_state *st, const char *value)
+{
+	struct bindery_config *cfg = st->cfg;
+	const char *p = value;
+
+	cfg->ntrusted_proxies = 0;
+	while (*p) {
+		size_t n = strcspn(p, ", \t");
+
+		if (n > 0) {
+			if (cfg->ntrusted_proxies == CONFIG_MAX_PROXIES) {
+				snprintf(st->err, st->errlen, "more than %d addresses", CONFIG_MAX_PROXIES);
+				return -2;
+			}
+			if (origin_net_parse((struct span){ p, n },
+					     &cfg->trusted_proxies[cfg->ntrusted_proxies]) != 0)
+				return -1;
+			cfg->ntrusted_proxies++;
+		}
+		p += n;
+		p += strspn(p, ", \t");
+	}
+	return 0;
+}
+
+/* token = OWNER:TOKEN, one per line. */
+static int
+set_token(struct load_state *st, const char *value)
+{
+	struct bindery_config *cfg = st->cfg;
+	const char *colon = strchr(value, ':');
+
+	if (colon == NULL || colon == value || strlen(colon + 1) < 16) {
+		snprintf(st->err, st->errlen, "expected OWNER:TOKEN with a token of at least 16 characters");
+		return -2;
+	}
+	/* The owner is stored with every document it writes: it must fit
+	 * the owner column exactly, as a REMOTE_USER must (admit.c). */
+	if (owner_name_check((struct span){ value, (size_t)(colon - value) }) != OWNER_NAME_OK) {
+		snprintf(st->err, st->errlen, "the owner before ':' must be 1 to %d characters of"
+			 " UTF-8 without controls", OWNER_NAME_MAX);
+		return -2;
+	}
+	if (cfg->ntokens == CONFIG_MAX_TOKENS) {
+		snprintf(st->err, st->errlen, "more than %d tokens", CONFIG_MAX_TOKENS);
+		return -2;
+	}
+	cfg->tokens[cfg->ntokens].owner = span_dup((struct span){ value, (size_t)(colon - value) });
+	cfg->tokens[cfg->ntokens].token = span_dup(span_from_cstr(colon + 1));
+	if (!cfg->tokens[cfg->ntokens].owner || !cfg->tokens[cfg->ntokens].token) {
+		free(cfg->tokens[cfg->ntokens].owner);
+		free(cfg->tokens[cfg->ntokens].token);
+		snprintf(st->err, st->errlen, "out of memory");
+		return -2;
+	}
+	cfg->ntokens++;
+	return 0;
+}
+
+/* [database] tls = off | on | verify */
+static int
+set_db_tls(struct bindery_config *cfg, const char *value)
+{
+	if (!strcmp(value, "off"))
+		cfg->db_tls = CONFIG_DB_TLS_OFF;
+	else if (!strcmp(value, "on"))
+		cfg->db_tls = CONFIG_DB_TLS_ON;
+	else if (!strcmp(value, "verify"))
+		cfg->db_tls = CONFIG_DB_TLS_VERIFY;
+	else
+		return -1;
+	return 0;
+}
+
 static int
 set_key(struct load_state *st, const struct key_def *def, const char *value)
 {
 	struct bindery_config *cfg = st->cfg;
 	void *field = (char *)cfg + def->offset;
-	char *colon;
 	uint64_t size;
 	enum buf_err e = BUF_OK;
 
@@ -337,25 +439,14 @@ set_key(struct load_state *st, const struct key_def *def, const char *value)
 			value++;
 		e = buf_append_cstr(&st->sas, value);
 		goto joined;
+	case KEY_DB_TLS:
+		return set_db_tls(cfg, value);
+	case KEY_ORIGIN:
+		return set_origin(cfg, value);
+	case KEY_PROXIES:
+		return set_proxies(st, value);
 	case KEY_TOKEN:
-		colon = strchr(value, ':');
-		if (colon == NULL || colon == value || strlen(colon + 1) < 16) {
-			snprintf(st->err, st->errlen, "expected OWNER:TOKEN with a token of at least 16 characters");
-			return -2;
-		}
-		if (cfg->ntokens == CONFIG_MAX_TOKENS) {
-			snprintf(st->err, st->errlen, "more than %d tokens", CONFIG_MAX_TOKENS);
-			return -2;
-		}
-		cfg->tokens[cfg->ntokens].owner = span_dup((struct span){ value, (size_t)(colon - value) });
-		cfg->tokens[cfg->ntokens].token = span_dup(span_from_cstr(colon + 1));
-		if (!cfg->tokens[cfg->ntokens].owner || !cfg->tokens[cfg->ntokens].token) {
-			free(cfg->tokens[cfg->ntokens].owner);
-			free(cfg->tokens[cfg->ntokens].token);
-			goto nomem;
-		}
-		cfg->ntokens++;
-		return 0;
+		return set_token(st, value);
 	}
 joined:
 	/* Over the 4096-byte cap is a bad value; out of memory must not read
@@ -368,6 +459,78 @@ bad:
 nomem:
 	snprintf(st->err, st->errlen, "out of memory");
 	return -2;
+}
+
+/*
+ * Error messages quote nothing from the file but the names of keys and
+ * sections bindery knows.  A line inih could not attribute (an unknown key,
+ * a key in an unknown section) may be a piece of a secret that should have
+ * been an indented continuation: "AccountKey=abc..." or a bare base64 run
+ * ending in "==" parses as a key named after the secret.  So such a line is
+ * described by where it is and what was expected there, never by its text.
+ */
+static void
+list_section_keys(const char *section, char *out, size_t outlen)
+{
+	struct buf b = BUF_INIT(outlen > 0 ? outlen - 1 : 0);
+	size_t i;
+
+	for (i = 0; i < ARRAY_LEN(keys); i++)
+		if (strcmp(keys[i].section, section) == 0 &&
+		    buf_appendf(&b, "%s%s", b.len ? ", " : "", keys[i].name) != BUF_OK)
+			break;
+	if (copy_cstr(out, outlen, b.len ? buf_cstr(&b) : "")) { /* a cut list is still a hint */ }
+	buf_free(&b);
+}
+
+static void
+list_sections(char *out, size_t outlen)
+{
+	struct buf b = BUF_INIT(outlen > 0 ? outlen - 1 : 0);
+	size_t i;
+
+	for (i = 0; i < ARRAY_LEN(keys); i++)
+		if ((i == 0 || strcmp(keys[i - 1].section, keys[i].section) != 0) &&
+		    buf_appendf(&b, "%s[%s]", b.len ? " " : "", keys[i].section) != BUF_OK)
+			break;
+	if (copy_cstr(out, outlen, b.len ? buf_cstr(&b) : "")) { /* a cut list is still a hint */ }
+	buf_free(&b);
+}
+
+/* " (if this line continues [storage] sas from line 7, indent it)" when the
+ * line right above held a key, else "". */
+static void
+continuation_hint(const struct load_state *st, int line, char *out, size_t outlen)
+{
+	out[0] = '\0';
+	if (st->last_def && st->last_line == line - 1)
+		snprintf(out, outlen, " (if this line continues [%s] %s from line %d, indent it)",
+			 st->last_def->section, st->last_def->name, st->last_line);
+}
+
+static void
+unknown_key_message(struct load_state *st, const char *section, int known_section)
+{
+	char list[256], hint[160];
+
+	continuation_hint(st, *st->lineno, hint, sizeof hint);
+	if (known_section) {
+		list_section_keys(section, list, sizeof list);
+		snprintf(st->err, st->errlen, "[%s]: unknown key; the keys of [%s] are %s%s", section,
+			 section, list, hint);
+	} else {
+		list_sections(list, sizeof list);
+		snprintf(st->err, st->errlen, "a key in an unknown section; the sections are %s%s",
+			 list, hint);
+	}
+}
+
+/* Only joined values may go on over indented lines; for any other key
+ * inih would silently hand us the last piece as the whole value. */
+static int
+continues_joined_key(const struct key_def *def)
+{
+	return def->type == KEY_CONNECTION_STRING || def->type == KEY_SAS;
 }
 
 /* inih calls this per key; returning 0 marks the line as the error line. */
@@ -386,9 +549,18 @@ on_key(void *user, const char *section, const char *name, const char *value)
 		known_section = 1;
 		if (strcmp(keys[i].name, name) != 0)
 			continue;
+		if (*st->indented && !continues_joined_key(&keys[i])) {
+			snprintf(st->err, st->errlen, "[%s] %s: an indented line; only connection_string"
+				 " and sas go on over indented lines", section, name);
+			st->failed = 1;
+			return 0;
+		}
 		rc = set_key(st, &keys[i], value);
-		if (rc == 0)
+		if (rc == 0) {
+			st->last_def = &keys[i];
+			st->last_line = *st->lineno;
 			return 1;
+		}
 		/* Secrets must not echo into the message: name the key, not the value. */
 		if (rc == -1)
 			snprintf(st->err, st->errlen, "[%s] %s: invalid value", section, name);
@@ -401,10 +573,7 @@ on_key(void *user, const char *section, const char *name, const char *value)
 		st->failed = 1;
 		return 0;
 	}
-	if (!known_section)
-		snprintf(st->err, st->errlen, "[%s] %s: unknown section [%s]", section, name, section);
-	else
-		snprintf(st->err, st->errlen, "[%s] %s: unknown key", section, name);
+	unknown_key_message(st, section, known_section);
 	st->failed = 1;
 	return 0;
 }
@@ -441,6 +610,12 @@ config_check(struct bindery_config *cfg, char *err, size_t errlen)
 	}
 	if (cfg->db_socket == NULL && cfg->db_host == NULL) {
 		snprintf(err, errlen, "[database] needs socket or host");
+		return -1;
+	}
+	/* A unix socket never leaves the host: TLS there would be a setting
+	 * that silently does nothing. */
+	if (cfg->db_socket && (cfg->db_tls != CONFIG_DB_TLS_OFF || cfg->db_tls_ca)) {
+		snprintf(err, errlen, "[database] tls and tls_ca apply to host connections, not socket");
 		return -1;
 	}
 	if (cfg->storage_account == NULL || cfg->storage_endpoint == NULL) {
@@ -503,12 +678,13 @@ config_load_stream(FILE *fp, const char *name, struct bindery_config **out, char
 {
 	struct bindery_config *cfg = NULL;
 	struct load_state st;
-	struct line_reader lr = { NULL, NULL, 0, 0, 0 };
+	struct line_reader lr = { NULL, NULL, 0, 0, 0, 0 };
 	char msg[512] = "";
 	struct stat sb;
 	int line, rc = -1;
 
-	st = (struct load_state){ NULL, msg, sizeof msg, 0, BUF_INIT(4096), BUF_INIT(4096), &lr.lineno, 0 };
+	st = (struct load_state){ NULL, msg, sizeof msg, 0, BUF_INIT(4096), BUF_INIT(4096), &lr.lineno,
+				  &lr.indented, 0, NULL, 0 };
 
 	*out = NULL;
 	if (warnbuf && warnlen)
@@ -530,9 +706,13 @@ config_load_stream(FILE *fp, const char *name, struct bindery_config **out, char
 	if (line != 0) {
 		if (st.failed)
 			snprintf(errbuf, errlen, "%s:%d: %s", name, line, msg);
-		else
-			snprintf(errbuf, errlen, "%s:%d: syntax error (expected [section] or key = value)",
-				 name, line);
+		else {
+			char hint[160];
+
+			continuation_hint(&st, line, hint, sizeof hint);
+			snprintf(errbuf, errlen, "%s:%d: syntax error (expected [section] or key = value)%s",
+				 name, line, hint);
+		}
 		goto out;
 	}
 	if (st.sas.len && replace_string(&cfg->storage_sas, st.sas.ptr, st.sas.len)) {
@@ -603,6 +783,7 @@ config_free(struct bindery_config *cfg)
 		explicit_bzero(cfg->db_password, strlen(cfg->db_password));
 	free(cfg->db_password);
 	free(cfg->db_name);
+	free(cfg->db_tls_ca);
 	free(cfg->storage_endpoint);
 	free(cfg->storage_account);
 	if (cfg->storage_key)

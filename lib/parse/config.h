@@ -18,6 +18,7 @@
 
 #include "base/compat.h"
 #include "base/log.h"
+#include "parse/origin.h"
 
 #define CONFIG_EX_CONFIG 78	/* sysexits.h EX_CONFIG */
 /*
@@ -27,8 +28,10 @@
  */
 #define CONFIG_COMPENSATION_BUDGET_S 5
 #define CONFIG_MAX_TOKENS 32
+#define CONFIG_MAX_PROXIES 16
 
 enum download_mode { DOWNLOAD_PROXY, DOWNLOAD_REDIRECT };
+enum config_db_tls { CONFIG_DB_TLS_OFF, CONFIG_DB_TLS_ON, CONFIG_DB_TLS_VERIFY };
 
 struct config_token {
 	char *owner;
@@ -45,6 +48,8 @@ struct bindery_config {
 	char *db_user;
 	char *db_password;
 	char *db_name;
+	enum config_db_tls db_tls;	/* over TCP only */
+	char *db_tls_ca;		/* CA file for verify, or NULL for the system's */
 
 	/* [storage]; connection_string is parsed into these */
 	char *storage_endpoint;		/* no trailing slash */
@@ -72,6 +77,13 @@ struct bindery_config {
 	struct config_token tokens[CONFIG_MAX_TOKENS];
 	size_t ntokens;
 	int reads_need_auth;
+	/* The CSRF check for REMOTE_USER callers (origin.h): the origin clients
+	 * address when it is not the request's own scheme and Host (behind a
+	 * load balancer), and the peers whose X-Forwarded-Host/-Proto count. */
+	struct origin public_origin;
+	int has_public_origin;
+	struct origin_net trusted_proxies[CONFIG_MAX_PROXIES];
+	size_t ntrusted_proxies;
 
 	/* [download] */
 	enum download_mode download_mode;

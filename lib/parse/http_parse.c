@@ -258,6 +258,45 @@ document_name_check(struct span name)
 	return DOCNAME_OK;
 }
 
+enum owner_name_err
+owner_name_check(struct span name)
+{
+	size_t i = 0, chars = 0;
+	long cp;
+
+	if (name.len == 0)
+		return OWNER_NAME_EMPTY;
+	/* Bound the walk before decoding: 4 bytes is the longest character. */
+	if (name.len > 4 * OWNER_NAME_MAX)
+		return OWNER_NAME_TOO_LONG;
+	while (i < name.len) {
+		if ((cp = utf8_next(name, &i)) < 0)
+			return OWNER_NAME_BAD_UTF8;
+		if (cp < 0x20 || cp == 0x7f || (cp >= 0x80 && cp <= 0x9f))
+			return OWNER_NAME_CONTROL_CHAR;
+		chars++;
+	}
+	return chars > OWNER_NAME_MAX ? OWNER_NAME_TOO_LONG : OWNER_NAME_OK;
+}
+
+const char *
+owner_name_err_string(enum owner_name_err e)
+{
+	switch (e) {
+	case OWNER_NAME_OK:
+		return "the user name is valid";
+	case OWNER_NAME_EMPTY:
+		return "the user name is empty";
+	case OWNER_NAME_TOO_LONG:
+		return "the user name is longer than 128 characters";
+	case OWNER_NAME_BAD_UTF8:
+		return "the user name is not valid UTF-8";
+	case OWNER_NAME_CONTROL_CHAR:
+		return "the user name contains a control character";
+	}
+	return "the user name is not valid";
+}
+
 const char *
 document_name_err_string(enum document_name_err e)
 {

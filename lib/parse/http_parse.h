@@ -65,6 +65,28 @@ BINDERY_NODISCARD enum document_name_err document_name_check(struct span name);
 /* A sentence fit for a 400 message; never NULL. */
 const char *document_name_err_string(enum document_name_err e);
 
+/* Characters, not bytes: the owner columns are utf8mb4 VARCHAR(128). */
+#define OWNER_NAME_MAX 128
+
+enum owner_name_err {
+	OWNER_NAME_OK = 0,
+	OWNER_NAME_EMPTY,
+	OWNER_NAME_TOO_LONG,	/* more than OWNER_NAME_MAX characters */
+	OWNER_NAME_BAD_UTF8,
+	OWNER_NAME_CONTROL_CHAR,
+};
+
+/*
+ * Whether name can be stored as a document's owner exactly as given (a
+ * REMOTE_USER from the web server, a token's owner from bindery.conf):
+ * 1..128 characters of well-formed UTF-8 without controls.  Anything else
+ * would be refused by a strict server or cut short by a lax one, and a cut
+ * name could be someone else's.
+ */
+BINDERY_NODISCARD enum owner_name_err owner_name_check(struct span name);
+/* A sentence fit for an error message; never NULL. */
+const char *owner_name_err_string(enum owner_name_err e);
+
 enum http_range_result {
 	HTTP_RANGE_OK = 0,
 	HTTP_RANGE_UNSATISFIABLE,	/* answer 416 with Content-Range: bytes * /size */

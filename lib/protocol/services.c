@@ -29,6 +29,9 @@ services_open(const struct bindery_config *cfg, struct services **out, char *err
 		.user = cfg->db_user,
 		.password = cfg->db_password,
 		.name = cfg->db_name,
+		.tls = cfg->db_tls == CONFIG_DB_TLS_VERIFY ? DB_TLS_VERIFY
+		     : cfg->db_tls == CONFIG_DB_TLS_ON ? DB_TLS_ON : DB_TLS_OFF,
+		.tls_ca = cfg->db_tls_ca,
 	};
 	struct blob_result res;
 	int rc = -1;

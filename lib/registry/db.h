@@ -69,9 +69,25 @@ struct db_col {
 
 struct db;
 
+/*
+ * The sql_mode every connection sets for itself, whatever the server's
+ * global one says: bindery's correctness must not depend on a DBA's
+ * setting.  STRICT_ALL_TABLES makes a value that does not fit its column
+ * (an over-long or mis-encoded owner or name) an error, never a silently
+ * cut or mangled row; the NO_ZERO_* modes refuse impossible dates; and
+ * leaving out ANSI_QUOTES, PIPES_AS_CONCAT and NO_BACKSLASH_ESCAPES keeps
+ * the SQL text in sql/ and lib/registry/ meaning what it says.
+ */
+#define DB_SQL_MODE "STRICT_ALL_TABLES,NO_ZERO_IN_DATE,NO_ZERO_DATE,ERROR_FOR_DIVISION_BY_ZERO," \
+	"NO_ENGINE_SUBSTITUTION"
+
+/* TLS to a server over TCP: none, encrypted, or encrypted to a server whose
+ * certificate chains to tls_ca (or the system's CAs) and names the host. */
+enum db_tls { DB_TLS_OFF = 0, DB_TLS_ON, DB_TLS_VERIFY };
+
 /* Where and as whom to connect; the caller fills it from bindery.conf (the
  * registry reads no configuration itself).  socket wins over host/port;
- * NULL strings mean "not set". */
+ * NULL strings mean "not set".  tls applies to host/port only. */
 struct db_settings {
 	const char *socket;
 	const char *host;
@@ -79,6 +95,8 @@ struct db_settings {
 	const char *user;
 	const char *password;
 	const char *name;
+	enum db_tls tls;
+	const char *tls_ca;	/* PEM file of CAs for DB_TLS_VERIFY; NULL: the system's */
 };
 
 /* Copies what it needs from settings; connects lazily on first use. */

@@ -1,8 +1,9 @@
 /*
- * libFuzzer harness for http_parse.c, the route table on it (app/routes.c)
- * and the Content-Disposition a name becomes (disposition.c).
+ * libFuzzer harness for http_parse.c, the route table on it (app/routes.c),
+ * the Content-Disposition a name becomes (disposition.c) and the CSRF
+ * check's origins (origin.c).
  *
- * The first byte picks the function (modulo 9); the rest is its input.
+ * The first byte picks the function (modulo 11); the rest is its input.
  * Beyond "no crash, no UB", each result is checked against the promise its
  * header makes (ranges inside the representation, decoded output no longer
  * than its input, names that passed really are clean, ...).
@@ -12,10 +13,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 
 #include "app/routes.h"
 #include "parse/disposition.h"
 #include "parse/http_parse.h"
+#include "parse/origin.h"
 
 static void
 check(int cond)
@@ -253,6 +256,45 @@ fuzz_uint(struct span in)
 	check(in.len - i == strlen(back) && memcmp(in.ptr + i, back, strlen(back)) == 0);
 }
 
+/* Origin, Host and REMOTE_ADDR are the client's: a parsed origin is
+ * normalised (lower-case host, no default port) and equal to itself, and
+ * owner names that pass fit the column. */
+static void
+fuzz_origin(struct span in)
+{
+	struct origin o, again;
+	struct origin_net net;
+	struct origin_headers h;
+	size_t i;
+
+	if (origin_parse(in, in.len & 1, &o) == ORIGIN_PARSE_OK) {
+		check(o.host_len > 0 && o.host_len <= ORIGIN_HOST_MAX && o.host[o.host_len] == '\0');
+		for (i = 0; i < o.host_len; i++)
+			check(!(o.host[i] >= 'A' && o.host[i] <= 'Z'));
+		check(o.port != (o.https ? 443u : 80u) && o.port <= 65535);
+		check(origin_equal(&o, &o));
+		check(origin_from_host((struct span){ o.host, o.host_len }, o.https, &again) ==
+		      ORIGIN_PARSE_OK && again.port == 0 && strcmp(again.host, o.host) == 0);
+	}
+	if (origin_from_host(in, 0, &o) == ORIGIN_PARSE_OK) {
+		h = (struct origin_headers){ SPAN_NULL, in, SPAN_NULL };
+		(void)origin_check(&h, &o);
+	}
+	h = (struct origin_headers){ in, in, in };
+	(void)origin_check(&h, NULL);
+	if (origin_net_parse(in, &net) == 0)
+		check(net.prefix <= (net.family == AF_INET ? 32u : 128u));
+	(void)origin_addr_in(in, &net, 0);
+	(void)origin_last_element(in);
+}
+
+static void
+fuzz_owner(struct span in)
+{
+	if (owner_name_check(in) == OWNER_NAME_OK)
+		check(in.len > 0 && in.len <= 4 * OWNER_NAME_MAX && memchr(in.ptr, '\0', in.len) == NULL);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 int
@@ -264,7 +306,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		return 0;
 	in.ptr = (const char *)data + 1;
 	in.len = size - 1;
-	switch (data[0] % 9) {
+	switch (data[0] % 11) {
 	case 0: fuzz_route(in); break;
 	case 1: fuzz_query(in); break;
 	case 2: fuzz_range(in); break;
@@ -274,6 +316,8 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	case 6: fuzz_decode(in); break;
 	case 7: fuzz_escape(in); break;
 	case 8: fuzz_uint(in); break;
+	case 9: fuzz_origin(in); break;
+	case 10: fuzz_owner(in); break;
 	}
 	return 0;
 }

@@ -44,11 +44,21 @@ static const struct bad_case bad_cases[] = {
 	{ BASE "[limits]\nmax_upload = lots\n", ":10: [limits] max_upload: invalid value" },
 	{ BASE "[limits]\nblocks_in_flight = 0\n", "blocks_in_flight: invalid value" },
 	{ BASE "[limits]\nidempotency_ttl = 0\n", "idempotency_ttl: invalid value" },
-	{ BASE "[limitz]\nmax_upload = 1M\n", "unknown section [limitz]" },
-	{ BASE "[limits]\nmax_uplod = 1M\n", "max_uplod: unknown key" },
+	{ BASE "[limitz]\nmax_upload = 1M\n", ":10: a key in an unknown section; the sections are [database]" },
+	{ BASE "[limits]\nmax_uplod = 1M\n", ":10: [limits]: unknown key; the keys of [limits] are max_upload," },
 	{ BASE "[database]\nport = 70000\n", "port: invalid value" },
 	{ BASE "[auth]\ntoken = nocolon\n", "token: expected OWNER:TOKEN" },
 	{ BASE "[auth]\nreads_need_auth = maybe\n", "reads_need_auth: invalid value" },
+	{ BASE "[database]\ntls = yes\n", ":10: [database] tls: invalid value" },
+	{ BASE "[database]\ntls = verify\n", "[database] tls and tls_ca apply to host connections, not socket" },
+	{ BASE "[auth]\ntoken = " "owner-of-more-than-128-characters-owner-of-more-than-128-characters-"
+	  "owner-of-more-than-128-characters-owner-of-more-than-128-characters:0123456789abcdef\n",
+	  ":10: [auth] token: the owner before ':' must be 1 to 128 characters" },
+	{ BASE "[auth]\ntoken = caf\xe9:0123456789abcdef\n", ":10: [auth] token: the owner before ':'" },
+	{ BASE "[auth]\npublic_origin = https://docs.example.com/path\n", "public_origin: invalid value" },
+	{ BASE "[auth]\npublic_origin = docs.example.com\n", "public_origin: invalid value" },
+	{ BASE "[auth]\ntrusted_proxies = 10.0.0.0/8, proxy.example\n", "trusted_proxies: invalid value" },
+	{ BASE "[auth]\ntrusted_proxies = 10.0.0.0/33\n", "trusted_proxies: invalid value" },
 	{ BASE "[download]\nmode = teleport\n", "mode: invalid value" },
 	{ BASE "[limits]\nrequest_deadline = 600\nsweep_cutoff = 900\n", "at least twice" },
 	/* Twice the deadline alone is not enough: the body's idle time and
@@ -68,6 +78,53 @@ static const struct bad_case bad_cases[] = {
 	{ "[database]\nuser = u\nname = n\n", "needs socket or host" },
 	{ BASE "this is not ini\n", "syntax error" },
 	{ SAS_ONLY "[download]\nmode = redirect\n", "mode = redirect needs [storage] key" },
+};
+
+/*
+ * Secrets on lines that went wrong (issue 11, item 5): each message must name
+ * the file, the line and the key, and hold no byte of the secret.  inih takes
+ * the text before a line's first '=' or ':' as a key's name, so an unindented
+ * piece of a key or SAS became a "key" named after the secret, and the
+ * message used to quote it.
+ */
+struct secret_case {
+	const char *text;
+	const char *want;	/* substring of the message */
+	const char *secret;	/* must not appear */
+};
+
+#define STORAGE_HEAD "[database]\nsocket = /s\nuser = u\nname = n\n[storage]\ncontainer = c\n"
+static const struct secret_case secret_cases[] = {
+	/* the account key's second half lost its indentation */
+	{ STORAGE_HEAD "connection_string = DefaultEndpointsProtocol=https;AccountName=acct;AccountKey=Zm9v\n"
+	  "QmFyU2VjcmV0S2V5UGFydFR3bw==;\n",
+	  ":8: [storage]: unknown key; the keys of [storage] are connection_string, endpoint, account, key,"
+	  " sas, container, prefix (if this line continues [storage] connection_string from line 7,"
+	  " indent it)", "QmFyU2VjcmV0S2V5UGFydFR3bw" },
+	/* the SAS signature on a line of its own */
+	{ STORAGE_HEAD "endpoint = https://acct.blob.core.windows.net\naccount = acct\n"
+	  "sas = sv=2025-11-05&ss=b&srt=sco&sp=rwdlac&se=2030-01-01T00:00:00Z&sig=\n"
+	  "U2lnbmF0dXJlU2VjcmV0%2B=\n",
+	  ":10: [storage]: unknown key; the keys of [storage] are", "U2lnbmF0dXJlU2VjcmV0" },
+	/* ... or with no '=' in it at all */
+	{ STORAGE_HEAD "endpoint = https://acct.blob.core.windows.net\naccount = acct\n"
+	  "sas = sv=2025-11-05&ss=b&srt=sco&sp=rwdlac&se=2030-01-01T00:00:00Z&sig=\n"
+	  "U2lnbmF0dXJlU2VjcmV0%2B\n",
+	  ":10: syntax error (expected [section] or key = value) (if this line continues [storage] sas"
+	  " from line 9, indent it)", "U2lnbmF0dXJlU2VjcmV0" },
+	/* a password continued on an indented line used to load, keeping only the piece */
+	{ "[database]\nsocket = /s\nuser = u\nname = n\npassword = hunter2-first\n  Half-Two-Secret\n",
+	  ":6: [database] password: an indented line; only connection_string and sas go on",
+	  "Half-Two-Secret" },
+	/* a token's secret after an unindented break */
+	{ BASE "[auth]\ntoken = alice:0123456789abcdef\nTokenSecretPiece0123=\n",
+	  ":11: [auth]: unknown key; the keys of [auth] are token, reads_need_auth, public_origin,"
+	  " trusted_proxies (if this line continues [auth] token from line 10, indent it)",
+	  "TokenSecretPiece0123" },
+	{ BASE "[auth]\ntoken = alice:0123456789abcdef0123\n  TokenSecretPiece0123\n",
+	  ":11: [auth] token: an indented line", "TokenSecretPiece0123" },
+	/* a secret-looking key in a section that does not exist */
+	{ BASE "[stoarge]\nS3cretSectionKey==\n", ":10: a key in an unknown section", "S3cretSectionKey" },
 };
 
 int
@@ -210,6 +267,40 @@ main(void)
 		config_free(cfg);
 		cfg = NULL;
 	}
+	for (i = 0; i < ARRAY_LEN(secret_cases); i++) {
+		int rc = load_text(secret_cases[i].text, &cfg, err, sizeof err, NULL, 0);
+
+		tap_ok(rc == -1 && strstr(err, secret_cases[i].want) != NULL && strstr(err, path) != NULL,
+		       "secret case %zu: '%s' in '%s'", i, secret_cases[i].want, err);
+		tap_ok(strstr(err, secret_cases[i].secret) == NULL, "secret case %zu: the secret is not in"
+		       " the message", i);
+		config_free(cfg);
+		cfg = NULL;
+	}
+	tap_ok(load_text(BASE "[auth]\npublic_origin = HTTPS://Docs.Example.com:443/\n"
+			 "trusted_proxies = 10.0.0.0/8 ,192.0.2.7\t::1\n", &cfg, err, sizeof err, NULL, 0) == 0,
+	       "public_origin and trusted_proxies load");
+	if (cfg) {
+		struct origin want;
+
+		tap_ok(origin_parse(SPAN_LIT("https://docs.example.com"), 0, &want) == ORIGIN_PARSE_OK &&
+		       cfg->has_public_origin && origin_equal(&cfg->public_origin, &want),
+		       "public_origin normalised (case, default port, trailing '/')");
+		TAP_EQ_INT(cfg->ntrusted_proxies, 3, "three trusted proxies");
+		tap_ok(origin_addr_in(SPAN_LIT("10.1.2.3"), cfg->trusted_proxies, cfg->ntrusted_proxies) &&
+		       origin_addr_in(SPAN_LIT("::1"), cfg->trusted_proxies, cfg->ntrusted_proxies) &&
+		       !origin_addr_in(SPAN_LIT("192.0.2.8"), cfg->trusted_proxies, cfg->ntrusted_proxies),
+		       "... matched as networks");
+		config_free(cfg);
+		cfg = NULL;
+	}
+	tap_ok(load_text("[database]\nhost = db.example\nuser = u\nname = n\ntls = verify\n"
+			 "tls_ca = /etc/bindery/db-ca.pem\n[storage]\nconnection_string = UseDevelopmentStorage=true\n"
+			 "container = c\n", &cfg, err, sizeof err, NULL, 0) == 0 &&
+	       cfg->db_tls == CONFIG_DB_TLS_VERIFY && strcmp(cfg->db_tls_ca, "/etc/bindery/db-ca.pem") == 0,
+	       "tls = verify with tls_ca over TCP");
+	config_free(cfg);
+	cfg = NULL;
 	tap_ok(config_load("/nonexistent/bindery.conf", &cfg, err, sizeof err, NULL, 0) == -1 &&
 	       strstr(err, "/nonexistent/bindery.conf: cannot read") != NULL, "unreadable file named");
 

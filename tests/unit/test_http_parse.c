@@ -438,6 +438,34 @@ test_html_escape(void)
 	buf_free(&small);
 }
 
+/* REMOTE_USER and token owners: what the owner columns hold exactly. */
+static void
+test_owner_name(void)
+{
+	char at_max[OWNER_NAME_MAX * 4 + 1], over[OWNER_NAME_MAX + 2];
+	size_t i;
+
+	tap_ok(owner_name_check(SPAN_LIT("alice")) == OWNER_NAME_OK, "owner: alice");
+	tap_ok(owner_name_check(SPAN_LIT("j\xc3\xb6rg@EXAMPLE.ORG")) == OWNER_NAME_OK,
+	    "owner: UTF-8 and a realm");
+	tap_ok(owner_name_check(SPAN_NULL) == OWNER_NAME_EMPTY, "owner: empty");
+	tap_ok(owner_name_check(SPAN_LIT("al\xffice")) == OWNER_NAME_BAD_UTF8, "owner: a 0xff byte");
+	tap_ok(owner_name_check(SPAN_LIT("\xc3")) == OWNER_NAME_BAD_UTF8, "owner: a cut sequence");
+	tap_ok(owner_name_check(SPAN_LIT("a\tb")) == OWNER_NAME_CONTROL_CHAR, "owner: a tab");
+	/* 128 four-byte characters fit the column (it counts characters). */
+	for (i = 0; i < OWNER_NAME_MAX; i++)
+		memcpy(at_max + 4 * i, "\xf0\x9f\x93\x84", 4);
+	tap_ok(owner_name_check((struct span){ at_max, 4 * OWNER_NAME_MAX }) == OWNER_NAME_OK,
+	    "owner: 128 characters of 4 bytes each");
+	tap_ok(owner_name_check((struct span){ at_max, 4 * OWNER_NAME_MAX - 4 + 2 }) ==
+	    OWNER_NAME_BAD_UTF8, "owner: ... ending in a cut character");
+	memset(over, 'u', sizeof over);
+	tap_ok(owner_name_check((struct span){ over, OWNER_NAME_MAX }) == OWNER_NAME_OK,
+	    "owner: 128 ASCII characters");
+	tap_ok(owner_name_check((struct span){ over, OWNER_NAME_MAX + 1 }) == OWNER_NAME_TOO_LONG,
+	    "owner: 129 characters");
+}
+
 int
 main(void)
 {
@@ -450,5 +478,6 @@ main(void)
 	test_bearer();
 	test_path_split();
 	test_html_escape();
+	test_owner_name();
 	return tap_done();
 }
