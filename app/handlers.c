@@ -691,11 +691,15 @@ handle_content_put(struct app *app, struct request *r)
 void
 handle_delete(struct app *app, struct request *r)
 {
+	struct span if_match = req_param(r, "HTTP_IF_MATCH");
+	struct proto_precondition pre = { if_match_holds, &if_match };
 	enum proto_result pr;
 
 	if (!require_writer(r))
 		return;
-	pr = proto_delete(app->svc, r->route.doc_id, r->owner);
+	/* As for a replace: "*" holds for any current version. */
+	pr = proto_delete(app->svc, r->route.doc_id, r->owner,
+			  if_match.len && !http_if_match_any(if_match) ? &pre : NULL);
 	if (pr == PROTO_OK)
 		resp_begin(r, 204, NULL, -1, NULL);
 	else

@@ -705,16 +705,23 @@ out:
 }
 
 enum proto_result
-proto_delete(struct services *s, uint64_t doc_id, const char *owner)
+proto_delete(struct services *s, uint64_t doc_id, const char *owner,
+	     const struct proto_precondition *pre)
 {
 	struct doc d;
 	enum db_err e = docs_get(s->db, doc_id, &d);
+	int stale;
 
 	if (e != DB_OK || d.status != DOC_STATUS_READY)
 		return e == DB_OK ? PROTO_NOT_FOUND : from_db(e);
 	if (strcmp(d.owner, owner) != 0)
 		return PROTO_FORBIDDEN;
-	e = docs_delete(s->db, doc_id, s->cfg->retire_grace);
+	if (pre && !pre->holds(pre->ctx, &d))
+		return PROTO_STALE;
+	/* With a precondition, delete only the version it held for. */
+	e = docs_delete(s->db, doc_id, pre ? d.version : 0, s->cfg->retire_grace, &stale);
+	if (e == DB_CONFLICT && stale)
+		return PROTO_STALE;
 	if (e != DB_OK)
 		return from_db(e);
 	/* The blob stays for the grace period: a download under way or a SAS

@@ -125,8 +125,13 @@ BINDERY_NODISCARD enum proto_result proto_replace(struct services *s, uint64_t d
 						  const struct proto_precondition *pre,
 						  struct proto_answer *out);
 
-/* Delete a ready document: the row goes, its blob enters the outbox. */
-BINDERY_NODISCARD enum proto_result proto_delete(struct services *s, uint64_t doc_id, const char *owner);
+/*
+ * Delete a ready document: the row goes, its blob enters the outbox.  A
+ * precondition (NULL: none) that does not hold for the current version ->
+ * PROTO_STALE (412), and nothing changes.
+ */
+BINDERY_NODISCARD enum proto_result proto_delete(struct services *s, uint64_t doc_id, const char *owner,
+						 const struct proto_precondition *pre);
 
 /*
  * The outbox path, shared by the responder and the sweeper: claim a retired

@@ -389,7 +389,8 @@ static const char sql_delete_doc[] =
 	"DELETE FROM documents WHERE id = ? AND version = ? AND status = 'ready'";
 
 static enum db_err
-delete_tx(struct db *db, uint64_t doc_id, unsigned grace, int *raced)
+delete_tx(struct db *db, uint64_t doc_id, uint64_t expected_version, unsigned grace, int *stale,
+	  int *raced)
 {
 	struct doc d;
 	struct row_text t;
@@ -402,6 +403,10 @@ delete_tx(struct db *db, uint64_t doc_id, unsigned grace, int *raced)
 		return e;
 	if (FAILPOINT("delete.commit_after_read"))
 		return DB_UNAVAILABLE;
+	if (expected_version != 0 && d.version != expected_version) {
+		*stale = 1;
+		return DB_CONFLICT;
+	}
 	{
 		struct db_param p[] = { DBP_U64(doc_id), DBP_U64(d.version) };
 
@@ -417,15 +422,16 @@ delete_tx(struct db *db, uint64_t doc_id, unsigned grace, int *raced)
 }
 
 enum db_err
-docs_delete(struct db *db, uint64_t doc_id, unsigned grace)
+docs_delete(struct db *db, uint64_t doc_id, uint64_t expected_version, unsigned grace, int *stale)
 {
 	enum db_err e = DB_CONFLICT;
 	int tries, raced = 1;
 
+	*stale = 0;
 	for (tries = 0; tries < VERSION_RACE_TRIES && raced; tries++) {
 		raced = 0;
 		if ((e = db_begin(db)) == DB_OK)
-			e = delete_tx(db, doc_id, grace, &raced);
+			e = delete_tx(db, doc_id, expected_version, grace, stale, &raced);
 		e = tx_finish(db, e);
 	}
 	return e;

@@ -157,10 +157,13 @@ BINDERY_NODISCARD enum db_err blobs_retire_unreferenced(struct db *db, const cha
 /*
  * Delete: remove the ready document (conditional on the version it was read
  * at; a concurrent change makes it run again, bounded) and retire its blob
- * (retire_after = now + grace) in one transaction.  DB_NOT_FOUND if there
- * is no such ready doc.
+ * (retire_after = now + grace) in one transaction.  expected_version 0
+ * deletes whatever version is current; otherwise another version is
+ * DB_CONFLICT with *stale set (412).  DB_NOT_FOUND if there is no such
+ * ready doc.
  */
-BINDERY_NODISCARD enum db_err docs_delete(struct db *db, uint64_t doc_id, unsigned grace);
+BINDERY_NODISCARD enum db_err docs_delete(struct db *db, uint64_t doc_id, uint64_t expected_version,
+					  unsigned grace, int *stale);
 
 /*
  * Outbox claim for one named blob (retired and due -> deleting, with a

@@ -4,7 +4,8 @@
 # Through lighttpd and Apache: PUT and DELETE under "If-Match: *" on an
 # existing ready document succeed; on a missing one they are 404, as without
 # the header (13.2.1: a failure found before the precondition is evaluated
-# takes precedence, so not 412).  A stale entity-tag is still 412.
+# takes precedence, so not 412).  A stale entity-tag is still 412, for a
+# DELETE too (which then deletes nothing).
 #
 # The race that used to break "*": the responder read the version when the
 # request came in and pinned the commit to it, so another replace landing
@@ -58,6 +59,15 @@ for server in lighttpd apache; do
 	is "$HTTP_CODE" 412 "$server: a stale If-Match is still 412"
 	req PUT "$url/documents/999999999/content" "${auth[@]}" -H 'If-Match: *' --data-binary "@$work/v1"
 	is "$HTTP_CODE" 404 "$server: PUT with If-Match: * on a missing document is 404 (RFC 9110 13.2.1)"
+	req GET "$url/documents/$id" "${CHAOS_AUTH[@]}"
+	etag=$(header etag)
+	like "$etag" '^"[0-9]+-2"$' "$server: the replaced document's ETag names version 2"
+	req DELETE "$url/documents/$id" "${CHAOS_AUTH[@]}" -H 'If-Match: "0-0"'
+	is "$HTTP_CODE" 412 "$server: DELETE with a stale If-Match is 412"
+	is "$(content_sha "$url" "$id")" "$(sha "$work/v2")" "$server: ... and the document is still there"
+	req DELETE "$url/documents/$id" "${CHAOS_AUTH[@]}" -H "If-Match: $etag"
+	is "$HTTP_CODE" 204 "$server: DELETE with the current ETag is 204"
+	id=$(create "$url" "$RUN-$server-2" "$work/v1")
 	req DELETE "$url/documents/$id" "${CHAOS_AUTH[@]}" -H 'If-Match: *'
 	is "$HTTP_CODE" 204 "$server: DELETE with If-Match: * on an existing document is 204"
 	req DELETE "$url/documents/$id" "${CHAOS_AUTH[@]}" -H 'If-Match: *'

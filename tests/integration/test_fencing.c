@@ -246,13 +246,16 @@ test_version_guard(uint64_t doc, const char *a, const char *c)
 		       doc_is(doc, "ready", 3, f) && row_is(c, "retired", "HC"),
 		       "replace without If-Match: last writer wins on the current version");
 	}
-	tap_ok(docs_delete(S->db, doc, 60) == DB_OK && row_is(f, "retired", "HF"),
-	       "delete: the document goes, its blob is retired");
+	tap_ok(docs_delete(S->db, doc, 2, 60, &stale) == DB_CONFLICT && stale &&
+	       doc_is(doc, "ready", 3, f) && row_is(f, "committed", "HF"),
+	       "delete with a stale If-Match (version 2): stale, nothing changed");
+	tap_ok(docs_delete(S->db, doc, 3, 60, &stale) == DB_OK && row_is(f, "retired", "HF"),
+	       "delete with If-Match on the current version: the document goes, its blob is retired");
 	{
 		char got[64];
 
 		tap_ok(strcmp(doc_line(doc, got, sizeof got), "none") == 0 &&
-		       docs_delete(S->db, doc, 60) == DB_NOT_FOUND,
+		       docs_delete(S->db, doc, 0, 60, &stale) == DB_NOT_FOUND,
 		       "a second delete of the same document: DB_NOT_FOUND (404)");
 	}
 }
