@@ -149,7 +149,11 @@ put() { # N: replace with putN.bin under If-Match $etag; code in putN.code
 		-H "If-Match: $etag" -H 'Content-Type: application/x-fence' \
 		--data-binary "@$fence_work/put$1.bin" "$URL/documents/${rid:-0}/content" >"$fence_work/put$1.code"
 }
-printf '%s\n' "replace.commit_after_read sleep:2500 once" "replace.commit_after_read sleep:2500 once" >"$FENCE_FP.tmp" &&
+# The hold must outlast the other request's way to the same read: on a
+# loaded 2-core machine that once took more than 2.5 s (the second request
+# then read after the first had committed, and the race was never staged).
+RACE_HOLD_MS=8000
+printf '%s\n' "replace.commit_after_read sleep:$RACE_HOLD_MS once" "replace.commit_after_read sleep:$RACE_HOLD_MS once" >"$FENCE_FP.tmp" &&
 	mv -f "$FENCE_FP.tmp" "$FENCE_FP"
 put 1 &
 p1=$!
@@ -183,7 +187,7 @@ del() { # N
 	curl -s -m 60 -o /dev/null -w '%{http_code}' "${CHAOS_AUTH[@]}" -X DELETE \
 		"$URL/documents/${rid:-0}" >"$fence_work/del$1.code"
 }
-printf '%s\n' "delete.commit_after_read sleep:2500 once" "delete.commit_after_read sleep:2500 once" >"$FENCE_FP.tmp" &&
+printf '%s\n' "delete.commit_after_read sleep:$RACE_HOLD_MS once" "delete.commit_after_read sleep:$RACE_HOLD_MS once" >"$FENCE_FP.tmp" &&
 	mv -f "$FENCE_FP.tmp" "$FENCE_FP"
 del 1 &
 p1=$!
