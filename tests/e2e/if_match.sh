@@ -90,7 +90,7 @@ race() {
 		req GET "$url/documents/$id"
 		if_match=$(header etag)
 	fi
-	arm "replace.after_upload sleep:4000 once"
+	arm "replace.after_upload sleep:8000 once"	# B must finish inside it, on a loaded machine too
 	( req PUT "$url/documents/$id/content" "${auth[@]}" -H "If-Match: $if_match" \
 		--data-binary "@$work/a"; echo "$HTTP_CODE" >"$work/a.code" ) &
 	for ((i = 0; i < 100; i++)); do fired replace.after_upload && break; sleep 0.1; done

@@ -196,7 +196,7 @@ test_recheck(void)
 	snprintf(prefix, sizeof prefix, "%sone-", P);
 	snprintf(real, sizeof real, "%sreal-mismatch", prefix);
 	plant_real_mismatch(real);
-	j = audit_across_a_race(prefix, "audit.after_listing sleep:4000 once\n", flip, gone, sizeof flip);
+	j = audit_across_a_race(prefix, "audit.after_listing sleep:8000 once\n", flip, gone, sizeof flip);
 	tap_ok(j != NULL, "the audit answered JSON");
 	tap_ok(find(j, "tag_mismatch", flip) == NULL,
 	       "a create whose tag flipped between the audit's reads is no tag_mismatch");
@@ -216,7 +216,7 @@ test_without_recheck(void)
 	json_t *j;
 
 	snprintf(prefix, sizeof prefix, "%stwo-", P);
-	j = audit_across_a_race(prefix, "audit.after_listing sleep:4000 once\n"
+	j = audit_across_a_race(prefix, "audit.after_listing sleep:8000 once\n"
 				"audit.before_recheck error\n", flip, gone, sizeof flip);
 	tap_ok(find(j, "tag_mismatch", flip) != NULL,
 	       "without the re-read, the flipped create is reported as a tag_mismatch (the race is real)");
