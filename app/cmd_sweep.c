@@ -19,10 +19,12 @@ sweep_usage(FILE *fp)
 	fprintf(fp,
 		"usage: bindery sweep [--older-than SECONDS] [--force] [--dry-run]\n"
 		"                     [--lock NAME] [--batch N] [--parallel N] [--prefix P]\n\n"
-		"Resolves upload intents idle longer than the cutoff ([limits] sweep_cutoff),\n"
-		"drains the deletion outbox, purges staged blocks and forgets finished\n"
-		"idempotency keys older than [limits] idempotency_ttl.  A cutoff shorter than\n"
-		"2 x (request_deadline + body_idle_timeout) + 5 s is refused unless --force.\n"
+		"Resolves upload intents whose lease has expired (a live upload renews it to\n"
+		"now + [limits] sweep_cutoff as its bytes arrive; --older-than N also takes\n"
+		"intents not renewed for N seconds), drains the deletion outbox, purges staged blocks and forgets finished\n"
+		"idempotency keys older than [limits] idempotency_ttl.  --older-than shorter\n"
+		"than 2 x (heartbeat + request_deadline + body_idle_timeout) + 5 s is refused\n"
+		"unless --force.\n"
 		"--lock NAME takes a MariaDB named lock (GET_LOCK) for the run; when another\n"
 		"run holds it, exit 75 quietly.  --prefix P sweeps only blob names starting\n"
 		"with the configured prefix + P.  Silent on success unless -v.  See bindery(1).\n");
@@ -104,15 +106,15 @@ sweep_settle_opts(struct cli *cli, const struct sweep_args *a, struct sweep_opts
 {
 	memset(so, 0, sizeof *so);
 	so->dry_run = a->dry_run;
-	so->cutoff = a->have_older ? a->older : cli->cfg->sweep_cutoff;
+	so->cutoff = a->have_older ? (int64_t)a->older : -1;
 	/* A live request may still be writing an intent: the same relation as
 	 * the configuration's own sweep_cutoff keeps the sweeper clear of it. */
-	if (so->cutoff < config_sweep_cutoff_min(cli->cfg) && !a->force) {
+	if (a->have_older && a->older < config_sweep_cutoff_min(cli->cfg) && !a->force) {
 		fprintf(stderr,
-			"bindery sweep: a cutoff of %us is shorter than twice the responder's request"
-			" deadline plus its body idle timeout and compensation (%llus): a live upload"
+			"bindery sweep: a cutoff of %us is shorter than twice the responder's heartbeat,"
+			" request deadline and body idle timeout plus compensation (%llus): a live upload"
 			" could be swept.  Use --force to do it anyway.\n",
-			so->cutoff, (unsigned long long)config_sweep_cutoff_min(cli->cfg));
+			a->older, (unsigned long long)config_sweep_cutoff_min(cli->cfg));
 		return EXIT_CONFIG;
 	}
 	/* Without --prefix every registry row is swept, even one written under

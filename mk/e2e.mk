@@ -18,3 +18,7 @@ EXTRA_DIST += tests/e2e/healthz.sh tests/e2e/smoke.sh tests/e2e/api.sh tests/e2e
 # (FastCGI and CGI) with small body bounds, and a trickling client.
 E2E_TESTS += tests/e2e/slow_clients.sh
 EXTRA_DIST += tests/e2e/slow_clients.sh tests/tools/slow_client.py
+# Leases instead of a request deadline (issue 12, section 1): a 3 MiB upload
+# trickled over 40 s with request_deadline = 5, and a sweep during it.
+E2E_TESTS += tests/e2e/leases.sh
+EXTRA_DIST += tests/e2e/leases.sh

@@ -7,7 +7,8 @@ lib_libbindery_a_SOURCES += lib/registry/db.c lib/registry/db.h \
 	lib/registry/audit_db.c lib/registry/audit_db.h
 dist_sql_DATA += sql/001_schema.sql sql/002_idempotency_blob_index.sql \
 	sql/003_idempotency_answer_fields.sql \
-	sql/004_fencing.sql sql/005_idempotency_fingerprint.sql
+	sql/004_fencing.sql sql/005_idempotency_fingerprint.sql \
+	sql/006_leases.sql
 
 UNIT_TESTS += tests/unit/sql_literal.sh
 EXTRA_DIST += tests/unit/sql_literal.sh

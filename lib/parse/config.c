@@ -69,6 +69,7 @@ static const struct key_def keys[] = {
 	K("limits", "single_put_max", KEY_SIZE, single_put_max),
 	K("limits", "request_deadline", KEY_COUNT, request_deadline),
 	K("limits", "sweep_cutoff", KEY_COUNT, sweep_cutoff),
+	K("limits", "heartbeat", KEY_COUNT, heartbeat),
 	K("limits", "retire_grace", KEY_SECONDS, retire_grace),
 	K("limits", "idempotency_ttl", KEY_COUNT, idempotency_ttl),
 	K("limits", "body_idle_timeout", KEY_COUNT, body_idle_timeout),
@@ -588,6 +589,7 @@ config_defaults(struct bindery_config *cfg)
 	cfg->single_put_max = 4ULL << 20;
 	cfg->request_deadline = 300;
 	cfg->sweep_cutoff = 900;
+	cfg->heartbeat = 30;
 	cfg->retire_grace = 0;	/* 0 = derived below */
 	cfg->idempotency_ttl = 86400;
 	cfg->body_idle_timeout = 30;
@@ -648,8 +650,9 @@ config_check(struct bindery_config *cfg, char *err, size_t errlen)
 		return -1;
 	}
 	if (cfg->sweep_cutoff < config_sweep_cutoff_min(cfg)) {
-		snprintf(err, errlen, "[limits] sweep_cutoff must be at least twice (request_deadline +"
-			 " body_idle_timeout) plus %us of compensation: %llu", CONFIG_COMPENSATION_BUDGET_S,
+		snprintf(err, errlen, "[limits] sweep_cutoff must be at least twice (heartbeat +"
+			 " request_deadline + body_idle_timeout) plus %us of compensation: %llu",
+			 CONFIG_COMPENSATION_BUDGET_S,
 			 (unsigned long long)config_sweep_cutoff_min(cfg));
 		return -1;
 	}
@@ -668,7 +671,7 @@ config_check(struct bindery_config *cfg, char *err, size_t errlen)
 uint64_t
 config_sweep_cutoff_min(const struct bindery_config *cfg)
 {
-	return 2 * ((uint64_t)cfg->request_deadline + cfg->body_idle_timeout) +
+	return 2 * ((uint64_t)cfg->heartbeat + cfg->request_deadline + cfg->body_idle_timeout) +
 	       CONFIG_COMPENSATION_BUDGET_S;
 }
 

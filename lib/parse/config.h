@@ -64,8 +64,9 @@ struct bindery_config {
 	uint64_t block_size;
 	unsigned blocks_in_flight;
 	uint64_t single_put_max;	/* one Put Blob up to this size */
-	unsigned request_deadline;	/* seconds */
-	unsigned sweep_cutoff;		/* seconds; >= config_sweep_cutoff_min() */
+	unsigned request_deadline;	/* seconds each wait on storage or the database may take */
+	unsigned sweep_cutoff;		/* seconds of a lease; >= config_sweep_cutoff_min() */
+	unsigned heartbeat;		/* seconds of body progress between lease renewals */
 	unsigned retire_grace;		/* seconds an old blob outlives its document */
 	unsigned idempotency_ttl;	/* seconds from its first request a finished
 					 * Idempotency-Key answers retries */
@@ -119,12 +120,13 @@ void config_free(struct bindery_config *cfg);
 
 /*
  * The shortest sweep_cutoff that keeps the sweeper clear of a live upload
- * (DESIGN.md "Uploads that outlive a request"): 2 x (request_deadline +
- * body_idle_timeout) + CONFIG_COMPENSATION_BUDGET_S.  A request may wait
- * request_deadline on storage or the database and body_idle_timeout on its
- * client before it notices it has to give up, then compensates; doubling
- * leaves a margin for clocks and a slow first step.  (The heartbeat term of
- * DESIGN.md's relation comes with lease renewal; it is not here yet.)
+ * (DESIGN.md "Uploads that outlive a request"): 2 x (heartbeat +
+ * request_deadline + body_idle_timeout) + CONFIG_COMPENSATION_BUDGET_S.  A
+ * live upload renews its lease (now + sweep_cutoff) after at most heartbeat
+ * seconds of progress, may then wait request_deadline on storage or the
+ * database and body_idle_timeout on its client before it notices it has
+ * to give up, then compensates; doubling leaves a margin for clocks and a
+ * slow first step.
  */
 uint64_t config_sweep_cutoff_min(const struct bindery_config *cfg);
 

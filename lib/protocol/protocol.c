@@ -31,6 +31,8 @@ struct held_intent {
 	uint64_t doc_id;
 	char blob_name[DOC_BLOB_NAME_MAX];
 	char holder[DOC_HOLDER_MAX];
+	int64_t leased_ms;	/* monotonic time just before the row's lease was
+				 * written: this attempt's own view of it */
 };
 
 /* A new holder id for an attempt on blob_name; -1 without randomness or room. */
@@ -38,9 +40,19 @@ static int
 held_intent_init(struct held_intent *hi, uint64_t doc_id, const char *blob_name)
 {
 	hi->doc_id = doc_id;
+	hi->leased_ms = blob_now_ms();	/* callers write the lease right after */
 	if (copy_cstr(hi->blob_name, sizeof hi->blob_name, blob_name) != 0)
 		return -1;
 	return rand_hex(hi->holder, sizeof hi->holder, 16);
+}
+
+/* The lease every write of hi's row takes: now + sweep_cutoff (DESIGN.md, "Leases"). */
+static struct lease
+lease_of(const struct services *s, const struct held_intent *hi)
+{
+	struct lease l = { hi->holder, s->cfg->sweep_cutoff };
+
+	return l;
 }
 
 static enum proto_result
@@ -80,10 +92,91 @@ from_blob(const struct blob_result *r)
  * budget is a term of the sweep_cutoff relation checked at load. */
 #define COMPENSATION_BUDGET_MS (CONFIG_COMPENSATION_BUDGET_S * 1000)
 
+/* request_deadline bounds each wait on storage or the database, not a
+ * whole request: steps that call storage set it afresh (lease_deadline). */
 static void
 start_deadline(struct services *s)
 {
 	blob_client_set_deadline(s->blob, blob_now_ms() + (int64_t)s->cfg->request_deadline * 1000);
+}
+
+/*
+ * A streaming upload's lease (DESIGN.md "Create" step 5, "Leases").  The
+ * body is read through lease_read: after each heartbeat seconds of progress
+ * it renews the row's lease (fenced by holder), and every storage call
+ * that follows gets request_deadline from now, so a slow client that keeps
+ * sending is never cut by the deadline (its silence is body_idle_timeout's
+ * business).  No storage call starts once this attempt's own view of the
+ * lease is older than sweep_cutoff - request_deadline - heartbeat: the
+ * sweeper takes the row only after sweep_cutoff.
+ */
+struct lease_body {
+	struct services *s;
+	struct held_intent *hi;
+	blob_read_fn read;	/* the request body's own reader */
+	void *ctx;
+	int lost;		/* a renewal touched zero rows: the row is not ours */
+	int failed;		/* a renewal could not reach the database */
+};
+
+static void
+lease_deadline(struct services *s, const struct held_intent *hi)
+{
+	const struct bindery_config *cfg = s->cfg;
+	int64_t now = blob_now_ms();
+	int64_t deadline = now + (int64_t)cfg->request_deadline * 1000;
+	int64_t last_start = hi->leased_ms + ((int64_t)cfg->sweep_cutoff - cfg->request_deadline -
+					      cfg->heartbeat) * 1000;
+
+	blob_client_set_deadline(s->blob, deadline < last_start ? deadline : last_start);
+}
+
+/* Renew hi's lease; -1 when the row is lost (lb->lost) or unreachable. */
+static int
+lease_renew(struct lease_body *lb)
+{
+	struct lease l = lease_of(lb->s, lb->hi);
+	int64_t before = blob_now_ms();
+	enum db_err e;
+
+	e = blobs_renew_held(lb->s->db, lb->hi->blob_name, &l);
+	if (e == DB_OK) {
+		lb->hi->leased_ms = before;
+		lease_deadline(lb->s, lb->hi);
+		return 0;
+	}
+	if (e == DB_CONFLICT) {
+		log_info("intent %s was taken over; stopping its upload", lb->hi->blob_name);
+		lb->lost = 1;
+	} else {
+		log_warn("lease on %s not renewed: %s", lb->hi->blob_name, db_err_name(e));
+		lb->failed = 1;
+	}
+	return -1;
+}
+
+static long
+lease_read(void *arg, char *buf, size_t len)
+{
+	struct lease_body *lb = arg;
+	int64_t heartbeat_ms = (int64_t)lb->s->cfg->heartbeat * 1000;
+	long got;
+
+	if (lb->lost || lb->failed)
+		return -1;
+	got = lb->read(lb->ctx, buf, len);
+	if (got > 0 && blob_now_ms() - lb->hi->leased_ms >= heartbeat_ms && lease_renew(lb) != 0)
+		return -1;
+	if (got >= 0)
+		lease_deadline(lb->s, lb->hi);
+	return got;
+}
+
+/* blob_upload_opts.before_commit: renew right before Put Blob / Put Block List. */
+static int
+lease_before_commit(void *arg)
+{
+	return lease_renew(arg);
 }
 
 /* The value of the blob's one tag when that tag is its state (NULL otherwise). */
@@ -180,19 +273,22 @@ struct upload_failpoints {
 };
 
 static enum proto_result
-upload_and_commit_tag(struct services *s, const struct held_intent *hi, const struct proto_body *body,
+upload_and_commit_tag(struct services *s, struct held_intent *hi, const struct proto_body *body,
 		      const struct upload_failpoints *fp, int resuming, struct blob_upload_info *info)
 {
 	const char *blob_name = hi->blob_name;
 	const struct blob_tag pending[] = { { TAG_STATE_KEY, tag_state_name(TAG_STATE_PENDING) } };
 	const struct blob_tag committed[] = { { TAG_STATE_KEY, tag_state_name(TAG_STATE_COMMITTED) } };
-	struct blob_upload_opts opts = { body->content_type, pending, 1, body->expected_size };
+	struct lease_body lb = { s, hi, body->read, body->ctx, 0, 0 };
+	struct blob_upload_opts opts = { body->content_type, pending, 1, body->expected_size,
+					 lease_before_commit, &lb };
 	struct blob_tag_set tags;
 	struct blob_result r;
 
 	(void)fp;	/* only failpoint builds look at it */
 	memset(info, 0, sizeof *info);
-	if (blob_upload_create(s->blob, blob_name, &opts, body->read, body->ctx, info, &r) != 0 &&
+	lease_deadline(s, hi);
+	if (blob_upload_create(s->blob, blob_name, &opts, lease_read, &lb, info, &r) != 0 &&
 	    (r.status == BLOB_EXISTS || r.status == BLOB_EXISTS_MAYBE_OURS)) {
 		enum proto_result pr = create_upload_refused(resuming, blob_matches(s, blob_name, info));
 
@@ -200,20 +296,16 @@ upload_and_commit_tag(struct services *s, const struct held_intent *hi, const st
 			return pr;
 		r.status = BLOB_OK;
 	}
+	if (lb.lost || lb.failed)
+		return PROTO_UNAVAILABLE;	/* the renewal said why; nothing committed */
 	if (r.status != BLOB_OK) {
 		log_blob("upload", blob_name, &r);
 		return from_blob(&r);
 	}
 	if (FAILPOINT(fp->after_upload))
 		return PROTO_UNAVAILABLE;
-	{
-		enum db_err e = blobs_renew_held(s->db, blob_name, hi->holder);
-
-		if (e == DB_CONFLICT)
-			log_info("intent %s was taken over; not committing it", blob_name);
-		if (e != DB_OK)
-			return PROTO_UNAVAILABLE;
-	}
+	if (lease_renew(&lb) != 0)
+		return PROTO_UNAVAILABLE;
 
 	if (blob_set_tags(s->blob, blob_name, committed, 1, tag_state_guard(TAG_STATE_PENDING), &r) != 0) {
 		enum proto_result pr = from_blob(&r) == PROTO_OK ? PROTO_FAILED : from_blob(&r);
@@ -267,7 +359,7 @@ hash_body(const struct proto_body *body, char hex[65])
  * so does the sweeper's roll forward.
  */
 static enum proto_result
-finish_create(struct services *s, const struct held_intent *hi,
+finish_create(struct services *s, struct held_intent *hi,
 	      const struct proto_body *body, int resuming, struct proto_answer *out)
 {
 	uint64_t doc_id = hi->doc_id;
@@ -454,14 +546,16 @@ static enum proto_result
 resume(struct services *s, struct create_req *c, struct proto_answer *out)
 {
 	struct held_intent hi;
+	struct lease l;
 	enum db_err e;
 
 	if (held_intent_init(&hi, c->key.document_id, c->key.blob_name) != 0)
 		return PROTO_FAILED;
-	/* Pending: alive if its holder touched it within the deadline.  Taking
-	 * it over makes us its holder; the earlier attempt, if it still runs,
-	 * learns it lost at its next transition and touches nothing. */
-	e = blobs_take_over_stale(s->db, hi.blob_name, s->cfg->request_deadline, hi.holder);
+	/* Pending: alive while its holder's lease lasts.  Taking it over makes
+	 * us its holder; the earlier attempt, if it still runs, learns it lost
+	 * at its next transition and touches nothing. */
+	l = lease_of(s, &hi);
+	e = blobs_take_over_stale(s->db, hi.blob_name, &l);
 	if (e == DB_CONFLICT)
 		return PROTO_IDEM_IN_PROGRESS;
 	if (e != DB_OK)
@@ -478,13 +572,15 @@ restart(struct services *s, struct create_req *c, struct proto_answer *out)
 {
 	char blob_name[DOC_BLOB_NAME_MAX];
 	struct held_intent hi;
+	struct lease l;
 	enum db_err e;
 
 	if (proto_new_blob_name(s->cfg, blob_name, sizeof blob_name) ||
 	    held_intent_init(&hi, 0, blob_name) != 0)
 		return PROTO_FAILED;
+	l = lease_of(s, &hi);
 	e = idem_restart(s->db, c->owner, c->idem_key, c->name, c->body->content_type, blob_name,
-			 hi.holder, &hi.doc_id);
+			 &l, &hi.doc_id);
 	if (e == DB_DUPLICATE)
 		return PROTO_UNAVAILABLE;	/* the old pending row still holds the name */
 	if (e != DB_OK)
@@ -501,6 +597,7 @@ start_intent(struct services *s, struct create_req *c, struct proto_answer *out,
 {
 	char blob_name[DOC_BLOB_NAME_MAX];
 	struct held_intent hi;
+	struct lease l;
 	enum db_err e;
 
 	*taken = 0;
@@ -508,7 +605,8 @@ start_intent(struct services *s, struct create_req *c, struct proto_answer *out,
 	    held_intent_init(&hi, 0, blob_name) != 0)
 		return PROTO_FAILED;
 	/* Step 1: the database learns the name before any byte is sent. */
-	e = docs_create_intent(s->db, c->name, c->owner, c->body->content_type, blob_name, hi.holder,
+	l = lease_of(s, &hi);
+	e = docs_create_intent(s->db, c->name, c->owner, c->body->content_type, blob_name, &l,
 			       c->idem_key, &hi.doc_id);
 	if (e == DB_DUPLICATE) {
 		*taken = 1;
@@ -623,7 +721,7 @@ roll_back_replace(struct services *s, const struct held_intent *hi)
 
 /* Replace steps 2 to the commit, for the intent hi we hold on document doc_id. */
 static enum proto_result
-replace_upload_commit(struct services *s, const struct held_intent *hi, const struct proto_body *body,
+replace_upload_commit(struct services *s, struct held_intent *hi, const struct proto_body *body,
 		      uint64_t expected_version, struct proto_answer *out)
 {
 	static const struct upload_failpoints replace_fp = { "replace.after_upload", "replace.after_tag" };
@@ -662,6 +760,7 @@ proto_replace(struct services *s, uint64_t doc_id, const char *owner, const stru
 {
 	char blob_name[DOC_BLOB_NAME_MAX];
 	struct held_intent hi;
+	struct lease l;
 	uint64_t expected_version = 0;
 	enum proto_result pr;
 	enum db_err e;
@@ -690,7 +789,8 @@ proto_replace(struct services *s, uint64_t doc_id, const char *owner, const stru
 		pr = PROTO_FAILED;
 		goto out;
 	}
-	if ((e = docs_replace_intent(s->db, doc_id, blob_name, hi.holder)) != DB_OK) {
+	l = lease_of(s, &hi);
+	if ((e = docs_replace_intent(s->db, doc_id, blob_name, &l)) != DB_OK) {
 		pr = from_db(e);
 		goto out;
 	}

@@ -529,9 +529,9 @@ make_run_id(char *out, size_t outlen)
 
 /* A claim statement, retried a few times when InnoDB picked it as a deadlock victim. */
 static enum db_err
-with_retry(enum db_err (*fn)(struct db *, const char *, const char *, unsigned, unsigned, unsigned,
+with_retry(enum db_err (*fn)(struct db *, const char *, const char *, unsigned, int64_t, unsigned,
 			     uint64_t *),
-	   struct db *db, const char *claimer, const char *prefix, unsigned a, unsigned b, unsigned c,
+	   struct db *db, const char *claimer, const char *prefix, unsigned a, int64_t b, unsigned c,
 	   uint64_t *n)
 {
 	enum db_err e = DB_RETRY;
@@ -543,8 +543,8 @@ with_retry(enum db_err (*fn)(struct db *, const char *, const char *, unsigned, 
 }
 
 static enum db_err
-take_over3(struct db *db, const char *claimer, const char *prefix, unsigned lease, unsigned limit,
-	   unsigned unused, uint64_t *n)
+take_over3(struct db *db, const char *claimer, const char *prefix, unsigned lease, int64_t unused,
+	   unsigned limit, uint64_t *n)
 {
 	(void)unused;
 	return sweep_db_take_over(db, claimer, prefix, lease, limit, n);
@@ -557,7 +557,7 @@ claim_round(struct services *s, const struct sweep_opts *o, struct work *wk,
 	uint64_t taken = 0, fresh = 0;
 	enum db_err e;
 
-	e = with_retry(take_over3, s->db, wk->claimer, wk->prefix, s->cfg->sweep_lease, o->batch, 0,
+	e = with_retry(take_over3, s->db, wk->claimer, wk->prefix, s->cfg->sweep_lease, 0, o->batch,
 		       &taken);
 	if (e == DB_OK && taken < o->batch)
 		e = with_retry(sweep_db_claim_stale, s->db, wk->claimer, wk->prefix, s->cfg->sweep_lease,

@@ -52,7 +52,9 @@ enum sweep_action sweep_decide(const struct sweep_facts *f);
 /* ---- the run (I/O) ------------------------------------------------------- */
 
 struct sweep_opts {
-	unsigned cutoff;	/* seconds since touched_at before an intent is stale */
+	int64_t cutoff;		/* < 0: intents whose lease (expires_at) has passed;
+				 * >= 0 (--older-than): also those not renewed
+				 * for this many seconds */
 	unsigned batch;		/* rows claimed per round */
 	unsigned parallel;	/* worker threads, each with its own connections */
 	int dry_run;		/* claim nothing, change nothing, print the plan */

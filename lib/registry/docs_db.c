@@ -27,14 +27,15 @@ static const char sql_insert_doc[] =
 	"INSERT INTO documents (name, status, blob_name, content_type, owner)"
 	" VALUES (?, 'pending', ?, ?, ?)";
 static const char sql_insert_blob[] =
-	"INSERT INTO blobs (name, document_id, purpose, state, holder) VALUES (?, ?, ?, 'pending', ?)";
+	"INSERT INTO blobs (name, document_id, purpose, state, holder, expires_at)"
+	" VALUES (?, ?, ?, 'pending', ?, NOW(6) + INTERVAL ? SECOND)";
 static const char sql_insert_idem[] =
 	"INSERT INTO idempotency_keys (owner, idem_key, document_id, blob_name, doc_name, content_type)"
 	" VALUES (?, ?, ?, ?, ?, ?)";
 
 static enum db_err
 create_intent_tx(struct db *db, struct span name, const char *owner, const char *content_type,
-		 const char *blob_name, const char *holder, const char *idem_key, uint64_t *doc_id)
+		 const char *blob_name, const struct lease *l, const char *idem_key, uint64_t *doc_id)
 {
 	struct db_param doc[] = { DBP_SPAN(name), DBP_STR(blob_name), DBP_STR(content_type),
 				  DBP_STR(owner) };
@@ -46,7 +47,7 @@ create_intent_tx(struct db *db, struct span name, const char *owner, const char 
 	{
 		struct db_param blob[] = { DBP_STR(blob_name), DBP_U64(*doc_id),
 					   DBP_STR(intent_purpose_name(PURPOSE_CREATE)),
-					   DBP_STR(holder) };
+					   DBP_STR(l->holder), DBP_U64(l->seconds) };
 		if ((e = db_exec(db, sql_insert_blob, blob, ARRAY_LEN(blob), NULL)) != DB_OK)
 			return e;
 	}
@@ -61,10 +62,9 @@ create_intent_tx(struct db *db, struct span name, const char *owner, const char 
 
 enum db_err
 docs_create_intent(struct db *db, struct span name, const char *owner, const char *content_type,
-		   const char *blob_name, const char *holder, const char *idem_key, uint64_t *doc_id)
+		   const char *blob_name, const struct lease *l, const char *idem_key, uint64_t *doc_id)
 {
-	IN_TX(db, create_intent_tx(db, name, owner, content_type, blob_name, holder, idem_key,
-				   doc_id));
+	IN_TX(db, create_intent_tx(db, name, owner, content_type, blob_name, l, idem_key, doc_id));
 }
 
 static const char sql_doc_ready[] =
@@ -98,12 +98,13 @@ docs_mark_ready(struct db *db, uint64_t doc_id, const char *blob_name, const cha
 }
 
 static const char sql_renew_held[] =
-	"UPDATE blobs SET touched_at = NOW(6) WHERE name = ? AND state = 'pending' AND holder = ?";
+	"UPDATE blobs SET touched_at = NOW(6), expires_at = NOW(6) + INTERVAL ? SECOND"
+	" WHERE name = ? AND state = 'pending' AND holder = ?";
 
 enum db_err
-blobs_renew_held(struct db *db, const char *blob_name, const char *holder)
+blobs_renew_held(struct db *db, const char *blob_name, const struct lease *l)
 {
-	struct db_param p[] = { DBP_STR(blob_name), DBP_STR(holder) };
+	struct db_param p[] = { DBP_U64(l->seconds), DBP_STR(blob_name), DBP_STR(l->holder) };
 
 	return db_exec_one(db, sql_renew_held, p, ARRAY_LEN(p));
 }
@@ -263,10 +264,11 @@ blobs_get(struct db *db, const char *name, struct blob_row *out)
 }
 
 enum db_err
-docs_replace_intent(struct db *db, uint64_t doc_id, const char *blob_name, const char *holder)
+docs_replace_intent(struct db *db, uint64_t doc_id, const char *blob_name, const struct lease *l)
 {
 	struct db_param p[] = { DBP_STR(blob_name), DBP_U64(doc_id),
-				DBP_STR(intent_purpose_name(PURPOSE_REPLACE)), DBP_STR(holder) };
+				DBP_STR(intent_purpose_name(PURPOSE_REPLACE)), DBP_STR(l->holder),
+				DBP_U64(l->seconds) };
 
 	return db_exec(db, sql_insert_blob, p, ARRAY_LEN(p), NULL);
 }
@@ -568,16 +570,16 @@ idem_drop_expired(struct db *db, const char *owner, const char *key, unsigned tt
 	return db_exec(db, sql_idem_drop_expired, p, ARRAY_LEN(p), NULL);
 }
 
-/* The expiry condition is the compare-and-set: the winner resets
- * touched_at, so a second resumer (or the sweeper) finds the row fresh. */
+/* The expiry condition is the compare-and-set: the winner writes a lease
+ * of its own, so a second resumer (or the sweeper) finds the row live. */
 static const char sql_take_over_stale[] =
-	"UPDATE blobs SET holder = ?, touched_at = NOW(6)"
-	" WHERE name = ? AND state = 'pending' AND touched_at < NOW(6) - INTERVAL ? SECOND";
+	"UPDATE blobs SET holder = ?, touched_at = NOW(6), expires_at = NOW(6) + INTERVAL ? SECOND"
+	" WHERE name = ? AND state = 'pending' AND expires_at < NOW(6)";
 
 enum db_err
-blobs_take_over_stale(struct db *db, const char *blob_name, unsigned stale_after, const char *holder)
+blobs_take_over_stale(struct db *db, const char *blob_name, const struct lease *l)
 {
-	struct db_param p[] = { DBP_STR(holder), DBP_STR(blob_name), DBP_U64(stale_after) };
+	struct db_param p[] = { DBP_STR(l->holder), DBP_U64(l->seconds), DBP_STR(blob_name) };
 
 	return db_exec_one(db, sql_take_over_stale, p, ARRAY_LEN(p));
 }
@@ -588,10 +590,9 @@ static const char sql_idem_repoint[] =
 
 static enum db_err
 idem_restart_tx(struct db *db, const char *owner, const char *key, struct span name,
-		const char *content_type, const char *blob_name, const char *holder, uint64_t *doc_id)
+		const char *content_type, const char *blob_name, const struct lease *l, uint64_t *doc_id)
 {
-	enum db_err e = create_intent_tx(db, name, owner, content_type, blob_name, holder, NULL,
-					 doc_id);
+	enum db_err e = create_intent_tx(db, name, owner, content_type, blob_name, l, NULL, doc_id);
 
 	if (e != DB_OK)
 		return e;
@@ -604,7 +605,7 @@ idem_restart_tx(struct db *db, const char *owner, const char *key, struct span n
 
 enum db_err
 idem_restart(struct db *db, const char *owner, const char *key, struct span name,
-	     const char *content_type, const char *blob_name, const char *holder, uint64_t *doc_id)
+	     const char *content_type, const char *blob_name, const struct lease *l, uint64_t *doc_id)
 {
-	IN_TX(db, idem_restart_tx(db, owner, key, name, content_type, blob_name, holder, doc_id));
+	IN_TX(db, idem_restart_tx(db, owner, key, name, content_type, blob_name, l, doc_id));
 }

@@ -57,6 +57,16 @@ struct blob_row {
 };
 
 /*
+ * A lease on a pending row: its holder's attempt id and how long the row
+ * stays its holder's after each write (expires_at = now + seconds).  The
+ * sweeper and an idempotent resume take the row only once it has expired.
+ */
+struct lease {
+	const char *holder;
+	unsigned seconds;
+};
+
+/*
  * Step 1 of create: one transaction inserting the pending document and its
  * pending registry row held by holder (and, with an idempotency key, the
  * key's row, which keeps the request's name and content_type as its
@@ -65,7 +75,7 @@ struct blob_row {
  */
 BINDERY_NODISCARD enum db_err docs_create_intent(struct db *db, struct span name, const char *owner,
 						 const char *content_type, const char *blob_name,
-						 const char *holder, const char *idem_key,
+						 const struct lease *l, const char *idem_key,
 						 uint64_t *doc_id);
 
 /*
@@ -80,11 +90,14 @@ BINDERY_NODISCARD enum db_err docs_mark_ready(struct db *db, uint64_t doc_id, co
 					      const char *sha256_hex);
 
 /*
- * The holder's heartbeat: touched_at = now on a pending row it still holds.
- * Run right before the tag flip, so an attempt that lost its row learns so
- * before it commits anything.  DB_CONFLICT: lost.
+ * The holder's heartbeat: touched_at = now and a fresh lease (expires_at =
+ * now + l->seconds) on a pending row l->holder still holds.  Run while the
+ * body streams, right before the commit and right before the tag flip, so
+ * an attempt that lost its row learns so before it commits anything.
+ * DB_CONFLICT: lost.
  */
-BINDERY_NODISCARD enum db_err blobs_renew_held(struct db *db, const char *blob_name, const char *holder);
+BINDERY_NODISCARD enum db_err blobs_renew_held(struct db *db, const char *blob_name,
+					       const struct lease *l);
 
 /*
  * Compensation's claim, before any storage call: a pending row held by
@@ -116,9 +129,9 @@ BINDERY_NODISCARD enum db_err docs_list_ready(struct db *db, uint64_t after, uns
 /* A registry row by blob name. */
 BINDERY_NODISCARD enum db_err blobs_get(struct db *db, const char *name, struct blob_row *out);
 
-/* Replace step 1: a pending registry row, held by holder, for the new blob of document doc_id. */
+/* Replace step 1: a pending registry row, under lease l, for the new blob of document doc_id. */
 BINDERY_NODISCARD enum db_err docs_replace_intent(struct db *db, uint64_t doc_id, const char *blob_name,
-						  const char *holder);
+						  const struct lease *l);
 
 /* The new blob a replace commits: uploaded, tagged committed, its row held by holder. */
 struct replace_blob {
@@ -218,17 +231,17 @@ BINDERY_NODISCARD enum db_err idem_record_ready(struct db *db, const char *blob_
 BINDERY_NODISCARD enum db_err idem_drop_expired(struct db *db, const char *owner, const char *key,
 						unsigned ttl);
 /*
- * Resume: take a pending intent over for holder (a new holder, heartbeat
- * now) only if its heartbeat is older than stale_after seconds (its owner
- * is gone, or past its deadline).  DB_CONFLICT: it is fresh (another
- * request is working on it) or no longer pending (the sweeper has it).
+ * Resume: take a pending intent over for l->holder (a new holder, a fresh
+ * lease) only once its lease has expired (expires_at passed: its owner is
+ * gone).  DB_CONFLICT: its lease is live (another request is working on
+ * it) or it is no longer pending (the sweeper has it).
  */
 BINDERY_NODISCARD enum db_err blobs_take_over_stale(struct db *db, const char *blob_name,
-						    unsigned stale_after, const char *holder);
-/* Point a key at a fresh intent, held by holder, after the sweeper took its old one. */
+						    const struct lease *l);
+/* Point a key at a fresh intent, under lease l, after the sweeper took its old one. */
 BINDERY_NODISCARD enum db_err idem_restart(struct db *db, const char *owner, const char *key,
 					   struct span name, const char *content_type,
-					   const char *blob_name, const char *holder,
+					   const char *blob_name, const struct lease *l,
 					   uint64_t *doc_id);
 
 #endif

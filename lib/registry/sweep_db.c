@@ -17,22 +17,32 @@ finish_tx(struct db *db, enum db_err e)
 /* A claim also makes the claimer the row's holder: the responder whose
  * row it was is fenced out (its renew, mark-ready and compensation claim
  * are conditional on its own holder), even after the claim is released
- * back to pending. */
-static const char sql_claim_stale[] =
-	"UPDATE blobs SET state = 'sweeping', claimed_by = ?, holder = ?,"
-	" lease_until = NOW(6) + INTERVAL ? SECOND"
-	" WHERE state = 'pending' AND touched_at < NOW(6) - INTERVAL ? SECOND"
+ * back to pending.  A pending row is taken once its lease has expired;
+ * with an idle cutoff (`bindery sweep --older-than N`) also once it has
+ * not been renewed for N seconds. */
+#define CLAIM_SET "UPDATE blobs SET state = 'sweeping', claimed_by = ?, holder = ?," \
+	" lease_until = NOW(6) + INTERVAL ? SECOND WHERE state = 'pending' AND "
+static const char sql_claim_expired[] =
+	CLAIM_SET "expires_at < NOW(6)"
+	" AND LEFT(name, CHAR_LENGTH(?)) = ? ORDER BY expires_at LIMIT ?";
+static const char sql_claim_idle[] =
+	CLAIM_SET "(expires_at < NOW(6) OR touched_at < NOW(6) - INTERVAL ? SECOND)"
 	" AND LEFT(name, CHAR_LENGTH(?)) = ? ORDER BY touched_at LIMIT ?";
 
 enum db_err
 sweep_db_claim_stale(struct db *db, const char *claimer, const char *prefix, unsigned lease,
-		     unsigned cutoff, unsigned limit, uint64_t *claimed)
+		     int64_t idle_cutoff, unsigned limit, uint64_t *claimed)
 {
-	struct db_param p[] = { DBP_STR(claimer), DBP_STR(claimer), DBP_U64(lease), DBP_U64(cutoff),
-				DBP_STR(prefix), DBP_STR(prefix), DBP_U64(limit) };
+	struct db_param idle[] = { DBP_STR(claimer), DBP_STR(claimer), DBP_U64(lease),
+				   DBP_U64((uint64_t)idle_cutoff), DBP_STR(prefix), DBP_STR(prefix),
+				   DBP_U64(limit) };
+	struct db_param expired[] = { DBP_STR(claimer), DBP_STR(claimer), DBP_U64(lease),
+				      DBP_STR(prefix), DBP_STR(prefix), DBP_U64(limit) };
 
 	*claimed = 0;
-	return db_exec(db, sql_claim_stale, p, ARRAY_LEN(p), claimed);
+	if (idle_cutoff < 0)
+		return db_exec(db, sql_claim_expired, expired, ARRAY_LEN(expired), claimed);
+	return db_exec(db, sql_claim_idle, idle, ARRAY_LEN(idle), claimed);
 }
 
 static const char sql_take_over[] =
@@ -135,26 +145,35 @@ sweep_db_list_claimed(struct db *db, const char *claimer,
 	return db_query(db, sql_list_claimed, p, 1, c, ITEM_NCOLS, item_row, &ic);
 }
 
-static const char sql_list_candidates[] =
-	"SELECT " ITEM_COLUMNS " FROM blobs b LEFT JOIN documents d ON d.blob_name = b.name"
-	" WHERE b.name > ? AND LEFT(b.name, CHAR_LENGTH(?)) = ? AND ((b.state = 'pending' AND b.touched_at < NOW(6) - INTERVAL ? SECOND)"
+#define CANDIDATES_FROM "SELECT " ITEM_COLUMNS " FROM blobs b LEFT JOIN documents d ON d.blob_name = b.name" \
+	" WHERE b.name > ? AND LEFT(b.name, CHAR_LENGTH(?)) = ? AND ((b.state = 'pending' AND "
+static const char sql_list_expired[] =
+	CANDIDATES_FROM "b.expires_at < NOW(6))"
+	" OR (b.state IN ('sweeping', 'deleting') AND b.lease_until < NOW(6)))"
+	" ORDER BY b.name LIMIT ?";
+static const char sql_list_idle[] =
+	CANDIDATES_FROM "(b.expires_at < NOW(6) OR b.touched_at < NOW(6) - INTERVAL ? SECOND))"
 	" OR (b.state IN ('sweeping', 'deleting') AND b.lease_until < NOW(6)))"
 	" ORDER BY b.name LIMIT ?";
 
 enum db_err
-sweep_db_list_candidates(struct db *db, const char *prefix, unsigned cutoff, const char *after,
+sweep_db_list_candidates(struct db *db, const char *prefix, int64_t idle_cutoff, const char *after,
 			 unsigned limit, int (*on_item)(void *, const struct sweep_item *), void *ctx)
 {
 	struct item_ctx ic;
 	struct db_col c[ITEM_NCOLS];
-	struct db_param p[] = { DBP_STR(after), DBP_STR(prefix), DBP_STR(prefix), DBP_U64(cutoff),
-				DBP_U64(limit) };
+	struct db_param idle[] = { DBP_STR(after), DBP_STR(prefix), DBP_STR(prefix),
+				   DBP_U64((uint64_t)idle_cutoff), DBP_U64(limit) };
+	struct db_param expired[] = { DBP_STR(after), DBP_STR(prefix), DBP_STR(prefix), DBP_U64(limit) };
 
 	memset(&ic, 0, sizeof ic);
 	ic.on_item = on_item;
 	ic.ctx = ctx;
 	item_cols(&ic, c);
-	return db_query(db, sql_list_candidates, p, ARRAY_LEN(p), c, ITEM_NCOLS, item_row, &ic);
+	if (idle_cutoff < 0)
+		return db_query(db, sql_list_expired, expired, ARRAY_LEN(expired), c, ITEM_NCOLS,
+				item_row, &ic);
+	return db_query(db, sql_list_idle, idle, ARRAY_LEN(idle), c, ITEM_NCOLS, item_row, &ic);
 }
 
 struct due_ctx {

@@ -38,9 +38,13 @@ struct sweep_item {
  * names starting with it are touched ("" = all).
  */
 
-/* pending and untouched for cutoff seconds -> sweeping, at most limit rows. */
+/*
+ * pending with an expired lease (expires_at passed) -> sweeping, at most
+ * limit rows.  idle_cutoff >= 0 (`--older-than`) also takes rows not
+ * renewed for that many seconds; < 0: expired leases only.
+ */
 BINDERY_NODISCARD enum db_err sweep_db_claim_stale(struct db *db, const char *claimer, const char *prefix,
-						   unsigned lease, unsigned cutoff, unsigned limit,
+						   unsigned lease, int64_t idle_cutoff, unsigned limit,
 						   uint64_t *claimed);
 /* sweeping with an expired lease -> claimer's, at most limit rows. */
 BINDERY_NODISCARD enum db_err sweep_db_take_over(struct db *db, const char *claimer, const char *prefix,
@@ -57,7 +61,7 @@ BINDERY_NODISCARD enum db_err sweep_db_list_claimed(struct db *db, const char *c
  * Dry run: what a claim would take.  Stale pending rows and expired
  * sweeping/deleting leases, in name order after `after` (keyset).
  */
-BINDERY_NODISCARD enum db_err sweep_db_list_candidates(struct db *db, const char *prefix, unsigned cutoff,
+BINDERY_NODISCARD enum db_err sweep_db_list_candidates(struct db *db, const char *prefix, int64_t idle_cutoff,
 						       const char *after,
 						       unsigned limit,
 						       int (*on_item)(void *, const struct sweep_item *),

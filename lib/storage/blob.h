@@ -110,6 +110,12 @@ struct blob_upload_opts {
 	size_t ntags;
 	int64_t expected_size;		/* -1 unknown; else a mismatch is BLOB_BAD_INPUT
 					 * and nothing is committed */
+	/* Called once the whole body is read, right before the committing
+	 * call (Put Blob or Put Block List): nonzero stops the upload with
+	 * BLOB_ABORTED and nothing committed.  NULL: none.  (The protocol
+	 * layer renews its lease here.) */
+	int (*before_commit)(void *ctx);
+	void *commit_ctx;
 };
 
 /* Fills up to len bytes; returns the count, 0 at EOF, -1 on error. */

@@ -185,7 +185,7 @@ blob_put_block_list_create(struct blob_client *c, const char *name,
     const char *const *ids, size_t nids, const struct blob_upload_opts *opts,
     struct blob_result *res)
 {
-	static const struct blob_upload_opts none = { NULL, NULL, 0, -1 };
+	static const struct blob_upload_opts none = { NULL, NULL, 0, -1, NULL, NULL };
 	struct blob_request r;
 	int rc;
 
@@ -522,6 +522,16 @@ upload_seal(struct upload *u)
 	return BLOB_OK;
 }
 
+/* The caller's last word before the committing call. */
+static int
+upload_may_commit(struct upload *u)
+{
+	if (u->opts->before_commit != NULL && u->opts->before_commit(u->opts->commit_ctx) != 0)
+		return blob_result_set(u->res, BLOB_ABORTED, "the caller stopped the upload "
+		    "before its commit; nothing committed");
+	return BLOB_OK;
+}
+
 /* The whole body is in slot 0 and fits one Put Blob.  Nothing is in
  * flight and the hasher thread was never started: hash it right here. */
 static int
@@ -534,7 +544,7 @@ upload_put_single(struct upload *u, struct blob_upload_info *info)
 	hasher_submit(&u->h, s);
 	if (u->h.failed)
 		return blob_result_set(u->res, BLOB_FAILED, "hashing failed");
-	if ((rc = upload_seal(u)) != BLOB_OK)
+	if ((rc = upload_seal(u)) != BLOB_OK || (rc = upload_may_commit(u)) != BLOB_OK)
 		return rc;
 	blob_request_free(r);
 	blob_request_init(r, "PUT");
@@ -700,7 +710,7 @@ upload_commit_blocks(struct upload *u, struct blob_upload_info *info)
 	unsigned i;
 	int rc;
 
-	if ((rc = upload_seal(u)) != BLOB_OK)
+	if ((rc = upload_seal(u)) != BLOB_OK || (rc = upload_may_commit(u)) != BLOB_OK)
 		return rc;
 	ids = calloc(u->nblocks ? u->nblocks : 1, sizeof *ids);
 	if (ids == NULL)
@@ -747,7 +757,7 @@ blob_upload_stream(struct blob_client *c, const char *name,
     const struct blob_upload_opts *opts, blob_read_fn read_fn, void *ctx,
     struct blob_upload_info *info, struct blob_result *res, int create_only)
 {
-	static const struct blob_upload_opts none = { NULL, NULL, 0, -1 };
+	static const struct blob_upload_opts none = { NULL, NULL, 0, -1, NULL, NULL };
 	struct upload u;
 	int rc;
 
@@ -807,7 +817,7 @@ blob_purge_uncommitted(struct blob_client *c, const char *name,
     struct blob_result *res)
 {
 	const struct blob_tag pending[] = { { TAG_STATE_KEY, tag_state_name(TAG_STATE_PENDING) } };
-	struct blob_upload_opts o = { NULL, pending, 1, 0 };
+	struct blob_upload_opts o = { NULL, pending, 1, 0, NULL, NULL };
 	int rc;
 
 	rc = blob_put_block_list_create(c, name, NULL, 0, &o, res);

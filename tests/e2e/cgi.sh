@@ -263,27 +263,28 @@ if [ -n "$failpoints" ]; then
 	req DELETE "$url/documents/$id1" "${auth[@]}"
 
 	# The long version: the process dies after the tag flip, before the
-	# document is ready.  Until request_deadline has passed the intent
-	# counts as in progress; then a fresh process resumes it.
+	# document is ready.  Until its lease (sweep_cutoff from its last
+	# renewal) has passed the intent counts as in progress; then a fresh
+	# process resumes it.
 	if [ -n "${BINDERY_TEST_LONG:-}" ]; then
-		deadline=$(sed -n 's/^request_deadline *= *\([0-9]*\).*/\1/p' "$BINDERY_CONFIG" | head -n 1)
+		lease=$(sed -n 's/^sweep_cutoff *= *\([0-9]*\).*/\1/p' "$BINDERY_CONFIG" | head -n 1)
 		key="stale-$tag"
 		arm create.after_tag exit
 		req POST "$url/documents?name=$tag-stale" "${auth[@]}" -H "Idempotency-Key: $key" -H 'Content-Type: application/octet-stream' --data-binary "@$work/1k.bin"
 		like "$HTTP_CODE" '^5' "long: the process died after the tag flip ($HTTP_CODE)"
 		disarm
 		req POST "$url/documents?name=$tag-stale" "${auth[@]}" -H "Idempotency-Key: $key" -H 'Content-Type: application/octet-stream' --data-binary "@$work/1k.bin"
-		is "$HTTP_CODE" 409 "long: a retry within the deadline is 409"
+		is "$HTTP_CODE" 409 "long: a retry within the lease is 409"
 		is "$(jfield "$HTTP_BODY" error)" idempotency_in_progress "long: ... idempotency_in_progress"
-		sleep $((${deadline:-60} + 2))
+		sleep $((${lease:-200} + 2))
 		req POST "$url/documents?name=$tag-stale" "${auth[@]}" -H "Idempotency-Key: $key" -H 'Content-Type: application/octet-stream' --data-binary "@$work/1k.bin"
-		is "$HTTP_CODE" 201 "long: after the deadline a fresh process resumes it: 201"
+		is "$HTTP_CODE" 201 "long: after the lease a fresh process resumes it: 201"
 		sid=$(jfield "$HTTP_BODY" id)
 		req POST "$url/documents?name=$tag-stale" "${auth[@]}" -H "Idempotency-Key: $key" -H 'Content-Type: application/octet-stream' --data-binary "@$work/1k.bin"
 		is "$(jfield "$HTTP_BODY" id)" "$sid" "long: ... and the next retry has the same id"
 		req DELETE "$url/documents/$sid" "${auth[@]}"
 	else
-		skip "the stale-intent resume waits request_deadline (./dev test --long)" 5
+		skip "the stale-intent resume waits sweep_cutoff (./dev test --long)" 5
 	fi
 elif under_dev_test; then
 	fail "bindery.fcgi has failpoints (./dev test always builds them)"

@@ -17,7 +17,8 @@
 #
 # Time travel, where the protocol waits on the clock, is done in the
 # database and said so: an outbox row's grace period (retire_after) and an
-# abandoned intent's heartbeat (touched_at, for the idempotent resume) and
+# abandoned intent's heartbeat and lease (touched_at, expires_at, for the
+# idempotent resume) and
 # the lease of a crashed compensation's claim (lease_until) are moved into
 # the past; sweep leases are made short with a config copy.
 [ -n "${BASH_VERSION:-}" ] || exec bash "$0" "$@"
@@ -351,7 +352,7 @@ done
 # document.  Then its heartbeat is moved past the deadline and the retry
 # resumes the intent (or replays the answer): one document, the same bytes.
 age_intents() {
-	sql "UPDATE blobs SET touched_at = touched_at - INTERVAL 1 DAY
+	sql "UPDATE blobs SET touched_at = touched_at - INTERVAL 1 DAY, expires_at = NOW(6) - INTERVAL 1 SECOND
 	     WHERE document_id IN ($(scope_ids)) AND state = 'pending'"
 }
 

@@ -3,14 +3,17 @@
 # an idempotent resume races the original request's compensation.
 #
 #   R0 (Idempotency-Key K) writes its intent and is held at a failpoint
-#      (create.after_intent sleep) past its deadline.  The deadline passing
-#      is time travel in the database, said so: the intent's heartbeat
-#      (touched_at) is moved a day back, as tests/e2e/crash_matrix.sh does.
+#      (create.after_intent sleep) past its lease.  The lease passing is
+#      time travel in the database, said so: the intent's heartbeat
+#      (touched_at) is moved a day back and its lease (expires_at) ended,
+#      as tests/e2e/crash_matrix.sh does.
 #   R1 (same key, same bytes) resumes: it takes the intent over, then is
 #      held at resume.after_claim (sleep) while R0 wakes.
-#   R0 wakes, uploads, fails (create.after_upload error: the failure that
-#      sends a request into compensation, as its deadline would) and
-#      compensates.  R1 holds the row now: R0 must touch nothing.
+#   R0 wakes, reads the body and renews its lease right before its commit
+#      (Put Blob): zero rows, so it stops there, answers 5xx and goes into
+#      compensation, whose fenced claim loses too.  R1 holds the row now:
+#      R0 must touch nothing, in storage (no blob under the name while R1
+#      still holds) or in the database.
 #   R1 wakes and finishes: 201.
 #
 # Then, in MariaDB and Azurite directly (tests/lib/chaos.sh), before any
@@ -80,13 +83,13 @@ intent_written() {
 }
 
 printf '%s\n' "create.after_intent sleep:$R0_HOLD_MS once" \
-	"resume.after_claim sleep:$R1_HOLD_MS once" \
-	"create.after_upload error once" >"$FENCE_FP.tmp" && mv -f "$FENCE_FP.tmp" "$FENCE_FP"
+	"resume.after_claim sleep:$R1_HOLD_MS once" >"$FENCE_FP.tmp" && mv -f "$FENCE_FP.tmp" "$FENCE_FP"
 
 post "$fence_work/r0" &
 r0_pid=$!
 ok "$(wait_for 20 intent_written; echo $?)" "R0 wrote its intent and is held at create.after_intent"
-sql "UPDATE blobs b JOIN documents d ON d.blob_name = b.name SET b.touched_at = b.touched_at - INTERVAL 1 DAY
+sql "UPDATE blobs b JOIN documents d ON d.blob_name = b.name SET b.touched_at = b.touched_at - INTERVAL 1 DAY,
+     b.expires_at = NOW(6) - INTERVAL 1 SECOND
      WHERE d.name = $(sql_quote "$name") AND b.state = 'pending'"
 blob_name=$(sql "SELECT blob_name FROM documents WHERE name = $(sql_quote "$name")")
 
@@ -98,7 +101,10 @@ ok "$(kill -0 "$r0_pid" 2>/dev/null; echo $?)" "R0 is still held when R1 holds t
 wait "$r0_pid"
 r0_pid=
 r0_code=$(cat "$fence_work/r0.code")
-ok "$(fired create.after_upload; echo $?)" "R0 woke, uploaded and went into compensation"
+ok "$(kill -0 "$r1_pid" 2>/dev/null; echo $?)" "R0 answered while R1 still holds the row"
+az_list >"$fence_work/r0-done" || bail_out "cannot list Azurite"
+is "$(awk -v n="$blob_name" '$1 == n' "$fence_work/r0-done")" "" \
+	"R0 stopped at its lease renewal before the commit: no blob under the name"
 like "$r0_code" '^5[0-9][0-9]$' "R0, which lost its row, answers 5xx ($r0_code)"
 wait "$r1_pid"
 r1_pid=

@@ -84,6 +84,7 @@ rest() {
 # age BLOBNAME: its registry row looks abandoned (stale, grace over).
 age() {
 	sql "UPDATE blobs SET touched_at = NOW(6) - INTERVAL 7200 SECOND,
+		expires_at = IF(expires_at IS NULL, NULL, NOW(6) - INTERVAL 1 SECOND),
 		retire_after = IF(retire_after IS NULL, NULL, NOW(6) - INTERVAL 1 SECOND)
 	     WHERE name = '$1'"
 }

@@ -58,6 +58,8 @@ is "$rc" 64 "an unknown command exits 64 (EX_USAGE)"
 explain() { sql "EXPLAIN $1" | awk -F'\t' '{print $4 "/" $6}'; }
 is "$(explain "SELECT name FROM blobs WHERE state = 'pending' AND touched_at < NOW(6) - INTERVAL 900 SECOND ORDER BY touched_at LIMIT 500")" \
 	"range/blobs_state_touched" "stale intents: a range scan on (state, touched_at)"
+is "$(explain "SELECT name FROM blobs WHERE state = 'pending' AND expires_at < NOW(6) ORDER BY expires_at LIMIT 500")" \
+	"range/blobs_state_expires" "expired leases: a range scan on (state, expires_at)"
 is "$(explain "SELECT name FROM blobs WHERE state = 'retired' AND retire_after <= NOW(6) LIMIT 500")" \
 	"range/blobs_state_retire" "the outbox: a range scan on (state, retire_after)"
 is "$(explain "SELECT name FROM blobs WHERE state IN ('sweeping', 'deleting') AND lease_until < NOW(6) LIMIT 500")" \

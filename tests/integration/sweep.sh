@@ -41,6 +41,7 @@ listed() { bindery audit --json --prefix "$(rest "$1")" | jq -r '.counts.blobs_l
 # age BLOBNAME: make its registry row look abandoned (stale, leases and grace over).
 age() {
 	sql "UPDATE blobs SET touched_at = NOW(6) - INTERVAL 7200 SECOND,
+		expires_at = IF(expires_at IS NULL, NULL, NOW(6) - INTERVAL 1 SECOND),
 		lease_until = IF(lease_until IS NULL, NULL, NOW(6) - INTERVAL 1 SECOND),
 		retire_after = IF(retire_after IS NULL, NULL, NOW(6) - INTERVAL 1 SECOND)
 	     WHERE name = '$1'"

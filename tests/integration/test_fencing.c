@@ -87,8 +87,12 @@ doc_is(uint64_t id, const char *status, unsigned version, const char *blob)
 	return 0;
 }
 
+/* A lease of a minute for holder h. */
+#define LEASE(h) (&(struct lease){ (h), 60 })
+
 static const char sql_age[] =
-	"UPDATE blobs SET touched_at = NOW(6) - INTERVAL 1 DAY WHERE name = ?";
+	"UPDATE blobs SET touched_at = NOW(6) - INTERVAL 1 DAY, expires_at = NOW(6) - INTERVAL 1 SECOND"
+	" WHERE name = ?";
 
 static void
 age(const char *name)
@@ -108,7 +112,7 @@ new_intent(const char *tag, const char *blob, const char *holder)
 
 	snprintf(doc_name, sizeof doc_name, "fence-%s%s", RUN, tag);
 	e = docs_create_intent(S->db, span_from_cstr(doc_name), "fencetest", "text/plain", blob,
-			       holder, NULL, &id);
+			       LEASE(holder), NULL, &id);
 	if (e != DB_OK)
 		tap_bail("create intent %s: %s", blob, db_err_name(e));
 	return id;
@@ -123,15 +127,15 @@ test_resume_fences_out(char *a, size_t alen)
 	nm(a, alen, "a");
 	doc = new_intent("a", a, "H0");
 	tap_ok(row_is(a, "pending", "H0"), "create: the intent's row is pending, held by its creator");
-	tap_ok(blobs_take_over_stale(S->db, a, 60, "H1") == DB_CONFLICT && row_is(a, "pending", "H0"),
+	tap_ok(blobs_take_over_stale(S->db, a, LEASE("H1")) == DB_CONFLICT && row_is(a, "pending", "H0"),
 	       "resume: a fresh row (its holder is live) cannot be taken over");
 	age(a);
-	tap_ok(blobs_take_over_stale(S->db, a, 60, "H1") == DB_OK && row_is(a, "pending", "H1"),
+	tap_ok(blobs_take_over_stale(S->db, a, LEASE("H1")) == DB_OK && row_is(a, "pending", "H1"),
 	       "resume: an expired row is taken over, with the resumer as its holder");
-	tap_ok(blobs_take_over_stale(S->db, a, 60, "H2") == DB_CONFLICT && row_is(a, "pending", "H1"),
+	tap_ok(blobs_take_over_stale(S->db, a, LEASE("H2")) == DB_CONFLICT && row_is(a, "pending", "H1"),
 	       "resume: a second resumer finds the row renewed and gets zero rows");
 
-	tap_ok(blobs_renew_held(S->db, a, "H0") == DB_CONFLICT,
+	tap_ok(blobs_renew_held(S->db, a, LEASE("H0")) == DB_CONFLICT,
 	       "stale holder: renew (heartbeat) touches zero rows -> DB_CONFLICT");
 	tap_ok(docs_mark_ready(S->db, doc, a, "H0", 3, SHA_A) == DB_CONFLICT &&
 	       doc_is(doc, "pending", 1, a) && row_is(a, "pending", "H1"),
@@ -142,7 +146,7 @@ test_resume_fences_out(char *a, size_t alen)
 	       row_is(a, "pending", "H1"),
 	       "stale holder: dropping the intent -> DB_CONFLICT, document and row still there");
 
-	tap_ok(blobs_renew_held(S->db, a, "H1") == DB_OK, "live holder: renew succeeds");
+	tap_ok(blobs_renew_held(S->db, a, LEASE("H1")) == DB_OK, "live holder: renew succeeds");
 	tap_ok(docs_mark_ready(S->db, doc, a, "H1", 3, SHA_A) == DB_OK && doc_is(doc, "ready", 1, a) &&
 	       row_is(a, "committed", "H1"),
 	       "live holder: mark ready -> document ready, row committed");
@@ -181,11 +185,14 @@ test_sweeper_fences_out(uint64_t doc, const char *a, char *b, size_t blen, char 
 	nm(b, blen, "b");
 	nm(c, clen, "c");
 	snprintf(claimer, sizeof claimer, "fence-sweeper-%s", RUN);
-	if (docs_replace_intent(S->db, doc, b, "HB") != DB_OK ||
-	    docs_replace_intent(S->db, doc, c, "HC") != DB_OK)
+	if (docs_replace_intent(S->db, doc, b, LEASE("HB")) != DB_OK ||
+	    docs_replace_intent(S->db, doc, c, LEASE("HC")) != DB_OK)
 		tap_bail("replace intents: %s", db_last_error(S->db));
+	tap_ok(sweep_db_claim_stale(S->db, claimer, P, 60, -1, 100, &n) == DB_OK && n == 0 &&
+	       row_is(b, "pending", "HB") && row_is(c, "pending", "HC"),
+	       "sweeper: claims no pending row whose lease has not expired");
 	age(b);
-	tap_ok(sweep_db_claim_stale(S->db, claimer, P, 60, 3600, 100, &n) == DB_OK && n == 1 &&
+	tap_ok(sweep_db_claim_stale(S->db, claimer, P, 60, -1, 100, &n) == DB_OK && n == 1 &&
 	       row_is(b, "sweeping", claimer) && row_is(c, "pending", "HC"),
 	       "sweeper: claims the expired row (holder = claimer), not the live one");
 	tap_ok(sweep_db_release(S->db, claimer, b) == DB_OK && row_is(b, "pending", claimer),
@@ -200,7 +207,7 @@ test_sweeper_fences_out(uint64_t doc, const char *a, char *b, size_t blen, char 
 		       row_is(a, "committed", "H1"),
 		       "stale holder (replace): commit -> DB_CONFLICT (not stale), document and rows untouched");
 	}
-	tap_ok(blobs_renew_held(S->db, b, "HB") == DB_CONFLICT,
+	tap_ok(blobs_renew_held(S->db, b, LEASE("HB")) == DB_CONFLICT,
 	       "stale holder (replace): renew -> DB_CONFLICT");
 	tap_ok(blobs_retire_unreferenced(S->db, b, "HB") == DB_CONFLICT && row_is(b, "pending", claimer),
 	       "stale holder (replace): rollback (pending -> retired) -> DB_CONFLICT, row untouched");
@@ -226,7 +233,7 @@ test_version_guard(uint64_t doc, const char *a, const char *c)
 		       row_is(a, "retired", "H1"),
 		       "replace with If-Match version 1: committed (version 2), the old blob retired");
 	}
-	if (docs_replace_intent(S->db, doc, d, "HD") != DB_OK)
+	if (docs_replace_intent(S->db, doc, d, LEASE("HD")) != DB_OK)
 		tap_bail("replace intent %s: %s", d, db_last_error(S->db));
 	{
 		struct replace_blob nb = { d, "HD", 5, SHA_B, "text/plain" };
@@ -237,7 +244,7 @@ test_version_guard(uint64_t doc, const char *a, const char *c)
 	}
 	tap_ok(blobs_retire_unreferenced(S->db, d, "HD") == DB_OK && row_is(d, "retired", "HD"),
 	       "the refused replace's holder rolls its new blob back into the outbox");
-	if (docs_replace_intent(S->db, doc, f, "HF") != DB_OK)
+	if (docs_replace_intent(S->db, doc, f, LEASE("HF")) != DB_OK)
 		tap_bail("replace intent %s: %s", f, db_last_error(S->db));
 	{
 		struct replace_blob nb = { f, "HF", 5, SHA_B, "text/plain" };

@@ -61,13 +61,18 @@ static const struct bad_case bad_cases[] = {
 	{ BASE "[auth]\ntrusted_proxies = 10.0.0.0/33\n", "trusted_proxies: invalid value" },
 	{ BASE "[download]\nmode = teleport\n", "mode: invalid value" },
 	{ BASE "[limits]\nrequest_deadline = 600\nsweep_cutoff = 900\n", "at least twice" },
-	/* Twice the deadline alone is not enough: the body's idle time and
-	 * the compensation budget count too (2 x (300 + 30) + 5 = 665). */
-	{ BASE "[limits]\nrequest_deadline = 300\nsweep_cutoff = 664\n",
-	  "sweep_cutoff must be at least twice (request_deadline + body_idle_timeout) plus 5s of"
-	  " compensation: 665" },
+	/* Twice the deadline alone is not enough: the heartbeat, the body's
+	 * idle time and the compensation budget count too
+	 * (2 x (30 + 300 + 30) + 5 = 725). */
+	{ BASE "[limits]\nrequest_deadline = 300\nsweep_cutoff = 724\n",
+	  "sweep_cutoff must be at least twice (heartbeat + request_deadline + body_idle_timeout)"
+	  " plus 5s of compensation: 725" },
 	{ BASE "[limits]\nrequest_deadline = 60\nsweep_cutoff = 200\nbody_idle_timeout = 40\n",
-	  "compensation: 205" },
+	  "compensation: 265" },
+	/* The heartbeat is a term of its own: 2 x (5 + 60 + 30) + 5 = 195. */
+	{ BASE "[limits]\nrequest_deadline = 60\nsweep_cutoff = 194\nheartbeat = 5\n",
+	  "compensation: 195" },
+	{ BASE "[limits]\nheartbeat = 0\n", "[limits] heartbeat: invalid value" },
 	{ BASE "[limits]\nbody_idle_timeout = 0\n", "[limits] body_idle_timeout: invalid value" },
 	{ BASE "[limits]\nbody_idle_timeout = soon\n", "[limits] body_idle_timeout: invalid value" },
 	{ BASE "[limits]\nbody_min_rate = fast\n", "[limits] body_min_rate: invalid value" },
@@ -153,7 +158,8 @@ main(void)
 		TAP_EQ_INT(cfg->body_idle_timeout, 30, "default body_idle_timeout");
 		TAP_EQ_INT(cfg->body_min_rate, 1024, "default body_min_rate");
 		TAP_EQ_INT(cfg->body_min_rate_grace, 60, "default body_min_rate_grace");
-		TAP_EQ_INT(config_sweep_cutoff_min(cfg), 665, "default minimum cutoff 2 x (300 + 30) + 5");
+		TAP_EQ_INT(cfg->heartbeat, 30, "default heartbeat");
+		TAP_EQ_INT(config_sweep_cutoff_min(cfg), 725, "default minimum cutoff 2 x (30 + 300 + 30) + 5");
 		tap_ok(cfg->sweep_cutoff >= config_sweep_cutoff_min(cfg), "the default cutoff meets it");
 		config_free(cfg);
 		cfg = NULL;
@@ -242,9 +248,10 @@ main(void)
 	config_free(cfg);
 	cfg = NULL;
 
-	tap_ok(load_text(BASE "[limits]\nrequest_deadline = 60\nsweep_cutoff = 185\nbody_idle_timeout = 30\n"
-			 "body_min_rate = 0\nbody_min_rate_grace = 5\n", &cfg, err, sizeof err, NULL, 0) == 0,
-	       "a cutoff of exactly 2 x (60 + 30) + 5 loads: %s", err);
+	tap_ok(load_text(BASE "[limits]\nrequest_deadline = 60\nsweep_cutoff = 195\nbody_idle_timeout = 30\n"
+			 "heartbeat = 5\nbody_min_rate = 0\nbody_min_rate_grace = 5\n", &cfg, err, sizeof err,
+			 NULL, 0) == 0,
+	       "a cutoff of exactly 2 x (5 + 60 + 30) + 5 loads: %s", err);
 	if (cfg) {
 		TAP_EQ_INT(cfg->body_min_rate, 0, "body_min_rate = 0 turns the minimum off");
 		TAP_EQ_INT(cfg->body_min_rate_grace, 5, "body_min_rate_grace parsed");

@@ -1,0 +1,145 @@
+#!/usr/bin/env bash
+# Leases instead of a request deadline (issue 12, section 1; DESIGN.md
+# "Create" step 5 and "Uploads that outlive a request").  A private
+# lighttpd, first with mod_fastcgi (conf/lighttpd.conf) and then running
+# bindery.fcgi as a plain CGI program (conf/lighttpd-cgi.conf), in front of
+# the test stack's MariaDB and Azurite, with
+#   request_deadline = 5, heartbeat = 2, body_idle_timeout = 3,
+#   sweep_cutoff = 25 (the least the relation allows: 2 x (2 + 5 + 3) + 5):
+#   - a 3 MiB upload trickled over about 40 s (eight times the deadline,
+#     longer than the cutoff) answers 201 and reads back byte-identical
+#     (SHA-256 of the files); FastCGI with 1 MiB blocks (Put Block, Put
+#     Block List), CGI with one Put Blob;
+#   - a plain `bindery sweep` (no --older-than: leases only) run 30 s into
+#     each upload, when the intent is older than sweep_cutoff, does not take
+#     it: the row is still pending under the same holder, and the upload
+#     still answers 201.
+# Under Apache mod_fcgid reads the whole body before bindery sees a byte, so
+# there is no heartbeat to test there (README, "Slow and long uploads").
+[ -n "${BASH_VERSION:-}" ] || exec bash "$0" "$@"
+here=$(cd "$(dirname "$0")" && pwd)
+. "$here/../lib/tap.sh"
+. "$here/../lib/http.sh"
+. "$here/../lib/chaos.sh"
+. "$here/../lib/stack.sh"
+
+chaos_need_stack
+need_stack BINDERY_TEST_BIN
+[ -x "$BINDERY_TEST_BIN/bindery.fcgi" ] || bail_out "$BINDERY_TEST_BIN/bindery.fcgi was not built"
+command -v python3 >/dev/null || bail_out "python3 is needed for the slow client"
+[ -x "$(stack_lighttpd_bin)" ] || bail_out "lighttpd is not installed"
+stack_init "$BINDERY_TEST_VAR"
+stack_alive mariadb && stack_alive azurite || bail_out "MariaDB or Azurite of the test stack is not running"
+avoid="$DB_PORT $BLOB_PORT $HTTP_PORT $APACHE_PORT"
+
+slow_client=$here/../tools/slow_client.py
+run=lease$$x$RANDOM
+prefix=leases-$run-
+size=3145728			# 3 MiB
+chunk=40000 every=0.5		# 80 KB/s: about 40 s
+sweep_at=30			# seconds after the intent: past sweep_cutoff (25)
+
+work=$(mktemp -d)
+cleanup() {
+	stack_stop lighttpd 20
+	rm -rf "$work"
+}
+trap cleanup EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
+
+# The body slow_client.py sends (b'x' repeated), as a file to hash.
+python3 -c "import sys; sys.stdout.buffer.write(b'x' * $size)" >"$work/body.bin"
+
+# conf NAME BLOCK: the stack's configuration with the small bounds, 1 MiB
+# blocks or one Put Blob, and a blob prefix of this run's own.
+conf() {
+	{
+		cat "$BINDERY_CONFIG"
+		printf '\n[storage]\nprefix = %s\n' "$prefix"
+		printf '[limits]\nrequest_deadline = 5\nheartbeat = 2\nbody_idle_timeout = 3\n'
+		printf 'sweep_cutoff = 25\nblock_size = %s\nsingle_put_max = %s\n' "$2" "$2"
+	} >"$work/$1.conf"
+	chmod 0600 "$work/$1.conf"
+	"$BINDERY_TEST_BIN/bindery" -c "$work/$1.conf" sweep --dry-run --older-than 999999 >/dev/null \
+		2>"$work/check.err" || bail_out "the test configuration does not load: $(cat "$work/check.err")"
+}
+conf fastcgi 1M
+conf cgi 4M
+
+# server KIND TEMPLATE: a private lighttpd from conf/TEMPLATE in a state
+# directory of its own, running bindery.fcgi with KIND's configuration.
+server() {
+	local kind=$1 template=$2
+	stack_init "$BINDERY_TEST_VAR/leases-$kind"
+	stack_stop lighttpd 20	# whatever an interrupted run left behind
+	rm -f "$STACK_VAR/ports.env"
+	HTTP_PORT=''
+	STACK_AVOID_PORTS=$avoid
+	stack_port HTTP_PORT 18300 || bail_out "no free port"
+	stack_render "$here/../../conf/$template" "$STACK_VAR/lighttpd.conf" PORT="$HTTP_PORT" \
+		VAR="$STACK_VAR" BINDIR="$BINDERY_TEST_BIN" CONFIG="$work/$kind.conf" ||
+		bail_out "bad conf/$template"
+	stack_lighttpd_start "$STACK_VAR/lighttpd.conf" || bail_out "lighttpd ($kind) did not start"
+	note "lighttpd $kind on port $HTTP_PORT"
+}
+
+# wait_for SECONDS CMD...: poll CMD every 0.1 s; status 0 once it holds.
+wait_for() {
+	local limit=$(($1 * 10)) i
+	shift
+	for ((i = 0; i < limit; i++)); do
+		"$@" && return 0
+		sleep 0.1
+	done
+	return 1
+}
+
+intent_written() { [ -n "$(blob_of "$1")" ]; }
+blob_of() { sql "SELECT blob_name FROM documents WHERE name = '$1'"; }
+row_of() { sql "SELECT CONCAT(state, ' ', COALESCE(holder, '-')) FROM blobs WHERE name = '$1'"; }
+
+# upload KIND: the slow upload through the server started last, a sweep
+# in the middle of it, then the checks.
+upload() {
+	local kind=$1 name=$run-$1 code secs err blob before after id t0
+	t0=$(date +%s)
+	python3 "$slow_client" --port "$HTTP_PORT" --path "/documents?name=$name" \
+		--header "Authorization: Bearer $BINDERY_TEST_TOKEN" \
+		--header 'Content-Type: application/octet-stream' --length "$size" --first 0 \
+		--every "$every" --chunk "$chunk" --give-up 120 >"$work/$kind.out" 2>"$work/$kind.err" ||
+		printf '000 0 client-failed -\n' >"$work/$kind.out" &
+	local client=$!
+	ok "$(wait_for 20 intent_written "$name"; echo $?)" "$kind: the upload's intent is written"
+	blob=$(blob_of "$name")
+	sleep $((sweep_at - ($(date +%s) - t0)))
+	before=$(row_of "$blob")
+	"$BINDERY_TEST_BIN/bindery" -c "$work/$kind.conf" sweep --prefix "${blob#"$prefix"}" \
+		>"$work/$kind-sweep.log" 2>&1
+	is "$?" 0 "$kind: a plain bindery sweep ($(($(date +%s) - t0)) s into the upload) exits 0"
+	after=$(row_of "$blob")
+	like "$before" '^pending [0-9a-f]+$' "$kind: the row is pending under its holder before the sweep"
+	is "$after" "$before" "$kind: ... and after it: the sweep did not take the live upload"
+	ok "$(kill -0 "$client" 2>/dev/null; echo $?)" "$kind: ... which was still streaming then"
+	wait "$client"
+	read -r code secs err _ <"$work/$kind.out"
+	is "$code" 201 "$kind: the 3 MiB upload over $secs s (request_deadline 5) answers 201 ($err)"
+	ok "awk -v s='$secs' 'BEGIN { exit !(s >= 30) }'" "$kind: ... and it took longer than sweep_cutoff"
+	id=$(sql "SELECT id FROM documents WHERE name = '$name' AND status = 'ready'")
+	curl -s -m 60 -o "$work/$kind.read" -H "Authorization: Bearer $BINDERY_TEST_TOKEN" \
+		"http://127.0.0.1:$HTTP_PORT/documents/${id:-0}/content"
+	is "$(sha "$work/$kind.read")" "$(sha "$work/body.bin")" "$kind: it reads back byte-identical (SHA-256)"
+	is "$(sql "SELECT state FROM blobs WHERE name = '$blob'")" committed "$kind: its registry row is committed"
+	# Leave nothing behind: the document goes through the outbox.
+	curl -s -m 30 -o /dev/null -X DELETE -H "Authorization: Bearer $BINDERY_TEST_TOKEN" \
+		"http://127.0.0.1:$HTTP_PORT/documents/${id:-0}"
+}
+
+server fastcgi lighttpd.conf
+upload fastcgi
+stack_stop lighttpd 20
+server cgi lighttpd-cgi.conf
+upload cgi
+stack_stop lighttpd 20
+
+done_testing
