@@ -309,10 +309,10 @@ test_experiment_i(struct blob_client *c, struct blob_client *staged)
 {
 	static const struct blob_tag tags[] = { { "state", "pending" }, { "k", "v" } };
 	const struct blob_upload_opts variants[] = {
-		{ NULL, NULL, 0, -1 },
-		{ "application/pdf", NULL, 0, -1 },
-		{ NULL, tags, 2, -1 },
-		{ "text/plain", tags, 1, 5 },
+		{ .content_type = NULL, .expected_size = -1 },
+		{ .content_type = "application/pdf", .expected_size = -1 },
+		{ .tags = tags, .ntags = 2, .expected_size = -1 },
+		{ .content_type = "text/plain", .tags = tags, .ntags = 1, .expected_size = 5 },
 	};
 	struct blob_upload_info info;
 	struct blob_result r;
@@ -544,7 +544,7 @@ test_streaming(void)
 	g.left = 20 * 1024 * 1024;
 	g.state = 7;
 	int rc = blob_upload_create(c, "big/20MiB", &(struct blob_upload_opts){
-	    "application/octet-stream", NULL, 0, 20 * 1024 * 1024 }, gen_read, &g,
+	    .content_type = "application/octet-stream", .expected_size = 20 * 1024 * 1024 }, gen_read, &g,
 	    &info, &r);
 
 	tap_ok(rc == BLOB_OK, "20 MiB staged upload in 1 MiB blocks (%s %s)",

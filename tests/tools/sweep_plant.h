@@ -24,8 +24,8 @@ plant_blob(struct blob_client *b, const char *name, const char *bytes, const cha
 	   struct blob_upload_info *info)
 {
 	struct blob_tag tag = { "state", state };
-	struct blob_upload_opts o = { "text/plain", state ? &tag : NULL, state ? 1 : 0,
-				      (int64_t)strlen(bytes) };
+	struct blob_upload_opts o = { .content_type = "text/plain", .tags = state ? &tag : NULL,
+				      .ntags = state ? 1 : 0, .expected_size = (int64_t)strlen(bytes) };
 	struct mem_reader m = { bytes, strlen(bytes), 0 };
 	struct blob_upload_info scratch;
 	struct blob_result r;
