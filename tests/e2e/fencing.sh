@@ -30,7 +30,7 @@ top=${top_srcdir:-$(cd "$here/../.." && pwd)}
 . "$top/tests/lib/chaos.sh"
 
 chaos_need_stack
-command -v curl >/dev/null || skip_all "curl is needed"
+command -v curl >/dev/null || missing "curl is needed"
 FENCE_FP=$BINDERY_TEST_VAR/failpoints
 FENCE_RUN=fence$$x$RANDOM
 fence_work=$(mktemp -d)

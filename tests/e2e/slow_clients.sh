@@ -28,11 +28,11 @@ here=$(cd "$(dirname "$0")" && pwd)
 
 chaos_need_stack
 need_stack BINDERY_TEST_BIN
-[ -x "$BINDERY_TEST_BIN/bindery.fcgi" ] || skip_all "$BINDERY_TEST_BIN/bindery.fcgi was not built"
-command -v python3 >/dev/null || skip_all "python3 is needed for the slow client"
-[ -x "$(stack_lighttpd_bin)" ] || skip_all "lighttpd is not installed"
+[ -x "$BINDERY_TEST_BIN/bindery.fcgi" ] || missing "$BINDERY_TEST_BIN/bindery.fcgi was not built"
+command -v python3 >/dev/null || missing "python3 is needed for the slow client"
+[ -x "$(stack_lighttpd_bin)" ] || missing "lighttpd is not installed"
 stack_init "$BINDERY_TEST_VAR"
-stack_alive mariadb && stack_alive azurite || skip_all "MariaDB or Azurite of the test stack is not running"
+stack_alive mariadb && stack_alive azurite || missing "MariaDB or Azurite of the test stack is not running"
 avoid="$DB_PORT $BLOB_PORT $HTTP_PORT $APACHE_PORT"
 
 slow_client=$here/../tools/slow_client.py
