@@ -131,8 +131,16 @@ lease_deadline(struct services *s, const struct held_intent *hi)
 	blob_client_set_deadline(s->blob, deadline < last_start ? deadline : last_start);
 }
 
-/* Renew hi's lease; -1 when the row is lost (lb->lost) or unreachable. */
-static int
+/* What a renewal of hi's lease found (DESIGN.md "Fencing"): a caller that
+ * did not get LEASE_RENEWED stops before its next storage call. */
+enum lease_result {
+	LEASE_RENEWED,		/* expires_at pushed; this attempt's view reset */
+	LEASE_LOST,		/* zero rows: a resume or the sweeper holds the row */
+	LEASE_UNREACHABLE,	/* the database did not answer */
+};
+
+/* Renew hi's lease, fenced by its holder; lb->lost or lb->failed says why not. */
+static BINDERY_NODISCARD enum lease_result
 lease_renew(struct lease_body *lb)
 {
 	struct lease l = lease_of(lb->s, lb->hi);
@@ -143,40 +151,79 @@ lease_renew(struct lease_body *lb)
 	if (e == DB_OK) {
 		lb->hi->leased_ms = before;
 		lease_deadline(lb->s, lb->hi);
-		return 0;
+		return LEASE_RENEWED;
 	}
 	if (e == DB_CONFLICT) {
 		log_info("intent %s was taken over; stopping its upload", lb->hi->blob_name);
 		lb->lost = 1;
-	} else {
-		log_warn("lease on %s not renewed: %s", lb->hi->blob_name, db_err_name(e));
-		lb->failed = 1;
+		return LEASE_LOST;
 	}
-	return -1;
+	log_warn("lease on %s not renewed: %s", lb->hi->blob_name, db_err_name(e));
+	lb->failed = 1;
+	return LEASE_UNREACHABLE;
 }
 
+/* The heartbeat: a renewal once heartbeat seconds of progress have passed
+ * since the last one.  LEASE_RENEWED also when none was due. */
+static BINDERY_NODISCARD enum lease_result
+lease_heartbeat(struct lease_body *lb)
+{
+	int64_t heartbeat_ms = (int64_t)lb->s->cfg->heartbeat * 1000;
+	enum lease_result lr;
+
+	if (blob_now_ms() - lb->hi->leased_ms < heartbeat_ms)
+		return LEASE_RENEWED;
+	lr = lease_renew(lb);
+	if (lr == LEASE_RENEWED && FAILPOINT("lease.after_heartbeat")) {
+		lb->failed = 1;
+		return LEASE_UNREACHABLE;
+	}
+	return lr;
+}
+
+/* blob_read_fn over the request body: renews the lease as bytes arrive. */
 static long
 lease_read(void *arg, char *buf, size_t len)
 {
 	struct lease_body *lb = arg;
-	int64_t heartbeat_ms = (int64_t)lb->s->cfg->heartbeat * 1000;
 	long got;
 
 	if (lb->lost || lb->failed)
 		return -1;
 	got = lb->read(lb->ctx, buf, len);
-	if (got > 0 && blob_now_ms() - lb->hi->leased_ms >= heartbeat_ms && lease_renew(lb) != 0)
-		return -1;
+	if (got > 0) {
+		switch (lease_heartbeat(lb)) {
+		case LEASE_RENEWED:
+			break;
+		case LEASE_LOST:
+		case LEASE_UNREACHABLE:
+			return -1;
+		}
+	}
 	if (got >= 0)
 		lease_deadline(lb->s, lb->hi);
 	return got;
 }
 
-/* blob_upload_opts.before_commit: renew right before Put Blob / Put Block List. */
+/* blob_upload_opts.before_commit: renew right before Put Blob / Put Block
+ * List (the storage layer's callback type: 0 lets the commit go ahead). */
 static int
 lease_before_commit(void *arg)
 {
-	return lease_renew(arg);
+	struct lease_body *lb = arg;
+
+	switch (lease_renew(lb)) {
+	case LEASE_RENEWED:
+		if (FAILPOINT("lease.before_commit")) {
+			lb->failed = 1;
+			return -1;
+		}
+		return 0;
+	case LEASE_LOST:
+	case LEASE_UNREACHABLE:
+		break;
+	}
+	return -1;
 }
 
 /* The value of the blob's one tag when that tag is its state (NULL otherwise). */
@@ -304,7 +351,14 @@ upload_and_commit_tag(struct services *s, struct held_intent *hi, const struct p
 	}
 	if (FAILPOINT(fp->after_upload))
 		return PROTO_UNAVAILABLE;
-	if (lease_renew(&lb) != 0)
+	switch (lease_renew(&lb)) {
+	case LEASE_RENEWED:
+		break;
+	case LEASE_LOST:
+	case LEASE_UNREACHABLE:
+		return PROTO_UNAVAILABLE;
+	}
+	if (FAILPOINT("lease.before_flip"))
 		return PROTO_UNAVAILABLE;
 
 	if (blob_set_tags(s->blob, blob_name, committed, 1, tag_state_guard(TAG_STATE_PENDING), &r) != 0) {

@@ -27,6 +27,7 @@ top=${top_srcdir:-$(cd "$here/../.." && pwd)}
 . "$top/tests/lib/tap.sh"
 . "$top/tests/lib/http.sh"
 . "$top/tests/lib/chaos.sh"
+. "$top/tests/lib/stack.sh"
 
 chaos_need_stack
 # The file the responder reads its failpoints from ($BINDERY_FAILPOINTS_FILE
@@ -36,10 +37,16 @@ URL=$BINDERY_TEST_LIGHTTPD_URL
 RUN=cm$$x$RANDOM
 work=$(mktemp -d)
 private_lighttpd=
+heartbeat_lighttpd=
 
 cleanup() {
 	: >"$FP" 2>/dev/null
 	if [ -n "$private_lighttpd" ]; then
+		stack_init "$BINDERY_TEST_VAR/crash-lighttpd"
+		stack_lighttpd_stop
+	fi
+	if [ -n "$heartbeat_lighttpd" ]; then
+		stack_init "$BINDERY_TEST_VAR/crash-heartbeat"
 		stack_lighttpd_stop
 	fi
 	rm -rf "$work"
@@ -87,16 +94,8 @@ if ! probe; then
 	# same config) with it.
 	note "the stack's lighttpd does not pass BINDERY_FAILPOINTS_FILE=$FP to bindery.fcgi;"
 	note "starting a private lighttpd for the crash matrix"
-	. "$top/tests/lib/stack.sh"
-	stack_init "$BINDERY_TEST_VAR/crash-lighttpd"
-	STACK_AVOID_PORTS=$(sed -n 's/^[A-Z_]*=//p' "$BINDERY_TEST_VAR/ports.env" 2>/dev/null | tr '\n' ' ')
-	stack_port HTTP_PORT 18180 || bail_out "no free port"
-	mkdir -p "$STACK_VAR/www"
-	stack_render "$top/conf/lighttpd.conf" "$STACK_VAR/lighttpd.conf" PORT="$HTTP_PORT" \
-		VAR="$STACK_VAR" BINDIR="$CHAOS_BIN" CONFIG="$BINDERY_CONFIG" || bail_out "render lighttpd.conf"
-	export BINDERY_FAILPOINTS_FILE=$FP
-	stack_lighttpd_start "$STACK_VAR/lighttpd.conf" || bail_out "private lighttpd did not start"
-	unset BINDERY_FAILPOINTS_FILE
+	BINDERY_FAILPOINTS_FILE=$FP stack_private_lighttpd "$BINDERY_TEST_VAR/crash-lighttpd" lighttpd.conf \
+		"$BINDERY_CONFIG" "$CHAOS_BIN" 18180 || bail_out "private lighttpd did not start"
 	private_lighttpd=1
 	URL=http://127.0.0.1:$HTTP_PORT
 	wait_up || bail_out "private lighttpd: /healthz is not 200"
@@ -474,6 +473,98 @@ for point in drain.after_claim drain.after_tag drain.after_delete; do
 	EXPECT="gone:${P}doc"
 	finish
 done
+
+# ---- leases: a crash right after a renewal (issue 12, section 1) -------------------
+
+# Each renewal pushes the intent's lease (expires_at) to now + sweep_cutoff,
+# so a crash right after one leaves a row the sweeper must leave alone until
+# the lease has passed, and resolve then.  A plain sweep (leases only, no
+# --older-than) runs first, with the lease still live: it must leave the
+# row and what storage holds.  Then the lease is moved into the past (time
+# travel in the database, as above) and a plain sweep must resolve it: no
+# row, no document, no blob, no staged blocks, and `bindery audit` of the
+# blob's name clean.  finish then checks the cell as for every other one.
+STORAGE_PREFIX=$(sed -n 's/^prefix *= *//p' "$BINDERY_CONFIG" | tail -n 1)
+
+# plain_sweep: one `bindery sweep` without --older-than; sets SWEEP_RC.
+plain_sweep() {
+	env BINDERY_LOG_STDERR=1 BINDERY_FAILPOINTS_FILE=/dev/null \
+		"$CHAOS_BIN/bindery" -c "$work/cli.conf" sweep >>"$work/sweep.log" 2>&1
+	SWEEP_RC=$?
+}
+listed_as() { az_list | awk -v n="$1" '$1 == n { print $3 }'; }
+intent_state() { sql "SELECT state FROM blobs WHERE name = '$1'"; }
+
+# lease_cell STORED: the cell's intent, crashed right after a renewal,
+# holds STORED in storage (uncommitted: staged blocks only; pending: the
+# committed blob still tagged pending; empty: nothing).
+lease_cell() {
+	local stored=$1 blob
+	blob=$(sql "SELECT blob_name FROM documents WHERE name = $(sql_quote "${P}doc")")
+	[ -n "$blob" ] || { cell_fail "no intent was written"; return; }
+	note_blobs
+	disarm
+	wait_up || cell_fail "web server did not come back"
+	[ "$(sql "SELECT COUNT(*) FROM blobs WHERE name = '$blob' AND state = 'pending'
+		  AND expires_at > NOW(6) + INTERVAL 2 SECOND")" = 1 ] ||
+		cell_fail "the intent is not pending under a live lease"
+	[ "$(listed_as "$blob")" = "$stored" ] || cell_fail "storage holds '$(listed_as "$blob")', not '$stored'"
+	plain_sweep
+	[ "$SWEEP_RC" = 0 ] || cell_fail "plain sweep exit $SWEEP_RC"
+	[ "$(intent_state "$blob")" = pending ] ||
+		cell_fail "a sweep before the lease passed took the intent ($(intent_state "$blob"))"
+	[ "$(listed_as "$blob")" = "$stored" ] || cell_fail "a sweep before the lease passed touched storage"
+	sql "UPDATE blobs SET expires_at = NOW(6) - INTERVAL 1 SECOND WHERE name = '$blob' AND state = 'pending'"
+	plain_sweep
+	[ "$SWEEP_RC" = 0 ] || cell_fail "plain sweep after the lease exit $SWEEP_RC"
+	[ -z "$(intent_state "$blob")" ] || cell_fail "after the lease passed the row is still $(intent_state "$blob")"
+	[ "$(sql "SELECT COUNT(*) FROM documents WHERE name = $(sql_quote "${P}doc")")" = 0 ] ||
+		cell_fail "after the lease passed the document row is still there"
+	[ -z "$(listed_as "$blob")" ] || cell_fail "after the lease passed storage still holds '$(listed_as "$blob")'"
+	"$CHAOS_BIN/bindery" -c "$work/cli.conf" audit --prefix "${blob#"$STORAGE_PREFIX"}" >"$work/audit.out" 2>&1 ||
+		cell_fail "audit of $blob: $(head -n 3 "$work/audit.out" | tr '\n' ' ')"
+	C_NOTE="${C_NOTE:+$C_NOTE; }kept by a sweep under its lease"
+	EXPECT="gone:${P}doc"
+}
+
+# Fenced renewals around the commit, through the stack's responder (its
+# block size: large.bin is staged as blocks, small.bin is one Put Blob).
+for spec in "lease.before_commit large uncommitted" "lease.before_commit small " \
+	"lease.before_flip large pending"; do
+	read -r point size stored <<<"$spec"
+	begin "create raw($size)" "$point" exit
+	arm "$point exit once"
+	send raw "${P}doc" "$work/$size.bin"; code
+	need_fired "$point"
+	lease_cell "$stored"
+	finish
+done
+
+# The heartbeat while the body streams needs a body slower than heartbeat:
+# a lighttpd of our own whose responder reads a configuration with
+# heartbeat = 1 and 1 MiB blocks (the stack's prefix, so the CLI's sweep
+# sees its names), and a client that sends 2 MiB at once (two blocks are
+# staged) and then trickles.
+{
+	cat "$BINDERY_CONFIG"
+	printf '\n[limits]\nheartbeat = 1\nrequest_deadline = 5\nbody_idle_timeout = 3\n'
+	printf 'sweep_cutoff = 25\nblock_size = 1M\nsingle_put_max = 1M\n'
+} >"$work/heartbeat.conf"
+chmod 0600 "$work/heartbeat.conf"
+BINDERY_FAILPOINTS_FILE=$FP stack_private_lighttpd "$BINDERY_TEST_VAR/crash-heartbeat" lighttpd.conf \
+	"$work/heartbeat.conf" "$CHAOS_BIN" 18190 || bail_out "the heartbeat lighttpd did not start"
+heartbeat_lighttpd=1
+HB_PORT=$HTTP_PORT
+
+begin "create slow(staged)" lease.after_heartbeat exit
+arm "lease.after_heartbeat exit once"
+python3 "$top/tests/tools/slow_client.py" --port "$HB_PORT" --path "/documents?name=${P}doc" \
+	--header "Authorization: Bearer $BINDERY_TEST_TOKEN" --header 'Content-Type: application/x-crash' \
+	--length 3145728 --first 2097152 --every 0.2 --chunk 20000 --give-up 60 >"$work/slow.out" 2>&1
+read -r CODE _ <"$work/slow.out"; code
+need_fired lease.after_heartbeat
+lease_cell uncommitted
+finish
 
 # ---- the matrix ------------------------------------------------------------------------
 

@@ -67,17 +67,6 @@ post() {
 # fired NAME: the "once" line for NAME is gone from the failpoints file.
 fired() { ! grep -q "^$1 " "$FENCE_FP" 2>/dev/null; }
 
-# wait_for SECONDS CMD...: poll CMD every 0.1 s; status 0 once it holds.
-wait_for() {
-	local limit=$(($1 * 10)) i
-	shift
-	for ((i = 0; i < limit; i++)); do
-		"$@" && return 0
-		sleep 0.1
-	done
-	return 1
-}
-
 intent_written() {
 	[ "$(sql "SELECT COUNT(*) FROM documents WHERE name = $(sql_quote "$name")")" = 1 ]
 }

@@ -30,7 +30,6 @@ command -v python3 >/dev/null || bail_out "python3 is needed for the slow client
 [ -x "$(stack_lighttpd_bin)" ] || bail_out "lighttpd is not installed"
 stack_init "$BINDERY_TEST_VAR"
 stack_alive mariadb && stack_alive azurite || bail_out "MariaDB or Azurite of the test stack is not running"
-avoid="$DB_PORT $BLOB_PORT $HTTP_PORT $APACHE_PORT"
 
 slow_client=$here/../tools/slow_client.py
 run=lease$$x$RANDOM
@@ -70,29 +69,9 @@ conf cgi 4M
 # server KIND TEMPLATE: a private lighttpd from conf/TEMPLATE in a state
 # directory of its own, running bindery.fcgi with KIND's configuration.
 server() {
-	local kind=$1 template=$2
-	stack_init "$BINDERY_TEST_VAR/leases-$kind"
-	stack_stop lighttpd 20	# whatever an interrupted run left behind
-	rm -f "$STACK_VAR/ports.env"
-	HTTP_PORT=''
-	STACK_AVOID_PORTS=$avoid
-	stack_port HTTP_PORT 18300 || bail_out "no free port"
-	stack_render "$here/../../conf/$template" "$STACK_VAR/lighttpd.conf" PORT="$HTTP_PORT" \
-		VAR="$STACK_VAR" BINDIR="$BINDERY_TEST_BIN" CONFIG="$work/$kind.conf" ||
-		bail_out "bad conf/$template"
-	stack_lighttpd_start "$STACK_VAR/lighttpd.conf" || bail_out "lighttpd ($kind) did not start"
-	note "lighttpd $kind on port $HTTP_PORT"
-}
-
-# wait_for SECONDS CMD...: poll CMD every 0.1 s; status 0 once it holds.
-wait_for() {
-	local limit=$(($1 * 10)) i
-	shift
-	for ((i = 0; i < limit; i++)); do
-		"$@" && return 0
-		sleep 0.1
-	done
-	return 1
+	stack_private_lighttpd "$BINDERY_TEST_VAR/leases-$1" "$2" "$work/$1.conf" "$BINDERY_TEST_BIN" 18300 ||
+		bail_out "lighttpd ($1) did not start"
+	note "lighttpd $1 on port $HTTP_PORT"
 }
 
 intent_written() { [ -n "$(blob_of "$1")" ]; }

@@ -33,7 +33,6 @@ command -v python3 >/dev/null || missing "python3 is needed for the slow client"
 [ -x "$(stack_lighttpd_bin)" ] || missing "lighttpd is not installed"
 stack_init "$BINDERY_TEST_VAR"
 stack_alive mariadb && stack_alive azurite || missing "MariaDB or Azurite of the test stack is not running"
-avoid="$DB_PORT $BLOB_PORT $HTTP_PORT $APACHE_PORT"
 
 slow_client=$here/../tools/slow_client.py
 run=slow$$x$RANDOM
@@ -71,17 +70,9 @@ chmod 0600 "$conf"
 # server KIND TEMPLATE: a private lighttpd from conf/TEMPLATE in a state
 # directory of its own, running bindery.fcgi with the test configuration.
 server() {
-	local kind=$1 template=$2
-	stack_init "$BINDERY_TEST_VAR/slow-$kind"
-	stack_stop lighttpd 20	# whatever an interrupted run left behind
-	rm -f "$STACK_VAR/ports.env"
-	HTTP_PORT=''
-	STACK_AVOID_PORTS=$avoid
-	stack_port HTTP_PORT 18200 || bail_out "no free port"
-	stack_render "$here/../../conf/$template" "$STACK_VAR/lighttpd.conf" PORT="$HTTP_PORT" \
-		VAR="$STACK_VAR" BINDIR="$BINDERY_TEST_BIN" CONFIG="$conf" || bail_out "bad conf/$template"
-	stack_lighttpd_start "$STACK_VAR/lighttpd.conf" || bail_out "lighttpd ($kind) did not start"
-	note "lighttpd $kind on port $HTTP_PORT"
+	stack_private_lighttpd "$BINDERY_TEST_VAR/slow-$1" "$2" "$conf" "$BINDERY_TEST_BIN" 18200 ||
+		bail_out "lighttpd ($1) did not start"
+	note "lighttpd $1 on port $HTTP_PORT"
 }
 
 # slow NAME OUT ARGS...: one slow client creating NAME, its line in OUT.

@@ -11,6 +11,7 @@
 #                                       prints the answer, CRs removed (text)
 #   jfield JSON KEY                     a top-level string or number field
 #   sha [FILE]                          SHA-256 (hex) of FILE, or of stdin
+#   wait_for SECONDS CMD...             poll CMD every 0.1 s until it holds
 #
 # Bodies, sent or received, stay in files: a shell string loses NUL bytes.
 
@@ -84,4 +85,16 @@ jfield() {
 # sha [FILE]: the SHA-256 of FILE's bytes (of stdin without FILE), hex.
 sha() {
 	sha256sum "$@" | cut -d' ' -f1
+}
+
+# wait_for SECONDS CMD...: poll CMD every 0.1 s; status 0 once it holds,
+# 1 when it still does not after SECONDS.
+wait_for() {
+	local limit=$(($1 * 10)) i
+	shift
+	for ((i = 0; i < limit; i++)); do
+		"$@" && return 0
+		sleep 0.1
+	done
+	return 1
 }

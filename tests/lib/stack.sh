@@ -352,6 +352,29 @@ stack_lighttpd_start() {
 
 stack_lighttpd_stop() { stack_stop lighttpd 20; }
 
+# stack_private_lighttpd STATE-DIR TEMPLATE CONFIG BINDIR BASE-PORT: a
+# lighttpd of a test's own from conf/TEMPLATE (lighttpd.conf for FastCGI,
+# lighttpd-cgi.conf for CGI), state in STATE-DIR (stack_init: STACK_VAR is
+# that directory afterwards), on a free port from BASE-PORT that none of
+# the test stack's ports ($BINDERY_TEST_VAR/ports.env) take, running
+# BINDIR/bindery.fcgi with bindery.conf CONFIG.  Whatever an interrupted run
+# left in STATE-DIR is stopped first.  Variables set for the call (such as
+# BINDERY_FAILPOINTS_FILE=...) reach the responder.  Sets HTTP_PORT; stop it
+# with stack_lighttpd_stop.  Status 1, with a line on stderr, on failure.
+stack_private_lighttpd() {
+	local dir=$1 template=$2 config=$3 bindir=$4 base=$5
+	stack_init "$dir"
+	stack_lighttpd_stop	# whatever an interrupted run left behind
+	rm -f "$STACK_VAR/ports.env"
+	HTTP_PORT=''
+	STACK_AVOID_PORTS=$(sed -n 's/^[A-Z_]*=//p' "$BINDERY_TEST_VAR/ports.env" 2>/dev/null | tr '\n' ' ')
+	stack_port HTTP_PORT "$base" || { stack_log "no free port from $base"; return 1; }
+	mkdir -p "$STACK_VAR/www"
+	stack_render "$STACK_TOP/conf/$template" "$STACK_VAR/lighttpd.conf" PORT="$HTTP_PORT" \
+		VAR="$STACK_VAR" BINDIR="$bindir" CONFIG="$config" || { stack_log "bad conf/$template"; return 1; }
+	stack_lighttpd_start "$STACK_VAR/lighttpd.conf" || { stack_log "lighttpd ($template) did not start"; return 1; }
+}
+
 # --- Apache + mod_fcgid ----------------------------------------------------
 
 # stack_www_dir: print a directory www-data can reach, holding what Apache's
