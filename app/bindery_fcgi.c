@@ -211,7 +211,7 @@ main(int argc, char **argv)
 	log_set_level(app.cfg->log_level);
 	if (warn[0])
 		log_warn("%s", warn);
-	if (services_open(app.cfg, &app.svc, err, sizeof err) != 0) {
+	if (services_open_responder(app.cfg, &app.svc, err, sizeof err) != 0) {
 		log_error("%s", err);
 		config_free(app.cfg);
 		return CONFIG_EX_CONFIG;

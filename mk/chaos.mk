@@ -15,3 +15,8 @@ EXTRA_DIST += tests/e2e/crash_matrix.sh tests/e2e/fencing.sh tests/e2e/faults.sh
 # replace held by a failpoint (issue 11, items 9 and 10).
 E2E_TESTS += tests/e2e/storage_errors.sh tests/e2e/if_match.sh
 EXTRA_DIST += tests/e2e/storage_errors.sh tests/e2e/if_match.sh
+# A database that stops answering: a request answers 503 within
+# request_deadline (faultproxy -r in front of MariaDB's TCP port, a lighttpd
+# of its own; issue 12, section 1).
+E2E_TESTS += tests/e2e/db_deadline.sh
+EXTRA_DIST += tests/e2e/db_deadline.sh

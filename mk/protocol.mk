@@ -14,7 +14,7 @@ INTEGRATION_TESTS += tests/integration/test_experiments \
 	tests/integration/test_sweep tests/integration/test_audit tests/integration/test_fencing \
 	tests/integration/sweep.sh tests/integration/audit_deep.sh \
 	tests/integration/idempotency.sh
-EXTRA_DIST += tests/tools/sweep_plant.h tests/tools/mem_reader.h tests/integration/sweep.sh \
+EXTRA_DIST += tests/tools/sweep_plant.h tests/tools/audit_json.h tests/tools/mem_reader.h tests/integration/sweep.sh \
 	tests/integration/idempotency.sh \
 	tests/integration/audit_deep.sh
 

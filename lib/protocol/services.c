@@ -4,8 +4,14 @@
 
 #include "protocol/services.h"
 
-int
-services_open(const struct bindery_config *cfg, struct services **out, char *err, size_t errlen)
+/*
+ * db_wait: seconds each wait on the database may take, 0 for db.h's
+ * defaults.  Connecting takes the smaller of db_wait and the default
+ * connect timeout: a server that is down answers that quickly anyway.
+ */
+static int
+open_services(const struct bindery_config *cfg, unsigned db_wait, struct services **out, char *err,
+	      size_t errlen)
 {
 	struct services *s = calloc(1, sizeof *s);
 	struct blob_settings bs = {
@@ -32,6 +38,8 @@ services_open(const struct bindery_config *cfg, struct services **out, char *err
 		.tls = cfg->db_tls == CONFIG_DB_TLS_VERIFY ? DB_TLS_VERIFY
 		     : cfg->db_tls == CONFIG_DB_TLS_ON ? DB_TLS_ON : DB_TLS_OFF,
 		.tls_ca = cfg->db_tls_ca,
+		.connect_timeout = db_wait < DB_CONNECT_TIMEOUT_DEFAULT ? db_wait : DB_CONNECT_TIMEOUT_DEFAULT,
+		.io_timeout = db_wait,
 	};
 	struct blob_result res;
 	int rc = -1;
@@ -56,6 +64,19 @@ services_open(const struct bindery_config *cfg, struct services **out, char *err
 out:
 	services_free(s);
 	return rc;
+}
+
+int
+services_open(const struct bindery_config *cfg, struct services **out, char *err, size_t errlen)
+{
+	return open_services(cfg, 0, out, err, errlen);
+}
+
+int
+services_open_responder(const struct bindery_config *cfg, struct services **out, char *err,
+			size_t errlen)
+{
+	return open_services(cfg, cfg->request_deadline, out, err, errlen);
 }
 
 void

@@ -18,9 +18,15 @@ struct services {
 	struct blob_client *blob;
 };
 
-/* On failure err says why (never with a secret) and *out is NULL. */
+/* On failure err says why (never with a secret) and *out is NULL.  The
+ * CLI's handles: database waits on the registry's defaults (db.h). */
 BINDERY_NODISCARD int services_open(const struct bindery_config *cfg, struct services **out,
 				    char *err, size_t errlen);
+/* The same for the responder: each wait on the database is bounded by
+ * request_deadline (DESIGN.md), so a database that stops answering costs a
+ * request a 503 after that long, not a worker. */
+BINDERY_NODISCARD int services_open_responder(const struct bindery_config *cfg, struct services **out,
+					      char *err, size_t errlen);
 void services_free(struct services *s);
 
 #endif

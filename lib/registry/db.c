@@ -27,6 +27,7 @@ struct db {
 	char *socket, *host, *user, *password, *name, *tls_ca;
 	unsigned port;
 	enum db_tls tls;
+	unsigned connect_timeout, io_timeout;	/* seconds, never 0 */
 	struct stmt_slot stmts[DB_MAX_STMTS];
 	size_t nstmts;
 	char last_error[512];
@@ -65,6 +66,8 @@ db_new(const struct db_settings *cfg, struct db **out)
 	db->port = cfg->port;
 	db->tls = cfg->tls;
 	db->tls_ca = dup_or_null(cfg->tls_ca);
+	db->connect_timeout = cfg->connect_timeout ? cfg->connect_timeout : DB_CONNECT_TIMEOUT_DEFAULT;
+	db->io_timeout = cfg->io_timeout ? cfg->io_timeout : DB_IO_TIMEOUT_DEFAULT;
 	if ((cfg->socket && !db->socket) || (cfg->host && !db->host) || !db->user ||
 	    (cfg->password && !db->password) || !db->name || (cfg->tls_ca && !db->tls_ca)) {
 		db_free(db);
@@ -160,16 +163,17 @@ tls_options(struct db *db)
 static enum db_err
 connect_now(struct db *db)
 {
-	unsigned timeout = 5;
 	my_bool off = 0;
 
 	disconnect(db);
 	db->conn = mysql_init(NULL);
 	if (db->conn == NULL)
 		return DB_NOMEM;
-	mysql_options(db->conn, MYSQL_OPT_CONNECT_TIMEOUT, &timeout);
-	mysql_options(db->conn, MYSQL_OPT_READ_TIMEOUT, &(unsigned){ 60 });
-	mysql_options(db->conn, MYSQL_OPT_WRITE_TIMEOUT, &(unsigned){ 60 });
+	/* Every wait on the server is bounded (db_settings): a server that
+	 * stops answering costs a request one timeout, not a hung worker. */
+	mysql_options(db->conn, MYSQL_OPT_CONNECT_TIMEOUT, &db->connect_timeout);
+	mysql_options(db->conn, MYSQL_OPT_READ_TIMEOUT, &db->io_timeout);
+	mysql_options(db->conn, MYSQL_OPT_WRITE_TIMEOUT, &db->io_timeout);
 	/* We reconnect ourselves: an implicit reconnect would drop prepared
 	 * statements and transaction state behind our back. */
 	mysql_options(db->conn, MYSQL_OPT_RECONNECT, &off);

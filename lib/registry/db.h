@@ -97,7 +97,16 @@ struct db_settings {
 	const char *name;
 	enum db_tls tls;
 	const char *tls_ca;	/* PEM file of CAs for DB_TLS_VERIFY; NULL: the system's */
+	/* Seconds one wait on the server may take: connecting (the handshake
+	 * included), and each read or write of a statement.  A responder sets
+	 * them from request_deadline (DESIGN.md: it bounds each wait on the
+	 * database); 0 takes DB_CONNECT_TIMEOUT_DEFAULT / DB_IO_TIMEOUT_DEFAULT,
+	 * for the CLI, whose sweeps and migrations may wait longer. */
+	unsigned connect_timeout;
+	unsigned io_timeout;
 };
+#define DB_CONNECT_TIMEOUT_DEFAULT 5
+#define DB_IO_TIMEOUT_DEFAULT 60
 
 /* Copies what it needs from settings; connects lazily on first use. */
 BINDERY_NODISCARD enum db_err db_new(const struct db_settings *settings, struct db **out);

@@ -37,7 +37,6 @@ URL=$BINDERY_TEST_LIGHTTPD_URL
 RUN=cm$$x$RANDOM
 work=$(mktemp -d)
 private_lighttpd=
-heartbeat_lighttpd=
 
 cleanup() {
 	: >"$FP" 2>/dev/null
@@ -45,10 +44,7 @@ cleanup() {
 		stack_init "$BINDERY_TEST_VAR/crash-lighttpd"
 		stack_lighttpd_stop
 	fi
-	if [ -n "$heartbeat_lighttpd" ]; then
-		stack_init "$BINDERY_TEST_VAR/crash-heartbeat"
-		stack_lighttpd_stop
-	fi
+	stack_private_lighttpd_stop	# the heartbeat one, if started
 	rm -rf "$work"
 }
 trap cleanup EXIT
@@ -492,12 +488,27 @@ plain_sweep() {
 		"$CHAOS_BIN/bindery" -c "$work/cli.conf" sweep >>"$work/sweep.log" 2>&1
 	SWEEP_RC=$?
 }
-listed_as() { az_list | awk -v n="$1" '$1 == n { print $3 }'; }
+# storage_of BLOB: what storage holds under the name: "staged" (uncommitted
+# blocks, nothing committed), a committed blob's state tag ("untagged"
+# without one), or "none".
+storage_of() {
+	local tag staged
+	tag=$(az_list | awk -v n="$1" '$1 == n { print $3 }')
+	staged=$(az_staged "$1")
+	if [ "$(az_sha256 "$1")" != missing ]; then
+		case $tag in -) echo untagged ;; *) echo "$tag" ;; esac
+	elif [ "$staged" = '?' ]; then
+		echo '?'
+	elif [ "$staged" -gt 0 ]; then
+		echo staged
+	else
+		echo none
+	fi
+}
 intent_state() { sql "SELECT state FROM blobs WHERE name = '$1'"; }
 
 # lease_cell STORED: the cell's intent, crashed right after a renewal,
-# holds STORED in storage (uncommitted: staged blocks only; pending: the
-# committed blob still tagged pending; empty: nothing).
+# holds STORED in storage (storage_of: staged, pending or none).
 lease_cell() {
 	local stored=$1 blob
 	blob=$(sql "SELECT blob_name FROM documents WHERE name = $(sql_quote "${P}doc")")
@@ -508,19 +519,20 @@ lease_cell() {
 	[ "$(sql "SELECT COUNT(*) FROM blobs WHERE name = '$blob' AND state = 'pending'
 		  AND expires_at > NOW(6) + INTERVAL 2 SECOND")" = 1 ] ||
 		cell_fail "the intent is not pending under a live lease"
-	[ "$(listed_as "$blob")" = "$stored" ] || cell_fail "storage holds '$(listed_as "$blob")', not '$stored'"
+	[ "$(storage_of "$blob")" = "$stored" ] || cell_fail "storage holds '$(storage_of "$blob")', not '$stored'"
 	plain_sweep
 	[ "$SWEEP_RC" = 0 ] || cell_fail "plain sweep exit $SWEEP_RC"
 	[ "$(intent_state "$blob")" = pending ] ||
 		cell_fail "a sweep before the lease passed took the intent ($(intent_state "$blob"))"
-	[ "$(listed_as "$blob")" = "$stored" ] || cell_fail "a sweep before the lease passed touched storage"
+	[ "$(storage_of "$blob")" = "$stored" ] || cell_fail "a sweep before the lease passed touched storage"
 	sql "UPDATE blobs SET expires_at = NOW(6) - INTERVAL 1 SECOND WHERE name = '$blob' AND state = 'pending'"
 	plain_sweep
 	[ "$SWEEP_RC" = 0 ] || cell_fail "plain sweep after the lease exit $SWEEP_RC"
 	[ -z "$(intent_state "$blob")" ] || cell_fail "after the lease passed the row is still $(intent_state "$blob")"
 	[ "$(sql "SELECT COUNT(*) FROM documents WHERE name = $(sql_quote "${P}doc")")" = 0 ] ||
 		cell_fail "after the lease passed the document row is still there"
-	[ -z "$(listed_as "$blob")" ] || cell_fail "after the lease passed storage still holds '$(listed_as "$blob")'"
+	[ "$(storage_of "$blob")" = none ] ||
+		cell_fail "after the lease passed storage still holds '$(storage_of "$blob")'"
 	"$CHAOS_BIN/bindery" -c "$work/cli.conf" audit --prefix "${blob#"$STORAGE_PREFIX"}" >"$work/audit.out" 2>&1 ||
 		cell_fail "audit of $blob: $(head -n 3 "$work/audit.out" | tr '\n' ' ')"
 	C_NOTE="${C_NOTE:+$C_NOTE; }kept by a sweep under its lease"
@@ -529,7 +541,7 @@ lease_cell() {
 
 # Fenced renewals around the commit, through the stack's responder (its
 # block size: large.bin is staged as blocks, small.bin is one Put Blob).
-for spec in "lease.before_commit large uncommitted" "lease.before_commit small " \
+for spec in "lease.before_commit large staged" "lease.before_commit small none" \
 	"lease.before_flip large pending"; do
 	read -r point size stored <<<"$spec"
 	begin "create raw($size)" "$point" exit
@@ -553,7 +565,6 @@ done
 chmod 0600 "$work/heartbeat.conf"
 BINDERY_FAILPOINTS_FILE=$FP stack_private_lighttpd "$BINDERY_TEST_VAR/crash-heartbeat" lighttpd.conf \
 	"$work/heartbeat.conf" "$CHAOS_BIN" 18190 || bail_out "the heartbeat lighttpd did not start"
-heartbeat_lighttpd=1
 HB_PORT=$HTTP_PORT
 
 begin "create slow(staged)" lease.after_heartbeat exit
@@ -563,7 +574,7 @@ python3 "$top/tests/tools/slow_client.py" --port "$HB_PORT" --path "/documents?n
 	--length 3145728 --first 2097152 --every 0.2 --chunk 20000 --give-up 60 >"$work/slow.out" 2>&1
 read -r CODE _ <"$work/slow.out"; code
 need_fired lease.after_heartbeat
-lease_cell uncommitted
+lease_cell staged
 finish
 
 # ---- the matrix ------------------------------------------------------------------------

@@ -23,13 +23,8 @@ here=$(cd "$(dirname "$0")" && pwd)
 . "$here/../lib/chaos.sh"
 . "$here/../lib/stack.sh"
 
-chaos_need_stack
-need_stack BINDERY_TEST_BIN
-[ -x "$BINDERY_TEST_BIN/bindery.fcgi" ] || bail_out "$BINDERY_TEST_BIN/bindery.fcgi was not built"
-command -v python3 >/dev/null || bail_out "python3 is needed for the slow client"
-[ -x "$(stack_lighttpd_bin)" ] || bail_out "lighttpd is not installed"
-stack_init "$BINDERY_TEST_VAR"
-stack_alive mariadb && stack_alive azurite || bail_out "MariaDB or Azurite of the test stack is not running"
+chaos_need_private_lighttpd
+command -v python3 >/dev/null || missing "python3 is needed for the slow client"
 
 slow_client=$here/../tools/slow_client.py
 run=lease$$x$RANDOM
@@ -40,7 +35,7 @@ sweep_at=30			# seconds after the intent: past sweep_cutoff (25)
 
 work=$(mktemp -d)
 cleanup() {
-	stack_stop lighttpd 20
+	stack_private_lighttpd_stop
 	rm -rf "$work"
 }
 trap cleanup EXIT

@@ -26,13 +26,8 @@ here=$(cd "$(dirname "$0")" && pwd)
 . "$here/../lib/chaos.sh"
 . "$here/../lib/stack.sh"
 
-chaos_need_stack
-need_stack BINDERY_TEST_BIN
-[ -x "$BINDERY_TEST_BIN/bindery.fcgi" ] || missing "$BINDERY_TEST_BIN/bindery.fcgi was not built"
+chaos_need_private_lighttpd
 command -v python3 >/dev/null || missing "python3 is needed for the slow client"
-[ -x "$(stack_lighttpd_bin)" ] || missing "lighttpd is not installed"
-stack_init "$BINDERY_TEST_VAR"
-stack_alive mariadb && stack_alive azurite || missing "MariaDB or Azurite of the test stack is not running"
 
 slow_client=$here/../tools/slow_client.py
 run=slow$$x$RANDOM
@@ -46,7 +41,7 @@ note "N = $workers FastCGI workers (conf/lighttpd.conf max-procs)"
 
 work=$(mktemp -d)
 cleanup() {
-	stack_stop lighttpd 20
+	stack_private_lighttpd_stop
 	[ -n "${fifo_fd:-}" ] && exec 7>&-
 	rm -rf "$work"
 }

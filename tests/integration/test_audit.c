@@ -17,6 +17,7 @@
 #include <jansson.h>
 
 #include "registry/docs_db.h"
+#include "tools/audit_json.h"
 #include "tools/sweep_plant.h"
 #include "tap.h"
 
@@ -50,27 +51,6 @@ run_audit(const char *args, json_t **out)
 	return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
 }
 
-/* The finding of kind for name, or NULL. */
-static json_t *
-find(json_t *j, const char *kind, const char *name)
-{
-	json_t *f, *all = json_object_get(j, "findings");
-	size_t i;
-
-	json_array_foreach(all, i, f) {
-		if (strcmp(json_string_value(json_object_get(f, "kind")), kind) == 0 &&
-		    strcmp(json_string_value(json_object_get(f, "name")), name) == 0)
-			return f;
-	}
-	return NULL;
-}
-
-static long long
-count(json_t *j, const char *what)
-{
-	return json_integer_value(json_object_get(json_object_get(j, "counts"), what));
-}
-
 static void
 plant_ready(const char *blob_name, const char *bytes, const char *tag, int doc_size_off)
 {
@@ -84,20 +64,6 @@ plant_ready(const char *blob_name, const char *bytes, const char *tag, int doc_s
 		      info.sha256_hex, &id) != DB_OK ||
 	    plant_row(S->db, blob_name, id, "create", "committed", 0, info.sha256_hex) != DB_OK)
 		tap_bail("plant ready %s", blob_name);
-}
-
-static const char sql_del_blobs[] = "DELETE FROM blobs WHERE LEFT(name, CHAR_LENGTH(?)) = ?";
-static const char sql_del_docs[] = "DELETE FROM documents WHERE LEFT(blob_name, CHAR_LENGTH(?)) = ?";
-
-static int
-delete_listed(void *ctx, const struct blob_list_item *it)
-{
-	struct blob_result r;
-
-	(void)ctx;
-	if (blob_delete(S->blob, it->name, NULL, NULL, &r) != 0 && r.status != BLOB_NOT_FOUND)
-		tap_diag("clean-up of %s failed", it->name);
-	return 0;
 }
 
 int main(void);
@@ -157,18 +123,18 @@ main(void)
 	rc = run_audit("--json", &j);
 	TAP_EQ_INT(rc, 2, "a dangling document: exit 2");
 	tap_ok(j && json_is_false(json_object_get(j, "clean")), "--json: clean is false");
-	TAP_EQ_INT(count(j, "blobs_listed"), 6, "six blobs listed under the prefix");
-	tap_ok(find(j, "orphan", orphan_p) != NULL, "orphan tagged pending found");
-	tap_ok(find(j, "orphan", orphan_n) != NULL, "orphan without tags found");
-	TAP_EQ_INT(count(j, "orphans"), 2, "two orphans");
-	tap_ok(find(j, "dangling", gone) != NULL, "dangling: ready document, blob missing");
-	tap_ok(find(j, "dangling", sized) != NULL, "dangling: size mismatch");
-	TAP_EQ_INT(count(j, "dangling"), 2, "two dangling documents");
-	tap_ok(find(j, "tag_mismatch", mism) != NULL, "tag mismatch: ready document's blob pending");
-	tap_ok(find(j, "committed_unreferenced", unref) != NULL,
+	TAP_EQ_INT(audit_count(j, "blobs_listed"), 6, "six blobs listed under the prefix");
+	tap_ok(audit_find(j, "orphan", orphan_p) != NULL, "orphan tagged pending found");
+	tap_ok(audit_find(j, "orphan", orphan_n) != NULL, "orphan without tags found");
+	TAP_EQ_INT(audit_count(j, "orphans"), 2, "two orphans");
+	tap_ok(audit_find(j, "dangling", gone) != NULL, "dangling: ready document, blob missing");
+	tap_ok(audit_find(j, "dangling", sized) != NULL, "dangling: size mismatch");
+	TAP_EQ_INT(audit_count(j, "dangling"), 2, "two dangling documents");
+	tap_ok(audit_find(j, "tag_mismatch", mism) != NULL, "tag mismatch: ready document's blob pending");
+	tap_ok(audit_find(j, "committed_unreferenced", unref) != NULL,
 	       "committed blob with no ready document");
-	tap_ok(find(j, "stale_pending", stale) != NULL, "stale pending intent");
-	tap_ok(find(j, "uncommitted_blocks", stale) != NULL, "its staged uncommitted blocks");
+	tap_ok(audit_find(j, "stale_pending", stale) != NULL, "stale pending intent");
+	tap_ok(audit_find(j, "uncommitted_blocks", stale) != NULL, "its staged uncommitted blocks");
 	tap_ok(json_object_size(json_object_get(j, "counts")) >= 9, "counts for machines");
 	{
 		size_t i;
@@ -182,7 +148,7 @@ main(void)
 	json_decref(j);
 
 	rc = run_audit("--json --repair --min-age 3600", &j);
-	TAP_EQ_INT(count(j, "orphans"), 2, "--min-age 3600: orphans still reported");
+	TAP_EQ_INT(audit_count(j, "orphans"), 2, "--min-age 3600: orphans still reported");
 	tap_ok(blob_exists(S->blob, orphan_p) == 1 && blob_exists(S->blob, orphan_n) == 1,
 	       "--min-age 3600: fresh orphans are not deleted");
 	tap_ok(strcmp(blob_state(S->blob, mism, st, sizeof st), "committed") == 0,
@@ -202,19 +168,15 @@ main(void)
 	json_decref(j);
 
 	rc = run_audit("--json", &j);
-	TAP_EQ_INT(count(j, "orphans") + count(j, "tag_mismatches"), 0,
+	TAP_EQ_INT(audit_count(j, "orphans") + audit_count(j, "tag_mismatches"), 0,
 		   "after repair: no orphans and no tag mismatches");
 	json_decref(j);
 
-	/* Clean up: rows first, then whatever blobs remain. */
+	/* Clean up: the staged blocks, then rows, then whatever blobs remain. */
 	{
-		struct db_param p[] = { DBP_STR(P), DBP_STR(P) };
 		struct blob_result r;
 
-		if (db_exec(S->db, sql_del_blobs, p, 2, NULL) != DB_OK ||
-		    db_exec(S->db, sql_del_docs, p, 2, NULL) != DB_OK ||
-		    blob_purge_uncommitted(S->blob, stale, &r) != 0 ||
-		    blob_list(S->blob, P, 0, delete_listed, NULL, &r) != 0)
+		if (blob_purge_uncommitted(S->blob, stale, &r) != 0 || plant_remove_prefix(S, P) != 0)
 			tap_diag("clean-up incomplete");
 	}
 	rc = run_audit("", NULL);

@@ -26,6 +26,7 @@
 
 #include <jansson.h>
 
+#include "tools/audit_json.h"
 #include "tools/sweep_plant.h"
 #include "tap.h"
 
@@ -123,27 +124,6 @@ sweep_away(const char *name)
 		tap_bail("sweep away %s", name);
 }
 
-/* The finding of kind for name, or NULL. */
-static json_t *
-find(json_t *j, const char *kind, const char *name)
-{
-	json_t *f;
-	size_t i;
-
-	json_array_foreach(json_object_get(j, "findings"), i, f) {
-		if (strcmp(json_string_value(json_object_get(f, "kind")), kind) == 0 &&
-		    strcmp(json_string_value(json_object_get(f, "name")), name) == 0)
-			return f;
-	}
-	return NULL;
-}
-
-static long long
-count(json_t *j, const char *what)
-{
-	return json_integer_value(json_object_get(json_object_get(j, "counts"), what));
-}
-
 /*
  * Plant an in-flight create and an abandoned intent under prefix, start
  * `bindery audit --json` held after its listing (failpoints `lines`), move
@@ -198,13 +178,13 @@ test_recheck(void)
 	plant_real_mismatch(real);
 	j = audit_across_a_race(prefix, "audit.after_listing sleep:8000 once\n", flip, gone, sizeof flip);
 	tap_ok(j != NULL, "the audit answered JSON");
-	tap_ok(find(j, "tag_mismatch", flip) == NULL,
+	tap_ok(audit_find(j, "tag_mismatch", flip) == NULL,
 	       "a create whose tag flipped between the audit's reads is no tag_mismatch");
-	tap_ok(find(j, "orphan", gone) == NULL,
+	tap_ok(audit_find(j, "orphan", gone) == NULL,
 	       "an intent swept between the audit's reads is no orphan");
-	tap_ok(find(j, "tag_mismatch", real) != NULL, "a real tag mismatch is still reported");
-	TAP_EQ_INT(count(j, "tag_mismatches"), 1, "one tag mismatch, the real one");
-	TAP_EQ_INT(count(j, "orphans"), 0, "no orphans");
+	tap_ok(audit_find(j, "tag_mismatch", real) != NULL, "a real tag mismatch is still reported");
+	TAP_EQ_INT(audit_count(j, "tag_mismatches"), 1, "one tag mismatch, the real one");
+	TAP_EQ_INT(audit_count(j, "orphans"), 0, "no orphans");
 	json_decref(j);
 }
 
@@ -218,25 +198,11 @@ test_without_recheck(void)
 	snprintf(prefix, sizeof prefix, "%stwo-", P);
 	j = audit_across_a_race(prefix, "audit.after_listing sleep:8000 once\n"
 				"audit.before_recheck error\n", flip, gone, sizeof flip);
-	tap_ok(find(j, "tag_mismatch", flip) != NULL,
+	tap_ok(audit_find(j, "tag_mismatch", flip) != NULL,
 	       "without the re-read, the flipped create is reported as a tag_mismatch (the race is real)");
-	tap_ok(find(j, "orphan", gone) != NULL,
+	tap_ok(audit_find(j, "orphan", gone) != NULL,
 	       "without the re-read, the swept intent is reported as an orphan");
 	json_decref(j);
-}
-
-static const char sql_del_blobs[] = "DELETE FROM blobs WHERE LEFT(name, CHAR_LENGTH(?)) = ?";
-static const char sql_del_docs[] = "DELETE FROM documents WHERE LEFT(blob_name, CHAR_LENGTH(?)) = ?";
-
-static int
-delete_listed(void *ctx, const struct blob_list_item *it)
-{
-	struct blob_result r;
-
-	(void)ctx;
-	if (blob_delete(S->blob, it->name, NULL, NULL, &r) != 0 && r.status != BLOB_NOT_FOUND)
-		tap_diag("clean-up of %s failed", it->name);
-	return 0;
 }
 
 int main(void);
@@ -244,8 +210,6 @@ int main(void);
 int
 main(void)
 {
-	struct db_param p[2];
-	struct blob_result r;
 	int fd;
 
 	S = plant_open(&CFG);
@@ -261,11 +225,7 @@ main(void)
 	test_recheck();
 	test_without_recheck();
 
-	p[0] = DBP_STR(P);
-	p[1] = DBP_STR(P);
-	if (db_exec(S->db, sql_del_blobs, p, 2, NULL) != DB_OK ||
-	    db_exec(S->db, sql_del_docs, p, 2, NULL) != DB_OK ||
-	    blob_list(S->blob, P, 0, delete_listed, NULL, &r) != 0)
+	if (plant_remove_prefix(S, P) != 0)
 		tap_diag("clean-up incomplete");
 	unlink(FP_PATH);
 	services_free(S);

@@ -23,6 +23,20 @@ chaos_need_stack() {
 	CHAOS_AUTH=(-H "Authorization: Bearer $BINDERY_TEST_TOKEN")
 }
 
+# chaos_need_private_lighttpd: chaos_need_stack, and what a test that runs
+# a lighttpd of its own (stack_private_lighttpd; source tests/lib/stack.sh
+# first) in front of the test stack's MariaDB and Azurite needs: the
+# responder, lighttpd, both services running.  Runs stack_init on
+# $BINDERY_TEST_VAR.  A failure under ./dev test (missing).
+chaos_need_private_lighttpd() {
+	chaos_need_stack
+	need_stack BINDERY_TEST_BIN
+	[ -x "$BINDERY_TEST_BIN/bindery.fcgi" ] || missing "$BINDERY_TEST_BIN/bindery.fcgi was not built"
+	[ -x "$(stack_lighttpd_bin)" ] || missing "lighttpd is not installed"
+	stack_init "$BINDERY_TEST_VAR"
+	stack_alive mariadb && stack_alive azurite || missing "MariaDB or Azurite of the test stack is not running"
+}
+
 # chaos_sweep CONF LOG [ENV=VALUE...]: one `bindery sweep --older-than 0
 # --force` with config CONF and no failpoints armed (ENV=VALUE may arm some),
 # its output appended to LOG.  Sets SWEEP_RC and returns it.
@@ -108,6 +122,23 @@ az_sha256() {
 	tmp=$(mktemp)
 	code=$(az_curl GET "$1" '' '' -o "$tmp" -w '%{http_code}')
 	if [ "$code" = 200 ]; then sha256sum "$tmp" | cut -d' ' -f1; else echo missing; fi
+	rm -f "$tmp"
+}
+
+# az_staged BLOB: how many uncommitted (staged) blocks BLOB has: 0 when none
+# or no such name, "?" when the service did not answer.  (Azurite lists a
+# name that has only staged blocks like a committed blob, so az_list alone
+# cannot tell them apart.)
+az_staged() {
+	local tmp code
+	tmp=$(mktemp)
+	code=$(az_curl GET "$1" 'blocklisttype=uncommitted&comp=blocklist' '\nblocklisttype:uncommitted\ncomp:blocklist' \
+		-o "$tmp" -w '%{http_code}')
+	case $code in
+	200) tr -d '\r\n' <"$tmp" | grep -o '<UncommittedBlocks>.*</UncommittedBlocks>' | grep -o '<Block>' | wc -l ;;
+	404) echo 0 ;;
+	*) echo '?' ;;
+	esac
 	rm -f "$tmp"
 }
 

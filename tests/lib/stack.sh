@@ -360,10 +360,13 @@ stack_lighttpd_stop() { stack_stop lighttpd 20; }
 # BINDIR/bindery.fcgi with bindery.conf CONFIG.  Whatever an interrupted run
 # left in STATE-DIR is stopped first.  Variables set for the call (such as
 # BINDERY_FAILPOINTS_FILE=...) reach the responder.  Sets HTTP_PORT; stop it
-# with stack_lighttpd_stop.  Status 1, with a line on stderr, on failure.
+# with stack_private_lighttpd_stop (a cleanup trap may call that at any
+# time: it never stops the test stack's own lighttpd).  Status 1, with a
+# line on stderr, on failure.
 stack_private_lighttpd() {
 	local dir=$1 template=$2 config=$3 bindir=$4 base=$5
 	stack_init "$dir"
+	STACK_PRIVATE_LIGHTTPD=$STACK_VAR
 	stack_lighttpd_stop	# whatever an interrupted run left behind
 	rm -f "$STACK_VAR/ports.env"
 	HTTP_PORT=''
@@ -373,6 +376,14 @@ stack_private_lighttpd() {
 	stack_render "$STACK_TOP/conf/$template" "$STACK_VAR/lighttpd.conf" PORT="$HTTP_PORT" \
 		VAR="$STACK_VAR" BINDIR="$bindir" CONFIG="$config" || { stack_log "bad conf/$template"; return 1; }
 	stack_lighttpd_start "$STACK_VAR/lighttpd.conf" || { stack_log "lighttpd ($template) did not start"; return 1; }
+}
+
+# stack_private_lighttpd_stop: stop the lighttpd stack_private_lighttpd
+# started last, if any.
+stack_private_lighttpd_stop() {
+	[ -n "${STACK_PRIVATE_LIGHTTPD:-}" ] || return 0
+	stack_init "$STACK_PRIVATE_LIGHTTPD"
+	stack_lighttpd_stop
 }
 
 # --- Apache + mod_fcgid ----------------------------------------------------

@@ -3,7 +3,7 @@
  * fault tests (tests/e2e/faults.sh, tests/chaos/chaos.sh).  One process,
  * poll(2), no threads.
  *
- *   faultproxy -t HOST:PORT [-l PORT] [-p PORTFILE] [-c CONTROL] [-s STATS]
+ *   faultproxy -t HOST:PORT [-r] [-l PORT] [-p PORTFILE] [-c CONTROL] [-s STATS]
  *   faultproxy -S [-l PORT] [-p PORTFILE]      a tiny HTTP server for the self-test
  *
  * It listens on 127.0.0.1:PORT (0: any free port, written to PORTFILE) and
@@ -26,7 +26,9 @@
  *   lose [K]         forward the next K requests (default 1) but reset the
  *                    client when the answer starts: done, and the client
  *                    cannot know
- * Requests are framed by Content-Length (what the blob client sends).  STATS
+ * Requests are framed by Content-Length (what the blob client sends).  With
+ * -r (raw) nothing is framed: bytes pass as they come, for a protocol that
+ * is not HTTP (MariaDB's); only pass, latency and stall make sense there.  STATS
  * is rewritten after every event: "conns= requests= failed= cut= lost= mode=".
  */
 #include <arpa/inet.h>
@@ -480,10 +482,10 @@ main(int argc, char **argv)
 	struct pollfd pfd[1 + 2 * MAX_CONNS];
 	int idx[1 + 2 * MAX_CONNS];
 	long listen_port = 0;
-	int lfd = -1, opt, one = 1, serve = 0, have_target = 0, i, rc = 1;
+	int lfd = -1, opt, one = 1, serve = 0, have_target = 0, raw = 0, i, rc = 1;
 	FILE *f;
 
-	while ((opt = getopt(argc, argv, "t:l:p:c:s:S")) != -1) {
+	while ((opt = getopt(argc, argv, "t:rl:p:c:s:S")) != -1) {
 		switch (opt) {
 		case 't': have_target = parse_target(optarg, &target) == 0; if (!have_target) goto usage; break;
 		case 'l': if ((listen_port = parse_num(optarg, 65535)) < 0) goto usage; break;
@@ -491,6 +493,7 @@ main(int argc, char **argv)
 		case 'c': control_path = optarg; break;
 		case 's': stats_path = optarg; break;
 		case 'S': serve = 1; break;
+		case 'r': raw = 1; break;
 		default: goto usage;
 		}
 	}
@@ -639,7 +642,7 @@ main(int argc, char **argv)
 					b->len = (size_t)r;
 					b->off = 0;
 					b->ready_at = now + (mode == M_LATENCY ? mode_arg : 0);
-					if (from_client) {
+					if (from_client && !raw) {
 						keep = track_request(c, (size_t)r);
 						if (keep < 0) {
 							conn_close(c, 1);
@@ -663,7 +666,7 @@ main(int argc, char **argv)
 		}
 	}
 usage:
-	fprintf(stderr, "usage: faultproxy -t HOST:PORT [-l PORT] [-p PORTFILE] [-c CONTROL] [-s STATS]\n"
+	fprintf(stderr, "usage: faultproxy -t HOST:PORT [-r] [-l PORT] [-p PORTFILE] [-c CONTROL] [-s STATS]\n"
 		"       faultproxy -S [-l PORT] [-p PORTFILE]\n");
 	return 64;
 fail:

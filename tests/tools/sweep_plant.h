@@ -155,6 +155,36 @@ blob_state(struct blob_client *b, const char *name, char *out, size_t outlen)
 	return out;
 }
 
+static BINDERY_UNUSED int
+plant_delete_listed(void *ctx, const struct blob_list_item *it)
+{
+	struct blob_result r;
+
+	if (blob_delete(ctx, it->name, NULL, NULL, &r) != 0 && r.status != BLOB_NOT_FOUND)
+		fprintf(stderr, "# clean-up of %s failed\n", it->name);
+	return 0;
+}
+
+static const char plant_sql_del_blobs[] = "DELETE FROM blobs WHERE LEFT(name, CHAR_LENGTH(?)) = ?";
+static const char plant_sql_del_docs[] =
+	"DELETE FROM documents WHERE LEFT(blob_name, CHAR_LENGTH(?)) = ?";
+
+/* A test's clean-up: every row whose blob name starts with prefix, then
+ * every blob listed under it (rows first, so nothing points at a deleted
+ * blob meanwhile).  0, or -1 when something stayed behind. */
+static BINDERY_UNUSED int
+plant_remove_prefix(struct services *s, const char *prefix)
+{
+	struct db_param p[] = { DBP_STR(prefix), DBP_STR(prefix) };
+	struct blob_result r;
+
+	if (db_exec(s->db, plant_sql_del_blobs, p, 2, NULL) != DB_OK ||
+	    db_exec(s->db, plant_sql_del_docs, p, 2, NULL) != DB_OK ||
+	    blob_list(s->blob, prefix, 0, plant_delete_listed, s->blob, &r) != 0)
+		return -1;
+	return 0;
+}
+
 /* Open config + services from $BINDERY_CONFIG, or skip the whole test. */
 static BINDERY_UNUSED struct services *
 plant_open(struct bindery_config **cfgp)
