@@ -43,12 +43,15 @@ trap 'exit 143' TERM
 
 proxy_start "$work" -r -t "127.0.0.1:$BINDERY_TEST_DB_PORT" || bail_out "faultproxy did not start"
 {
-	sed -e "s|^socket = .*|host = 127.0.0.1\nport = $PROXY_PORT|" "$BINDERY_CONFIG"
+	# [database] over TCP through the proxy, whether the stack's
+	# configuration names a socket or a host and port.
+	sed -e "/^\[database\]/,/^\[/{s|^port = .*|port = $PROXY_PORT|;s|^host = .*|host = 127.0.0.1|;s|^socket = .*|host = 127.0.0.1\nport = $PROXY_PORT|}" \
+		"$BINDERY_CONFIG"
 	printf '\n[limits]\nrequest_deadline = %s\n' "$deadline"
 } >"$work/bindery.conf"
 chmod 0600 "$work/bindery.conf"
 grep -q "^port = $PROXY_PORT\$" "$work/bindery.conf" ||
-	bail_out "the stack's bindery.conf has no [database] socket line to point at the proxy"
+	bail_out "the stack's bindery.conf has no [database] socket or port line to point at the proxy"
 "$CHAOS_BIN/bindery" -c "$work/bindery.conf" sweep --dry-run --older-than 999999 >/dev/null \
 	2>"$work/check.err" || bail_out "the test configuration does not load: $(cat "$work/check.err")"
 stack_private_lighttpd "$BINDERY_TEST_VAR/dbdeadline-lighttpd" lighttpd.conf "$work/bindery.conf" \
