@@ -26,10 +26,9 @@ chaos_need_stack
 
 work=$(mktemp -d)
 PROXY_PID=
-private_lighttpd=
 . "$top/tests/lib/stack.sh"
 cleanup() {
-	[ -n "$private_lighttpd" ] && stack_lighttpd_stop
+	stack_private_lighttpd_stop
 	[ -n "$PROXY_PID" ] && kill "$PROXY_PID" 2>/dev/null && wait "$PROXY_PID" 2>/dev/null
 	rm -rf "$work"
 }
@@ -49,14 +48,8 @@ chmod 0600 "$work/proxy.conf" "$work/cli.conf"
 
 # Our own lighttpd: the stack's responder reads the stack's config, whose
 # storage is not behind the proxy.
-stack_init "$BINDERY_TEST_VAR/storerr-lighttpd"
-STACK_AVOID_PORTS=$(sed -n 's/^[A-Z_]*=//p' "$BINDERY_TEST_VAR/ports.env" 2>/dev/null | tr '\n' ' ')
-stack_port HTTP_PORT 18280 || bail_out "no free port"
-mkdir -p "$STACK_VAR/www"
-stack_render "$top/conf/lighttpd.conf" "$STACK_VAR/lighttpd.conf" PORT="$HTTP_PORT" \
-	VAR="$STACK_VAR" BINDIR="$CHAOS_BIN" CONFIG="$work/proxy.conf" || bail_out "render lighttpd.conf"
-stack_lighttpd_start "$STACK_VAR/lighttpd.conf" || bail_out "private lighttpd did not start"
-private_lighttpd=1
+stack_private_lighttpd "$BINDERY_TEST_VAR/storerr-lighttpd" lighttpd.conf "$work/proxy.conf" "$CHAOS_BIN" \
+	18280 || bail_out "private lighttpd did not start"
 URL=http://127.0.0.1:$HTTP_PORT
 RESPONDER_LOG=$STACK_LOG/lighttpd.out	# the responder's stderr
 

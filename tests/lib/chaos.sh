@@ -205,13 +205,8 @@ chaos_failpoint_responder() {
 	if _chaos_probe; then
 		stack_init "$BINDERY_TEST_VAR"
 	else
-		stack_init "$BINDERY_TEST_VAR/chaos-lighttpd"
-		STACK_AVOID_PORTS=$(sed -n 's/^[A-Z_]*=//p' "$BINDERY_TEST_VAR/ports.env" 2>/dev/null | tr '\n' ' ')
-		stack_port HTTP_PORT 18190 || return 1
-		mkdir -p "$STACK_VAR/www"
-		stack_render "$top/conf/lighttpd.conf" "$STACK_VAR/lighttpd.conf" PORT="$HTTP_PORT" \
-			VAR="$STACK_VAR" BINDIR="$CHAOS_BIN" CONFIG="$BINDERY_CONFIG" || return 1
-		BINDERY_FAILPOINTS_FILE=$fp stack_lighttpd_start "$STACK_VAR/lighttpd.conf" || return 1
+		BINDERY_FAILPOINTS_FILE=$fp stack_private_lighttpd "$BINDERY_TEST_VAR/chaos-lighttpd" \
+			lighttpd.conf "$BINDERY_CONFIG" "$CHAOS_BIN" 18190 || return 1
 		CHAOS_PRIVATE_LIGHTTPD=1
 		CHAOS_URL=http://127.0.0.1:$HTTP_PORT
 		for ((i = 0; i < 50; i++)); do
@@ -225,6 +220,9 @@ chaos_failpoint_responder() {
 }
 
 chaos_stop_private() {
-	[ -n "${CHAOS_PRIVATE_LIGHTTPD:-}" ] && stack_lighttpd_stop
+	if [ -n "${CHAOS_PRIVATE_LIGHTTPD:-}" ]; then
+		stack_init "$BINDERY_TEST_VAR/chaos-lighttpd"
+		stack_lighttpd_stop
+	fi
 	CHAOS_PRIVATE_LIGHTTPD=
 }
