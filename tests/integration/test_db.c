@@ -9,10 +9,18 @@
  * MariaDB has a certificate from its own CA, BINDERY_TEST_DB_TLS_CA), and
  * verify against CAs that did not sign it, which must fail rather than fall
  * back to plain text.
+ *
+ * Then the waits db_settings bound (issue 12: a responder's are
+ * request_deadline): a server that accepts the connection and never says a
+ * word costs connect_timeout, and 0 keeps the CLI's default.
  */
+#include <netinet/in.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
 
 #include "registry/db.h"
 #include "tap.h"
@@ -33,7 +41,7 @@ static const char sql_cipher[] = "SELECT VARIABLE_VALUE FROM information_schema.
 static struct db *
 connect_root(const char *sock, const char *name)
 {
-	struct db_settings set = { sock, NULL, 0, "root", NULL, name, DB_TLS_OFF, NULL };
+	struct db_settings set = { .socket = sock, .user = "root", .name = name, .tls = DB_TLS_OFF };
 	struct db *db = NULL;
 
 	if (db_new(&set, &db) != DB_OK || db_ensure(db) != DB_OK)
@@ -67,9 +75,9 @@ check_session(const char *sock, const char *name)
 static enum db_err
 connect_tls(enum db_tls tls, const char *ca, char *cipher, size_t cap)
 {
-	struct db_settings set = { NULL, "127.0.0.1", 0, getenv("BINDERY_TEST_DB_USER"),
-				   getenv("BINDERY_TEST_DB_PASSWORD"), getenv("BINDERY_TEST_DB_NAME"),
-				   tls, ca };
+	struct db_settings set = { .host = "127.0.0.1", .user = getenv("BINDERY_TEST_DB_USER"),
+				   .password = getenv("BINDERY_TEST_DB_PASSWORD"),
+				   .name = getenv("BINDERY_TEST_DB_NAME"), .tls = tls, .tls_ca = ca };
 	struct db *db = NULL;
 	struct db_col col = { DBT_STR, cipher, cap, NULL, NULL, 0 };
 	enum db_err e;
@@ -105,6 +113,73 @@ check_tls(void)
 	       "tls = verify with CAs that did not sign the server: no connection");
 }
 
+static double
+now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* A listener on a free loopback port that never accepts: the kernel
+ * completes the TCP handshake, then nothing ever arrives.  -1 on failure. */
+static int
+silent_listener(unsigned *port)
+{
+	struct sockaddr_in a;
+	socklen_t len = sizeof a;
+	int fd = socket(AF_INET, SOCK_STREAM, 0);
+
+	memset(&a, 0, sizeof a);
+	a.sin_family = AF_INET;
+	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	if (fd < 0 || bind(fd, (struct sockaddr *)&a, sizeof a) != 0 || listen(fd, 8) != 0 ||
+	    getsockname(fd, (struct sockaddr *)&a, &len) != 0) {
+		if (fd >= 0)
+			close(fd);
+		return -1;
+	}
+	*port = ntohs(a.sin_port);
+	return fd;
+}
+
+/* db_ensure against the silent server with connect_timeout; its seconds. */
+static double
+silent_connect(unsigned port, unsigned connect_timeout, enum db_err *e)
+{
+	struct db_settings set = { .host = "127.0.0.1", .port = port, .user = "nobody", .name = "none",
+				   .connect_timeout = connect_timeout, .io_timeout = connect_timeout };
+	struct db *db = NULL;
+	double t0 = now_s();
+
+	if (db_new(&set, &db) != DB_OK)
+		tap_bail("db_new");
+	*e = db_ensure(db);
+	db_free(db);
+	return now_s() - t0;
+}
+
+static void
+check_silent_server(void)
+{
+	unsigned port = 0;
+	int fd = silent_listener(&port);
+	enum db_err e;
+	double secs;
+
+	if (fd < 0)
+		tap_bail("no loopback listener");
+	secs = silent_connect(port, 1, &e);
+	tap_ok(e == DB_UNAVAILABLE, "a server that never greets: unavailable (%s)", db_err_name(e));
+	tap_ok(secs >= 0.5 && secs < 3, "... after %.2f s with connect_timeout = 1, not the default %d s",
+	       secs, DB_CONNECT_TIMEOUT_DEFAULT);
+	secs = silent_connect(port, 0, &e);
+	tap_ok(e == DB_UNAVAILABLE && secs >= DB_CONNECT_TIMEOUT_DEFAULT - 1 &&
+	       secs < 2 * DB_CONNECT_TIMEOUT_DEFAULT, "connect_timeout = 0 (the CLI) keeps the default: %.2f s", secs);
+	close(fd);
+}
+
 int
 main(void)
 {
@@ -130,5 +205,6 @@ main(void)
 	       strcmp(now, saved) == 0, "the global sql_mode is put back: '%s'", saved);
 	db_free(admin);
 	check_tls();
+	check_silent_server();
 	return tap_done();
 }
