@@ -111,7 +111,7 @@ state_headers(const struct tus_state *st, struct buf *out)
 void
 handle_upload_head(struct app *app, struct request *r)
 {
-	struct buf extra = BUF_INIT(512);
+	struct buf extra = BUF_INIT(1024);
 	struct tus_state st;
 	enum proto_result pr;
 
@@ -128,7 +128,9 @@ handle_upload_head(struct app *app, struct request *r)
 		resp_error(r, 500, "internal", "out of memory");
 		goto out;
 	}
-	resp_begin(r, 200, NULL, -1, buf_cstr(&extra));
+	/* 204, which tus allows for HEAD: a CGI server (Apache) turns a 200
+	 * carrying Location into a redirect (RFC 3875 6.2.2-6.2.3). */
+	resp_begin(r, 204, NULL, -1, buf_cstr(&extra));
 out:
 	buf_free(&extra);
 }
@@ -178,7 +180,7 @@ patch_request(struct request *r, struct tus_patch *p)
 	return read_checksum(r, p);
 }
 
-/* 204 (200 for HEAD-less clients is not needed) with the upload's state. */
+/* 204 with the upload's state. */
 static void
 reply_patched(struct request *r, const struct tus_state *st)
 {
