@@ -50,13 +50,8 @@ blocks_for(uint64_t bytes, uint64_t block_size)
 	return bytes / block_size + (bytes % block_size != 0);
 }
 
-/*
- * Can an upload that has nblocks blocks after this PATCH, with remaining
- * bytes still to come, finish within the block list's limit (each later
- * PATCH at least block_size)?
- */
-static int
-blocks_fit(uint64_t nblocks, uint64_t remaining, uint64_t block_size)
+int
+tus_blocks_fit(uint64_t nblocks, uint64_t remaining, uint64_t block_size)
 {
 	return nblocks + blocks_for(remaining, block_size) <= MAX_BLOCKS;
 }
@@ -385,7 +380,7 @@ stream_blocks(struct patch_run *p)
 		/* A short block ends this PATCH; unless it ends the upload
 		 * too, the rest must still fit the block list. */
 		if ((size_t)n < p->block_size && p->body_bytes < room &&
-		    !blocks_fit(p->u.nblocks + p->nstaged + 1, room - p->body_bytes, p->block_size))
+		    !tus_blocks_fit(p->u.nblocks + p->nstaged + 1, room - p->body_bytes, p->block_size))
 			return PROTO_CHUNK_TOO_SMALL;
 		if ((pr = stage_block(p, (size_t)n)) != PROTO_OK)
 			return pr;
@@ -594,7 +589,7 @@ admit_patch(struct patch_run *p, enum tus_offset_verdict *v)
 		return PROTO_TOO_LARGE;
 	/* A declared non-final chunk too small for the block list to ever finish. */
 	if (*v == TUS_OFFSET_APPEND && req->content_length >= 0 && (uint64_t)req->content_length < room &&
-	    !blocks_fit(p->u.nblocks + blocks_for((uint64_t)req->content_length, p->block_size),
+	    !tus_blocks_fit(p->u.nblocks + blocks_for((uint64_t)req->content_length, p->block_size),
 			room - (uint64_t)req->content_length, p->block_size))
 		return PROTO_CHUNK_TOO_SMALL;
 	return PROTO_OK;
@@ -634,9 +629,11 @@ run_patch(struct patch_run *p)
 		return pr;
 	if ((pr = take(p)) != PROTO_OK)
 		return pr;
+	if (FAILPOINT("tus.after_take"))
+		pr = PROTO_UNAVAILABLE;
 	/* Read again under the hold: a PATCH that held it before may have
 	 * recorded more since the first read. */
-	if ((pr = read_upload(p->s, p->req->owner, p->req->id, &p->u)) == PROTO_OK &&
+	else if ((pr = read_upload(p->s, p->req->owner, p->req->id, &p->u)) == PROTO_OK &&
 	    (pr = admit_patch(p, &v)) == PROTO_OK && v != TUS_OFFSET_DONE)
 		pr = patch_held(p, v);
 	if (!p->lost && (pr != PROTO_OK || p->u.recorded < p->u.length) &&
