@@ -72,6 +72,11 @@ test_binary(void)
 	    "decode_into gives the same bytes");
 	tap_ok(base64_decode_into(buf_span(&b), back, 255, &got) ==
 	    BASE64_TOO_LONG, "decode_into refuses a short output");
+	/* Seven characters of a longer text: the group is cut by the span's
+	 * length, not by a NUL or a bad character after it. */
+	tap_ok(base64_decode_into((struct span){ "Zm9vYmFy", 7 }, back,
+	    sizeof back, &got) == BASE64_BAD && got == 0,
+	    "decode_into refuses a group cut by the span's length");
 	buf_reset(&d);
 	tap_ok(decode_cstr("AAE=", &d) == BASE64_OK && d.len == 2 &&
 	    d.ptr[0] == 0 && d.ptr[1] == 1, "NUL bytes decode (length kept)");
