@@ -84,6 +84,24 @@ test_binary(void)
 	buf_free(&d);
 }
 
+/* A buf that holds memory but nothing written: empty output must still
+ * leave it NUL-terminated, whatever the memory held. */
+static void
+test_empty_terminated(void)
+{
+	struct buf b = BUF_INIT(64);
+
+	if (buf_reserve(&b, 8) != BUF_OK)
+		tap_bail("out of memory");
+	memset(b.ptr, 'x', b.cap);
+	tap_ok(base64_encode("", 0, &b) == BASE64_OK && b.len == 0 &&
+	    b.ptr[0] == '\0', "encoding nothing terminates the buffer");
+	memset(b.ptr, 'x', b.cap);
+	tap_ok(base64_decode(SPAN_LIT(""), &b) == BASE64_OK && b.len == 0 &&
+	    b.ptr[0] == '\0', "decoding nothing terminates the buffer");
+	buf_free(&b);
+}
+
 static void
 test_bounds(void)
 {
@@ -111,6 +129,7 @@ main(void)
 	test_vectors();
 	test_refusals();
 	test_binary();
+	test_empty_terminated();
 	test_bounds();
 	return tap_done();
 }
