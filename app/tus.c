@@ -363,6 +363,7 @@ handle_uploads_create(struct app *app, struct request *r)
 		creation_body(app, r, &st);
 	if (r->headers_sent)
 		goto out;
+	st.document_id = 0;	/* Location is the upload's here; HEAD names the document */
 	if (buf_appendf(&extra, "Location: /uploads/%s\r\n", st.id) != BUF_OK ||
 	    state_headers(&st, &extra) != 0) {
 		resp_error(r, 500, "internal", "out of memory");
