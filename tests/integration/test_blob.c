@@ -214,7 +214,7 @@ get_str(struct blob_client *c, const char *name, uint64_t start, uint64_t len,
 {
 	memset(s, 0, sizeof *s);
 	buf_init(&s->b, 1 << 20);
-	return blob_get(c, name, start, len, sink_headers, sink_data, s, r);
+	return blob_get(c, name, start, len, NULL, sink_headers, sink_data, s, r);
 }
 
 static void
@@ -558,7 +558,7 @@ test_streaming(void)
 	memset(&s, 0, sizeof s);
 	s.hashing = 1;
 	gnutls_hash_init(&s.sha, GNUTLS_DIG_SHA256);
-	tap_ok(blob_get(c, "big/20MiB", 0, 0, sink_headers, sink_data, &s, &r) == BLOB_OK,
+	tap_ok(blob_get(c, "big/20MiB", 0, 0, NULL, sink_headers, sink_data, &s, &r) == BLOB_OK,
 	    "streamed download of 20 MiB");
 	gnutls_hash_deinit(s.sha, got);
 	tap_ok(memcmp(got, want, 32) == 0 && s.total == 20u * 1024 * 1024,
