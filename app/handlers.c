@@ -452,10 +452,56 @@ list_one(void *ctx, const struct doc *d)
 	return 0;
 }
 
+/*
+ * GET /documents?name=EXACT: the ready document of that name as a list of
+ * one (or none), so any client, a tus client above all, can find what it
+ * stored by the name it chose.  The name is compared exactly, as stored.
+ * A name picks at most one document, so limit or after beside it is a
+ * mistake the client should hear about rather than have ignored.
+ */
+static void
+list_by_name(struct app *app, struct request *r, enum http_query_result q, struct span name)
+{
+	struct buf scratch = BUF_INIT(32);
+	json_t *docs = NULL;
+	struct doc d;
+	enum db_err e;
+
+	/* First: a malformed query would make limit and after look present. */
+	if (q != HTTP_QUERY_FOUND) {
+		resp_error(r, 400, "bad_name", "the name parameter is malformed");
+		goto out;
+	}
+	if (http_query_get(r->query, "limit", &scratch) != HTTP_QUERY_NOT_FOUND) {
+		resp_error(r, 400, "bad_limit", "limit does not combine with name: a name matches at most"
+			   " one document");
+		goto out;
+	}
+	if (http_query_get(r->query, "after", &scratch) != HTTP_QUERY_NOT_FOUND) {
+		resp_error(r, 400, "bad_cursor", "after does not combine with name: a name matches at most"
+			   " one document");
+		goto out;
+	}
+	if (!check_name(r, name))
+		goto out;
+	e = docs_find_ready_by_name(app->svc->db, name, &d);
+	if (e != DB_OK && e != DB_NOT_FOUND) {
+		resp_error_retry(r, 503, "unavailable", "the database is unavailable", RETRY_AFTER);
+		goto out;
+	}
+	docs = json_array();
+	if (e == DB_OK)
+		json_array_append_new(docs, render_doc_json(&d));
+	resp_json(r, 200, json_pack("{s:O, s:o}", "documents", docs, "next", json_null()), NULL);
+out:
+	json_decref(docs);
+	buf_free(&scratch);
+}
+
 void
 handle_list(struct app *app, struct request *r)
 {
-	struct buf v = BUF_INIT(32);
+	struct buf v = BUF_INIT(4 * DOCUMENT_NAME_MAX);
 	struct list_ctx lc = { NULL, 0, 0 };
 	uint64_t limit = LIST_DEFAULT, after = 0;
 	enum http_query_result q;
@@ -464,6 +510,11 @@ handle_list(struct app *app, struct request *r)
 
 	if (!require_reader(app, r))
 		goto out;
+	q = http_query_get(r->query, "name", &v);
+	if (q != HTTP_QUERY_NOT_FOUND) {
+		list_by_name(app, r, q, buf_span(&v));
+		goto out;
+	}
 	q = http_query_get(r->query, "limit", &v);
 	if (q == HTTP_QUERY_FOUND) {
 		if (http_parse_uint(buf_span(&v), LIST_MAX, &limit) != HTTP_UINT_OK || limit == 0) {

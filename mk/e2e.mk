@@ -22,3 +22,6 @@ EXTRA_DIST += tests/e2e/slow_clients.sh tests/tools/slow_client.py
 # trickled over 40 s with request_deadline = 5, and a sweep during it.
 E2E_TESTS += tests/e2e/leases.sh
 EXTRA_DIST += tests/e2e/leases.sh
+# GET /documents?name=EXACT (issue 12, section 2): exact names, pending unlisted.
+E2E_TESTS += tests/e2e/list_by_name.sh
+EXTRA_DIST += tests/e2e/list_by_name.sh

@@ -240,6 +240,22 @@ docs_list_ready(struct db *db, uint64_t after, unsigned limit,
 	return db_query(db, sql_list_ready, p, 2, c, DOC_NCOLS, list_row, &lc);
 }
 
+static const char sql_find_ready_by_name[] =
+	"SELECT " DOC_COLUMNS " FROM documents WHERE name = ? AND status = 'ready'";
+
+enum db_err
+docs_find_ready_by_name(struct db *db, struct span name, struct doc *out)
+{
+	struct db_col c[DOC_NCOLS];
+	struct db_param p[] = { DBP_SPAN(name) };
+	struct row_text t;
+
+	memset(out, 0, sizeof *out);
+	doc_cols(out, &t, c);
+	return doc_finish(db_query(db, sql_find_ready_by_name, p, 1, c, DOC_NCOLS, NULL, NULL),
+			  out, &t);
+}
+
 static const char sql_get_blob[] =
 	"SELECT name, document_id, purpose, state, COALESCE(size, 0), COALESCE(sha256, ''),"
 	" TIMESTAMPDIFF(SECOND, touched_at, NOW(6)), COALESCE(holder, '') FROM blobs WHERE name = ?";

@@ -126,6 +126,14 @@ BINDERY_NODISCARD enum db_err docs_get(struct db *db, uint64_t id, struct doc *o
 BINDERY_NODISCARD enum db_err docs_list_ready(struct db *db, uint64_t after, unsigned limit,
 					      int (*on_doc)(void *ctx, const struct doc *d), void *ctx);
 
+/*
+ * The ready document called name, compared exactly (the column's
+ * utf8mb4_nopad_bin: case and trailing spaces count), by one lookup on the
+ * documents_name index.  DB_NOT_FOUND when no document has the name or its
+ * document is still pending (readers see ready documents only).
+ */
+BINDERY_NODISCARD enum db_err docs_find_ready_by_name(struct db *db, struct span name, struct doc *out);
+
 /* A registry row by blob name. */
 BINDERY_NODISCARD enum db_err blobs_get(struct db *db, const char *name, struct blob_row *out);
 
