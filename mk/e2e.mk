@@ -25,3 +25,7 @@ EXTRA_DIST += tests/e2e/leases.sh
 # GET /documents?name=EXACT (issue 12, section 2): exact names, pending unlisted.
 E2E_TESTS += tests/e2e/list_by_name.sh
 EXTRA_DIST += tests/e2e/list_by_name.sh
+# The web servers pass tus (OPTIONS, PATCH, HEAD, DELETE, the tus headers) to
+# bindery, and Apache's body limits apply to PATCH (issue 12, section 2).
+E2E_TESTS += tests/e2e/tus_webserver.sh
+EXTRA_DIST += tests/e2e/tus_webserver.sh
