@@ -149,6 +149,19 @@ BINDERY_NODISCARD int blob_put_block(struct blob_client *, const char *name,
     const char *block_id_b64, const void *data, size_t len,
     struct blob_result *res);
 
+/*
+ * Put Block List of staged blocks ids[n], in that order, create-only
+ * (If-None-Match: *), with opts' content type and tags and the size and
+ * SHA-256 of the whole body as x-ms-meta-size / x-ms-meta-sha256 (the
+ * caller hashed the bytes as they were staged, across requests).  A name
+ * that holds a blob is BLOB_EXISTS (or BLOB_EXISTS_MAYBE_OURS after an
+ * ambiguous try): verify by its metadata.  opts->before_commit is called
+ * first, as for blob_upload_create.
+ */
+BINDERY_NODISCARD int blob_commit_blocks(struct blob_client *, const char *name,
+    const char *const *ids, size_t n, const struct blob_upload_opts *opts,
+    uint64_t size, const char *sha256_hex, struct blob_result *res);
+
 struct blob_block_counts {
 	unsigned committed, uncommitted;
 };
