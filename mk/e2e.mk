@@ -29,3 +29,7 @@ EXTRA_DIST += tests/e2e/list_by_name.sh
 # bindery, and Apache's body limits apply to PATCH (issue 12, section 2).
 E2E_TESTS += tests/e2e/tus_webserver.sh
 EXTRA_DIST += tests/e2e/tus_webserver.sh
+# 200 MiB through tus in 8 MiB PATCHes under an Apache limited to 16 MiB per
+# request, where a plain 20 MiB POST is 413 (issue 12, section 2).
+E2E_TESTS += tests/e2e/tus_apache_limits.sh
+EXTRA_DIST += tests/e2e/tus_apache_limits.sh
