@@ -255,8 +255,13 @@ static int
 creation_metadata(struct request *r, struct creation *c)
 {
 	struct span type = SPAN_NULL, replaces = SPAN_NULL;
+	enum tus_err e = tus_metadata_parse(req_param(r, "HTTP_UPLOAD_METADATA"), &c->md);
 
-	if (tus_metadata_parse(req_param(r, "HTTP_UPLOAD_METADATA"), &c->md) != TUS_OK) {
+	if (e == TUS_NOMEM) {
+		resp_error(r, 500, "internal", "out of memory");
+		return 0;
+	}
+	if (e != TUS_OK) {
 		resp_error(r, 400, "bad_metadata", "Upload-Metadata is malformed");
 		return 0;
 	}
@@ -363,6 +368,7 @@ handle_uploads_create(struct app *app, struct request *r)
 		creation_body(app, r, &st);
 	if (r->headers_sent)
 		goto out;
+	st.document_id = 0;	/* Location is the upload's here; HEAD names the document */
 	if (buf_appendf(&extra, "Location: /uploads/%s\r\n", st.id) != BUF_OK ||
 	    state_headers(&st, &extra) != 0) {
 		resp_error(r, 500, "internal", "out of memory");

@@ -6,8 +6,8 @@ lib_libbindery_a_SOURCES += lib/protocol/services.c lib/protocol/services.h \
 	lib/protocol/sweep.c lib/protocol/sweep.h \
 	lib/protocol/audit.c lib/protocol/audit.h
 
-check_PROGRAMS += tests/unit/test_sweep_decide tests/unit/test_create_decide
-UNIT_TESTS += tests/unit/test_sweep_decide tests/unit/test_create_decide
+check_PROGRAMS += tests/unit/test_sweep_decide tests/unit/test_create_decide tests/unit/test_tus_decide
+UNIT_TESTS += tests/unit/test_sweep_decide tests/unit/test_create_decide tests/unit/test_tus_decide
 
 check_PROGRAMS += tests/integration/test_experiments \
 	tests/integration/test_sweep tests/integration/test_audit tests/integration/test_fencing

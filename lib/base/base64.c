@@ -40,6 +40,8 @@ base64_encode(const void *p, size_t n, struct buf *out)
 
 	if (n > ((size_t)-1) / 2 || buf_reserve(out, base64_encoded_len(n)) != BUF_OK)
 		return BASE64_NOMEM;
+	/* buf_reserve may have allocated without terminating: n may be 0. */
+	out->ptr[out->len] = '\0';
 	for (i = 0; i < n; i += 3) {
 		left = n - i;
 		v = (uint32_t)in[i] << 16;

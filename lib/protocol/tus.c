@@ -18,6 +18,7 @@
 #define MAX_BLOCKS 50000u	/* a block list's limit */
 #define BLOCK_ID_ATTEMPT 12	/* bytes of the PATCH's attempt id in a block id ... */
 #define BLOCK_ID_RAW 16		/* ... then the block's sequence, 4 bytes big-endian */
+#define MAX_BATCH 16		/* blocks one PATCH stages at once, at most */
 
 /* ---- pure decisions ------------------------------------------------------ */
 
@@ -50,13 +51,8 @@ blocks_for(uint64_t bytes, uint64_t block_size)
 	return bytes / block_size + (bytes % block_size != 0);
 }
 
-/*
- * Can an upload that has nblocks blocks after this PATCH, with remaining
- * bytes still to come, finish within the block list's limit (each later
- * PATCH at least block_size)?
- */
-static int
-blocks_fit(uint64_t nblocks, uint64_t remaining, uint64_t block_size)
+int
+tus_blocks_fit(uint64_t nblocks, uint64_t remaining, uint64_t block_size)
 {
 	return nblocks + blocks_for(remaining, block_size) <= MAX_BLOCKS;
 }
@@ -172,12 +168,14 @@ struct patch_run {
 	struct held_intent hi;
 	struct sha256_ctx sha;		/* the document's, at u.recorded + staged */
 	gnutls_hash_hd_t sum;		/* Upload-Checksum's, or NULL */
-	char *block;
+	char *block[MAX_BATCH];		/* a batch of block buffers, mapped on first use */
+	size_t batch;			/* blocks staged at once: blocks_in_flight */
 	size_t block_size;
 	struct upload_block *staged;	/* checksum: staged, recorded once it verifies */
 	size_t nstaged;
 	uint64_t staged_bytes;		/* staged and not yet recorded */
-	uint64_t body_bytes;
+	uint64_t room;			/* bytes the upload takes from this PATCH's offset */
+	uint64_t body_bytes;		/* ... and bytes this PATCH has read */
 	int64_t renewed_ms;
 	int lost;			/* a fenced write touched no row */
 };
@@ -217,15 +215,15 @@ read_body(struct patch_run *p, char *buf, size_t len)
 	return n;
 }
 
-/* Fill the block buffer: bytes read (short only at the body's end), -1 on failure. */
+/* Fill a block buffer: bytes read (short only at the body's end), -1 on failure. */
 static long
-fill_block(struct patch_run *p)
+fill_block(struct patch_run *p, char *block)
 {
 	size_t got = 0;
 	long n;
 
 	while (got < p->block_size) {
-		n = read_body(p, p->block + got, p->block_size - got);
+		n = read_body(p, block + got, p->block_size - got);
 		if (n < 0)
 			return -1;
 		if (n == 0)
@@ -267,16 +265,14 @@ out:
 	return rc;
 }
 
+/* The base64 of an MD5 digest, as Content-MD5 and the block row carry it. */
 static int
-md5_text(const char *data, size_t len, char *out, size_t outlen)
+md5_text(const unsigned char md5[16], char *out, size_t outlen)
 {
-	unsigned char md5[16];
 	struct buf b64 = BUF_INIT(UPLOAD_MD5_MAX - 1);
 	int rc = -1;
 
-	if (gnutls_hash_fast(GNUTLS_DIG_MD5, data, len, md5) == 0 &&
-	    sign_base64_encode(md5, sizeof md5, &b64) == SIGN_OK &&
-	    copy_cstr(out, outlen, buf_cstr(&b64)) == 0)
+	if (sign_base64_encode(md5, 16, &b64) == SIGN_OK && copy_cstr(out, outlen, buf_cstr(&b64)) == 0)
 		rc = 0;
 	buf_free(&b64);
 	return rc;
@@ -321,33 +317,69 @@ keep_staged(struct patch_run *p, const struct upload_block *b)
 	return PROTO_OK;
 }
 
-/* Put Block for the filled buffer, then record it (or keep it for the checksum). */
+/* Ids and MD5s of the batch's blocks (seq from the upload's next). */
 static enum proto_result
-stage_block(struct patch_run *p, size_t len)
+describe_batch(struct patch_run *p, const size_t *len, size_t nb, struct upload_block *b,
+	       unsigned char (*md5)[16], struct blob_block *put)
 {
 	uint64_t seq = p->u.nblocks + p->nstaged;
-	struct upload_block b;
-	struct blob_result r;
+	size_t i;
 
-	if (seq >= MAX_BLOCKS)
+	if (seq + nb > MAX_BLOCKS)
 		return PROTO_CHUNK_TOO_SMALL;
-	memset(&b, 0, sizeof b);
-	b.size = len;
-	if (block_id(p->hi.holder, seq, b.id, sizeof b.id) != 0 ||
-	    md5_text(p->block, len, b.md5, sizeof b.md5) != 0)
-		return PROTO_FAILED;
-	start_deadline(p->s);
-	if (blob_put_block(p->s->blob, p->u.blob_name, b.id, p->block, len, &r) != 0) {
-		log_blob("put block", p->u.blob_name, &r);
-		return from_blob(&r) == PROTO_BODY_ERROR ? PROTO_FAILED : from_blob(&r);
+	for (i = 0; i < nb; i++) {
+		memset(&b[i], 0, sizeof b[i]);
+		b[i].size = len[i];
+		if (block_id(p->hi.holder, seq + i, b[i].id, sizeof b[i].id) != 0 ||
+		    gnutls_hash_fast(GNUTLS_DIG_MD5, p->block[i], len[i], md5[i]) != 0 ||
+		    md5_text(md5[i], b[i].md5, sizeof b[i].md5) != 0)
+			return PROTO_FAILED;
+		put[i] = (struct blob_block){ b[i].id, p->block[i], len[i], md5[i] };
 	}
-	sha256_update(&p->sha, len, (const uint8_t *)p->block);
-	if (p->sum && gnutls_hash(p->sum, p->block, len) != 0)
-		return PROTO_FAILED;
-	if (p->sum)
-		return keep_staged(p, &b);
-	if (record(p, &b, 1, len) != PROTO_OK)
+	return PROTO_OK;
+}
+
+/*
+ * Put Block for the filled buffers at once, then record the blocks storage
+ * accepted, in order (or keep them until the checksum is known).  A block
+ * that failed ends the batch there: the ones before it are kept.
+ */
+static enum proto_result
+stage_batch(struct patch_run *p, const size_t *len, size_t nb)
+{
+	struct upload_block b[MAX_BATCH];
+	unsigned char md5[MAX_BATCH][16];
+	struct blob_block put[MAX_BATCH];
+	struct blob_result each[MAX_BATCH], r;
+	enum proto_result pr, failed = PROTO_OK;
+	uint64_t bytes = 0;
+	size_t i, ok;
+
+	if ((pr = describe_batch(p, len, nb, b, md5, put)) != PROTO_OK)
+		return pr;
+	start_deadline(p->s);
+	if (blob_put_blocks(p->s->blob, p->u.blob_name, put, nb, each, &r) != 0) {
+		log_blob("put block", p->u.blob_name, &r);
+		failed = from_blob(&r) == PROTO_BODY_ERROR ? PROTO_FAILED : from_blob(&r);
+	}
+	for (ok = 0; ok < nb && each[ok].status == BLOB_OK; ok++) {
+		sha256_update(&p->sha, len[ok], (const uint8_t *)p->block[ok]);
+		if (p->sum && gnutls_hash(p->sum, p->block[ok], len[ok]) != 0)
+			return PROTO_FAILED;
+		bytes += len[ok];
+	}
+	if (ok == 0)
+		return failed;
+	if (p->sum) {
+		for (i = 0; i < ok; i++)
+			if ((pr = keep_staged(p, &b[i])) != PROTO_OK)
+				return pr;
+		p->staged_bytes += bytes;
+	} else if (record(p, b, ok, bytes) != PROTO_OK) {
 		return p->lost ? PROTO_UNAVAILABLE : PROTO_FAILED;
+	}
+	if (failed != PROTO_OK)
+		return failed;
 	return FAILPOINT("tus.mid_patch") ? PROTO_UNAVAILABLE : PROTO_OK;
 }
 
@@ -366,33 +398,71 @@ verify_and_record(struct patch_run *p)
 	return record(p, p->staged, p->nstaged, p->staged_bytes);
 }
 
-/* The PATCH's bytes, block by block, until its body ends. */
-static enum proto_result
-stream_blocks(struct patch_run *p)
+/* A block buffer for slot i of the batch, made on first use; NULL without memory. */
+static char *
+block_buffer(struct patch_run *p, size_t i)
 {
-	uint64_t room = p->u.length - p->u.recorded;
-	enum proto_result pr;
+	if (p->block[i] == NULL)
+		p->block[i] = alloc_malloc(p->block_size);
+	return p->block[i];
+}
+
+/*
+ * Read up to a batch of blocks.  *nb blocks of len[] bytes were read whole;
+ * *ended when the body ended (the last may be short); PROTO_BODY_ERROR (or
+ * PROTO_UNAVAILABLE when the upload was lost) when it failed part-way, the
+ * whole blocks before still counted.
+ */
+static enum proto_result
+read_batch(struct patch_run *p, size_t *len, size_t *nb, int *ended)
+{
 	long n;
 
-	for (;;) {
-		if ((n = fill_block(p)) < 0)
+	*nb = 0;
+	*ended = 0;
+	while (*nb < p->batch) {
+		if (block_buffer(p, *nb) == NULL)
+			return PROTO_FAILED;
+		if ((n = fill_block(p, p->block[*nb])) < 0)
 			return p->lost ? PROTO_UNAVAILABLE : PROTO_BODY_ERROR;
+		if (n == 0 || (size_t)n < p->block_size)
+			*ended = 1;
 		if (n == 0)
 			break;
 		p->body_bytes += (uint64_t)n;
-		if (p->body_bytes > room)
+		if (p->body_bytes > p->room)
 			return PROTO_TOO_LARGE;
-		/* A short block ends this PATCH; unless it ends the upload
-		 * too, the rest must still fit the block list. */
-		if ((size_t)n < p->block_size && p->body_bytes < room &&
-		    !blocks_fit(p->u.nblocks + p->nstaged + 1, room - p->body_bytes, p->block_size))
-			return PROTO_CHUNK_TOO_SMALL;
-		if ((pr = stage_block(p, (size_t)n)) != PROTO_OK)
-			return pr;
-		p->staged_bytes += p->sum ? (uint64_t)n : 0;
-		if ((size_t)n < p->block_size)
+		len[(*nb)++] = (size_t)n;
+		if (*ended)
 			break;
 	}
+	return PROTO_OK;
+}
+
+/* The PATCH's bytes, a batch of blocks at a time, until its body ends. */
+static enum proto_result
+stream_blocks(struct patch_run *p)
+{
+	size_t len[MAX_BATCH], nb;
+	enum proto_result pr, read;
+	int ended;
+
+	p->room = p->u.length - p->u.recorded;
+	do {
+		read = read_batch(p, len, &nb, &ended);
+		if (read == PROTO_TOO_LARGE || read == PROTO_FAILED)
+			return read;
+		/* A short block ends this PATCH; unless it ends the upload
+		 * too, the rest must still fit the block list. */
+		if (read == PROTO_OK && ended && nb > 0 && len[nb - 1] < p->block_size &&
+		    p->body_bytes < p->room &&
+		    !tus_blocks_fit(p->u.nblocks + p->nstaged + nb, p->room - p->body_bytes, p->block_size))
+			return PROTO_CHUNK_TOO_SMALL;
+		if (nb > 0 && (pr = stage_batch(p, len, nb)) != PROTO_OK)
+			return pr;
+		if (read != PROTO_OK)
+			return read;	/* the whole blocks before the failure are kept */
+	} while (!ended);
 	return p->sum ? verify_and_record(p) : PROTO_OK;
 }
 
@@ -400,13 +470,18 @@ stream_blocks(struct patch_run *p)
 static enum proto_result
 check_tail(struct patch_run *p)
 {
+	unsigned char raw[16];
 	char md5[UPLOAD_MD5_MAX];
-	long n = fill_block(p);
 	char extra;
+	long n;
 
-	if (n < 0)
+	if (block_buffer(p, 0) == NULL)
+		return PROTO_FAILED;
+	if ((n = fill_block(p, p->block[0])) < 0)
 		return p->lost ? PROTO_UNAVAILABLE : PROTO_BODY_ERROR;
-	if ((uint64_t)n != p->u.last_size || (n > 0 && md5_text(p->block, (size_t)n, md5, sizeof md5) != 0))
+	if ((uint64_t)n != p->u.last_size ||
+	    (n > 0 && (gnutls_hash_fast(GNUTLS_DIG_MD5, p->block[0], (size_t)n, raw) != 0 ||
+		       md5_text(raw, md5, sizeof md5) != 0)))
 		return PROTO_OFFSET_MISMATCH;
 	if (read_body(p, &extra, 1) != 0)
 		return PROTO_TOO_LARGE;
@@ -594,7 +669,7 @@ admit_patch(struct patch_run *p, enum tus_offset_verdict *v)
 		return PROTO_TOO_LARGE;
 	/* A declared non-final chunk too small for the block list to ever finish. */
 	if (*v == TUS_OFFSET_APPEND && req->content_length >= 0 && (uint64_t)req->content_length < room &&
-	    !blocks_fit(p->u.nblocks + blocks_for((uint64_t)req->content_length, p->block_size),
+	    !tus_blocks_fit(p->u.nblocks + blocks_for((uint64_t)req->content_length, p->block_size),
 			room - (uint64_t)req->content_length, p->block_size))
 		return PROTO_CHUNK_TOO_SMALL;
 	return PROTO_OK;
@@ -634,9 +709,11 @@ run_patch(struct patch_run *p)
 		return pr;
 	if ((pr = take(p)) != PROTO_OK)
 		return pr;
+	if (FAILPOINT("tus.after_take"))
+		pr = PROTO_UNAVAILABLE;
 	/* Read again under the hold: a PATCH that held it before may have
 	 * recorded more since the first read. */
-	if ((pr = read_upload(p->s, p->req->owner, p->req->id, &p->u)) == PROTO_OK &&
+	else if ((pr = read_upload(p->s, p->req->owner, p->req->id, &p->u)) == PROTO_OK &&
 	    (pr = admit_patch(p, &v)) == PROTO_OK && v != TUS_OFFSET_DONE)
 		pr = patch_held(p, v);
 	if (!p->lost && (pr != PROTO_OK || p->u.recorded < p->u.length) &&
@@ -650,15 +727,17 @@ tus_patch(struct services *s, const struct tus_patch *req, struct tus_state *out
 {
 	struct patch_run p;
 	enum proto_result pr;
+	size_t i;
 
 	memset(out, 0, sizeof *out);
 	memset(&p, 0, sizeof p);
 	p.s = s;
 	p.req = req;
 	p.block_size = s->cfg->block_size;
+	p.batch = s->cfg->blocks_in_flight < MAX_BATCH ? s->cfg->blocks_in_flight : MAX_BATCH;
+	if (p.batch == 0)
+		p.batch = 1;
 	start_deadline(s);
-	if ((p.block = alloc_malloc(p.block_size)) == NULL)
-		return PROTO_FAILED;
 	pr = run_patch(&p);
 	if (pr == PROTO_OK && read_upload(s, req->owner, req->id, &p.u) == PROTO_OK)
 		state_of(&p.u, out);
@@ -667,7 +746,8 @@ tus_patch(struct services *s, const struct tus_patch *req, struct tus_state *out
 	if (p.sum)
 		gnutls_hash_deinit(p.sum, NULL);
 	alloc_free(p.staged);
-	alloc_free(p.block);
+	for (i = 0; i < MAX_BATCH; i++)
+		alloc_free(p.block[i]);
 	blob_client_set_deadline(s->blob, 0);
 	return pr;
 }

@@ -95,6 +95,13 @@ enum tus_offset_verdict {
 enum tus_offset_verdict tus_offset_decide(uint64_t offset, uint64_t recorded, uint64_t length,
 					  uint64_t last_size, int ready);
 
+/*
+ * Can an upload with nblocks blocks recorded once this PATCH's are, and
+ * remaining bytes still to come, finish within the block list's 50,000
+ * blocks (every later block full)?
+ */
+int tus_blocks_fit(uint64_t nblocks, uint64_t remaining, uint64_t block_size);
+
 /* The offset HEAD reports: recorded, less the last block until ready. */
 uint64_t tus_acknowledged(uint64_t recorded, uint64_t length, uint64_t last_size, int ready);
 

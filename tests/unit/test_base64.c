@@ -72,11 +72,34 @@ test_binary(void)
 	    "decode_into gives the same bytes");
 	tap_ok(base64_decode_into(buf_span(&b), back, 255, &got) ==
 	    BASE64_TOO_LONG, "decode_into refuses a short output");
+	/* Seven characters of a longer text: the group is cut by the span's
+	 * length, not by a NUL or a bad character after it. */
+	tap_ok(base64_decode_into((struct span){ "Zm9vYmFy", 7 }, back,
+	    sizeof back, &got) == BASE64_BAD && got == 0,
+	    "decode_into refuses a group cut by the span's length");
 	buf_reset(&d);
 	tap_ok(decode_cstr("AAE=", &d) == BASE64_OK && d.len == 2 &&
 	    d.ptr[0] == 0 && d.ptr[1] == 1, "NUL bytes decode (length kept)");
 	buf_free(&b);
 	buf_free(&d);
+}
+
+/* A buf that holds memory but nothing written: empty output must still
+ * leave it NUL-terminated, whatever the memory held. */
+static void
+test_empty_terminated(void)
+{
+	struct buf b = BUF_INIT(64);
+
+	if (buf_reserve(&b, 8) != BUF_OK)
+		tap_bail("out of memory");
+	memset(b.ptr, 'x', b.cap);
+	tap_ok(base64_encode("", 0, &b) == BASE64_OK && b.len == 0 &&
+	    b.ptr[0] == '\0', "encoding nothing terminates the buffer");
+	memset(b.ptr, 'x', b.cap);
+	tap_ok(base64_decode(SPAN_LIT(""), &b) == BASE64_OK && b.len == 0 &&
+	    b.ptr[0] == '\0', "decoding nothing terminates the buffer");
+	buf_free(&b);
 }
 
 static void
@@ -106,6 +129,7 @@ main(void)
 	test_vectors();
 	test_refusals();
 	test_binary();
+	test_empty_terminated();
 	test_bounds();
 	return tap_done();
 }

@@ -92,6 +92,29 @@ text_after(size_t n, char text[SHA256_STATE_TEXT_MAX])
 		tap_bail("save failed after %zu bytes", n);
 }
 
+/* A state no test can reach by hashing: every field at full width. */
+static void
+test_wide_fields(void)
+{
+	struct sha256_ctx c, back;
+	char text[SHA256_STATE_TEXT_MAX];
+	unsigned i;
+
+	memset(&c, 0, sizeof c);
+	for (i = 0; i < 8; i++)
+		c.state[i] = 0xfedcba98u - i;
+	c.count = UINT64_C(0x0076543210fedcba);	/* below 2^55 */
+	c.index = 63;
+	for (i = 0; i < 63; i++)
+		c.block[i] = (uint8_t)(0xff - i);
+	tap_ok(sha256_state_save(&c, text, sizeof text) == 0 &&
+	    sha256_state_load(span_from_cstr(text), &back) == 0 &&
+	    memcmp(back.state, c.state, sizeof c.state) == 0 &&
+	    back.count == c.count && back.index == 63 &&
+	    memcmp(back.block, c.block, 63) == 0,
+	    "32-bit words, a 55-bit count and 63 bytes survive save and load");
+}
+
 static void
 test_sizes(void)
 {
@@ -126,6 +149,26 @@ load_edited(const char *good, size_t off, size_t len, const char *with)
 	return sha256_state_load((struct span){ edited, n }, &c);
 }
 
+/* good's fixed part with index n and n buffered bytes (all 0x5a): only
+ * the index bound can refuse it. */
+static int
+load_index(const char *good, unsigned n)
+{
+	char text[SHA256_STATE_TEXT_MAX + 2 * 255];
+	size_t fixed = 3 + 64 + 1 + 16 + 1, len = fixed, i;
+	struct sha256_ctx c;
+
+	memcpy(text, good, fixed);
+	text[len++] = "0123456789abcdef"[n >> 4];
+	text[len++] = "0123456789abcdef"[n & 15];
+	text[len++] = ':';
+	for (i = 0; i < n; i++) {
+		text[len++] = '5';
+		text[len++] = 'a';
+	}
+	return sha256_state_load((struct span){ text, len }, &c);
+}
+
 static void
 test_refusals(void)
 {
@@ -146,8 +189,11 @@ test_refusals(void)
 	tap_ok(load_edited(good, 69, 1, "") == -1, "a short count refused");
 	tap_ok(load_edited(good, 69, 1, "8") == -1,
 	    "a count whose bit length overflows 64 bits refused");
-	tap_ok(load_edited(good, idx, 2, "40") == -1, "index 64 refused");
-	tap_ok(load_edited(good, idx, 2, "ff") == -1, "index 255 refused");
+	tap_ok(load_index(good, 64) == -1,
+	    "index 64 refused, even with 64 buffered bytes");
+	tap_ok(load_index(good, 255) == -1,
+	    "index 255 refused, even with 255 buffered bytes");
+	tap_ok(load_index(good, 63) == 0, "index 63 with 63 buffered bytes loads");
 	tap_ok(load_edited(good, idx, 2, "02") == -1,
 	    "an index longer than the buffered bytes refused");
 	tap_ok(load_edited(good, idx, 2, "00") == -1,
@@ -171,6 +217,7 @@ main(void)
 {
 	fill_data();
 	test_splits();
+	test_wide_fields();
 	test_sizes();
 	test_refusals();
 	return tap_done();
