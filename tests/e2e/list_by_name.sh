@@ -37,8 +37,12 @@ create() {
 	[ "$HTTP_CODE" = 201 ] || { diag "create '$2': $HTTP_CODE $HTTP_BODY"; return 1; }
 	jfield "$HTTP_BODY" id
 }
-# ids: the listed documents' ids of the last answer, space-separated.
-ids() { printf '%s' "$HTTP_BODY" | jq -r '[.documents[].id] | join(" ")'; }
+# answer: the last answer as "STATUS docs=ID,ID..." (the listed ids), or
+# "STATUS not-a-list" when its body is no list answer.
+answer() {
+	printf '%s %s' "$HTTP_CODE" "$(printf '%s' "$HTTP_BODY" |
+		jq -r '"docs=" + ([.documents[].id] | join(","))' 2>/dev/null || echo not-a-list)"
+}
 # shape: 1 when the last answer is exactly {"documents":[...],"next":null}.
 shape() { printf '%s' "$HTTP_BODY" | jq -r '(keys == ["documents","next"]) and (.next == null)'; }
 
@@ -56,35 +60,35 @@ for s in "lighttpd=$BINDERY_TEST_LIGHTTPD_URL" "apache=$BINDERY_TEST_APACHE_URL"
 	is "$HTTP_CODE" 200 "$srv: by name is 200"
 	is "$(header content-type)" application/json "$srv: ... JSON"
 	is "$(shape)" true "$srv: ... {\"documents\":[…],\"next\":null}"
-	is "$(ids)" "$lower" "$srv: ... exactly the document of that name"
+	is "$(answer)" "200 docs=${lower:-none}" "$srv: ... exactly the document of that name"
 	is "$(printf '%s' "$HTTP_BODY" | jq -r '.documents[0].name')" "$t-a.txt" "$srv: ... with its name"
-	req GET "$url/documents/$lower"
+	req GET "$url/documents/${lower:-none}"
 	is "$(printf '%s' "$HTTP_BODY" | jq -c .)" \
 		"$(curl -s "$url/documents?name=$(enc "$t-a.txt")" | jq -c '.documents[0]')" \
 		"$srv: ... the same JSON as GET /documents/{id}"
 
 	req GET "$url/documents?name=$(enc "$t-A.txt")"
-	is "$(ids)" "$upper" "$srv: the upper-case name finds the upper-case document only"
+	is "$(answer)" "200 docs=${upper:-none}" "$srv: the upper-case name finds the upper-case document only"
 	req GET "$url/documents?name=$(enc "$t-a.TXT")"
 	is "$HTTP_CODE" 200 "$srv: a case variant nobody stored is 200"
-	is "$(ids)" "" "$srv: ... with an empty list"
+	is "$(answer)" "200 docs=" "$srv: ... with an empty list"
 	is "$(shape)" true "$srv: ... and next null"
 	req GET "$url/documents?name=$(enc "$t-a.txt ")"
-	is "$(ids)" "" "$srv: a trailing space is another name (empty list)"
+	is "$(answer)" "200 docs=" "$srv: a trailing space is another name (empty list)"
 	req GET "$url/documents?name=$t-a.txt+"
-	is "$(ids)" "" "$srv: ... also when the space is written '+'"
+	is "$(answer)" "200 docs=" "$srv: ... also when the space is written '+'"
 	req GET "$url/documents?name=$(enc " $t-a.txt")"
-	is "$(ids)" "" "$srv: a leading space is another name (empty list)"
+	is "$(answer)" "200 docs=" "$srv: a leading space is another name (empty list)"
 	req GET "$url/documents?name=$(enc "$t-absent")"
 	is "$HTTP_CODE" 200 "$srv: an absent name is 200"
 	is "$HTTP_BODY" '{"documents":[],"next":null}' "$srv: ... {\"documents\":[],\"next\":null}"
 
 	req GET "$url/documents?name=$(enc "$uname")"
-	is "$(ids)" "$uni" "$srv: a percent-encoded UTF-8 name with '+', '&' and a space finds its document"
+	is "$(answer)" "200 docs=${uni:-none}" "$srv: a percent-encoded UTF-8 name with '+', '&' and a space finds its document"
 	is "$(printf '%s' "$HTTP_BODY" | jq -r '.documents[0].name')" "$uname" "$srv: ... and its name reads back"
 	# The same name in a form whose '+' means a space: another name.
 	req GET "$url/documents?name=$(enc "$uname" | sed 's/%20/+/g; s/%2B/+/g')"
-	is "$(ids)" "" "$srv: '+' decodes to a space, not to itself"
+	is "$(answer)" "200 docs=" "$srv: '+' decodes to a space, not to itself"
 
 	# --- refusals: 400 in JSON, nothing listed ---
 	for bad in '' 'a%2Fb' 'x%01y' '%C0%AF' '%ED%A0%80' '..' 'a%ZZ' 'a%' 'a%2' \
@@ -146,6 +150,6 @@ is "$(cat "$work/slow.code")" 201 "the trickled upload finished (201)"
 pid=$(jfield "$(cat "$work/slow.out")" id)
 for s in "lighttpd=$BINDERY_TEST_LIGHTTPD_URL" "apache=$BINDERY_TEST_APACHE_URL"; do
 	req GET "${s#*=}/documents?name=$pname"
-	is "$(ids)" "$pid" "${s%%=*}: once ready it is listed by name"
+	is "$(answer)" "200 docs=${pid:-none}" "${s%%=*}: once ready it is listed by name"
 done
 done_testing

@@ -127,7 +127,7 @@ id=${doc#/documents/}
 is "$(sql "SELECT status, size FROM documents WHERE id = '$id'" | tr '\t' ' ')" "ready $total" \
 	"the document is ready, $total bytes"
 req GET "$url/documents?name=$t.bin"
-is "$(jfield "$HTTP_BODY" id)" "$id" "GET /documents?name= finds it"
+is "$(jfield "$HTTP_BODY" id)" "${id:-none}" "GET /documents?name= finds it"
 curl -s -m 300 -o "$work/got.bin" "$url$doc/content"
 is "$(sha256sum <"$work/got.bin" | cut -d' ' -f1)" "$(sha256sum <"$work/doc.bin" | cut -d' ' -f1)" \
 	"GET /documents/{id}/content gives the file's bytes (SHA-256 of the files)"
