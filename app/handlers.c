@@ -462,7 +462,7 @@ handle_get(struct app *app, struct request *r)
 
 struct list_ctx {
 	json_t *docs;
-	uint64_t last_id;
+	uint64_t last_seq;	/* the cursor: the last one's place in the list */
 	unsigned n;
 };
 
@@ -472,7 +472,7 @@ list_one(void *ctx, const struct doc *d)
 	struct list_ctx *lc = ctx;
 
 	json_array_append_new(lc->docs, render_doc_json(d));
-	lc->last_id = d->id;
+	lc->last_seq = d->ready_seq;
 	lc->n++;
 	return 0;
 }
@@ -562,7 +562,7 @@ handle_list(struct app *app, struct request *r)
 		resp_error_retry(r, 503, "unavailable", "the database is unavailable", RETRY_AFTER);
 		goto out;
 	}
-	snprintf(next, sizeof next, "%llu", (unsigned long long)lc.last_id);
+	snprintf(next, sizeof next, "%llu", (unsigned long long)lc.last_seq);
 	resp_json(r, 200, json_pack("{s:O, s:o}", "documents", lc.docs,
 				    "next", lc.n == limit ? json_string(next) : json_null()), NULL);
 out:
