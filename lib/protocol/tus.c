@@ -181,6 +181,7 @@ struct patch_run {
 	uint64_t body_bytes;		/* ... and bytes this PATCH has read */
 	int64_t renewed_ms;
 	int lost;			/* a fenced write touched no row */
+	int released;			/* the last record let go of the upload */
 };
 
 static int
@@ -285,13 +286,16 @@ md5_text(const unsigned char md5[16], char *out, size_t outlen)
 	return rc;
 }
 
-/* Record blocks[n] (staged after u.recorded + what is already recorded) with the hash state. */
+/* Record blocks[n] (staged after u.recorded + what is already recorded)
+ * with the hash state; the PATCH's last record (last) also lets go of the
+ * upload unless it completes it (the commit that follows needs the hold). */
 static enum proto_result
-record(struct patch_run *p, const struct upload_block *blocks, size_t n, uint64_t bytes)
+record(struct patch_run *p, const struct upload_block *blocks, size_t n, uint64_t bytes, int last)
 {
 	char hash[SHA256_STATE_TEXT_MAX];
 	struct upload_record rec = { p->u.id, p->u.blob_name, p->hi.holder, p->s->cfg->upload_expiry,
-				     p->u.recorded, p->u.nblocks, blocks, n, hash };
+				     p->u.recorded, p->u.nblocks, blocks, n, hash,
+				     last && p->u.recorded + bytes < p->u.length };
 	enum db_err e;
 
 	if (sha256_state_save(&p->sha, hash, sizeof hash) != 0)
@@ -305,6 +309,7 @@ record(struct patch_run *p, const struct upload_block *blocks, size_t n, uint64_
 	if (e != DB_OK)
 		return from_db(e);
 	p->renewed_ms = blob_now_ms();
+	p->released = rec.release;
 	p->u.recorded += bytes;
 	p->u.nblocks += n;
 	p->u.last_size = blocks[n - 1].size;
@@ -359,7 +364,7 @@ start_block(struct patch_run *p, struct batch *bt, size_t i)
  * ends the batch there: the ones before it are kept.
  */
 static enum proto_result
-finish_batch(struct patch_run *p, struct batch *bt)
+finish_batch(struct patch_run *p, struct batch *bt, int last)
 {
 	struct blob_result each[MAX_BATCH], r;
 	enum proto_result pr, failed = PROTO_OK;
@@ -383,7 +388,7 @@ finish_batch(struct patch_run *p, struct batch *bt)
 			if ((pr = keep_staged(p, &bt->b[i])) != PROTO_OK)
 				return pr;
 		p->staged_bytes += bytes;
-	} else if (record(p, bt->b, ok, bytes) != PROTO_OK) {
+	} else if (record(p, bt->b, ok, bytes, last || failed != PROTO_OK) != PROTO_OK) {
 		return p->lost ? PROTO_UNAVAILABLE : PROTO_FAILED;
 	}
 	if (failed != PROTO_OK)
@@ -403,7 +408,7 @@ verify_and_record(struct patch_run *p)
 		return PROTO_CHECKSUM_MISMATCH;
 	if (p->nstaged == 0)
 		return PROTO_OK;
-	return record(p, p->staged, p->nstaged, p->staged_bytes);
+	return record(p, p->staged, p->nstaged, p->staged_bytes, 1);
 }
 
 /* A block buffer for slot i of the batch, made on first use; NULL without memory. */
@@ -474,7 +479,7 @@ stream_blocks(struct patch_run *p)
 		read = read_batch(p, &bt, &ended);
 		if (read == PROTO_TOO_LARGE || read == PROTO_CHUNK_TOO_SMALL || read == PROTO_FAILED)
 			return read;	/* nothing of this PATCH's batch is recorded */
-		if (bt.nb > 0 && (pr = finish_batch(p, &bt)) != PROTO_OK)
+		if (bt.nb > 0 && (pr = finish_batch(p, &bt, ended || read != PROTO_OK)) != PROTO_OK)
 			return pr;
 		if (read != PROTO_OK)
 			return read;	/* the whole blocks before the failure are kept */
@@ -730,7 +735,7 @@ run_patch(struct patch_run *p)
 	else if ((pr = read_upload(p->s, p->req->owner, p->req->id, &p->u)) == PROTO_OK &&
 	    (pr = admit_patch(p, &v)) == PROTO_OK && v != TUS_OFFSET_DONE)
 		pr = patch_held(p, v);
-	if (!p->lost && (pr != PROTO_OK || p->u.recorded < p->u.length) &&
+	if (!p->lost && !p->released && (pr != PROTO_OK || p->u.recorded < p->u.length) &&
 	    uploads_release(p->s->db, p->u.blob_name, p->hi.holder) != DB_OK)
 		log_warn("upload %s stays held until its holder's lease lapses", p->u.id);
 	return pr;
