@@ -19,6 +19,7 @@
 #define BLOCK_ID_ATTEMPT 12	/* bytes of the PATCH's attempt id in a block id ... */
 #define BLOCK_ID_RAW 16		/* ... then the block's sequence, 4 bytes big-endian */
 #define MAX_BATCH 16		/* blocks one PATCH stages at once, at most */
+#define READ_STEP ((size_t)256 * 1024)	/* body read between two pumps of the transfers */
 
 /* ---- pure decisions ------------------------------------------------------ */
 
@@ -170,6 +171,7 @@ struct patch_run {
 	struct sha256_ctx sha;		/* the document's, at u.recorded + staged */
 	gnutls_hash_hd_t sum;		/* Upload-Checksum's, or NULL */
 	char *block[MAX_BATCH];		/* a batch of block buffers, mapped on first use */
+	struct blob_stager *stager;	/* their Put Blocks, on the wire while the next is read */
 	size_t batch;			/* blocks staged at once: blocks_in_flight */
 	size_t block_size;
 	struct upload_block *staged;	/* checksum: staged, recorded once it verifies */
@@ -179,6 +181,7 @@ struct patch_run {
 	uint64_t body_bytes;		/* ... and bytes this PATCH has read */
 	int64_t renewed_ms;
 	int lost;			/* a fenced write touched no row */
+	int released;			/* the last record let go of the upload */
 };
 
 static int
@@ -216,15 +219,19 @@ read_body(struct patch_run *p, char *buf, size_t len)
 	return n;
 }
 
-/* Fill a block buffer: bytes read (short only at the body's end), -1 on failure. */
+/* Fill a block buffer: bytes read (short only at the body's end), -1 on
+ * failure.  Between reads the blocks already started move along. */
 static long
 fill_block(struct patch_run *p, char *block)
 {
-	size_t got = 0;
+	size_t got = 0, want;
 	long n;
 
 	while (got < p->block_size) {
-		n = read_body(p, block + got, p->block_size - got);
+		want = p->block_size - got < READ_STEP ? p->block_size - got : READ_STEP;
+		if (p->stager)
+			blob_stager_pump(p->stager);
+		n = read_body(p, block + got, want);
 		if (n < 0)
 			return -1;
 		if (n == 0)
@@ -279,13 +286,16 @@ md5_text(const unsigned char md5[16], char *out, size_t outlen)
 	return rc;
 }
 
-/* Record blocks[n] (staged after u.recorded + what is already recorded) with the hash state. */
+/* Record blocks[n] (staged after u.recorded + what is already recorded)
+ * with the hash state; the PATCH's last record (last) also lets go of the
+ * upload unless it completes it (the commit that follows needs the hold). */
 static enum proto_result
-record(struct patch_run *p, const struct upload_block *blocks, size_t n, uint64_t bytes)
+record(struct patch_run *p, const struct upload_block *blocks, size_t n, uint64_t bytes, int last)
 {
 	char hash[SHA256_STATE_TEXT_MAX];
 	struct upload_record rec = { p->u.id, p->u.blob_name, p->hi.holder, p->s->cfg->upload_expiry,
-				     p->u.recorded, p->u.nblocks, blocks, n, hash };
+				     p->u.recorded, p->u.nblocks, blocks, n, hash,
+				     last && p->u.recorded + bytes < p->u.length };
 	enum db_err e;
 
 	if (sha256_state_save(&p->sha, hash, sizeof hash) != 0)
@@ -299,6 +309,7 @@ record(struct patch_run *p, const struct upload_block *blocks, size_t n, uint64_
 	if (e != DB_OK)
 		return from_db(e);
 	p->renewed_ms = blob_now_ms();
+	p->released = rec.release;
 	p->u.recorded += bytes;
 	p->u.nblocks += n;
 	p->u.last_size = blocks[n - 1].size;
@@ -318,65 +329,66 @@ keep_staged(struct patch_run *p, const struct upload_block *b)
 	return PROTO_OK;
 }
 
-/* Ids and MD5s of the batch's blocks (seq from the upload's next). */
-static enum proto_result
-describe_batch(struct patch_run *p, const size_t *len, size_t nb, struct upload_block *b,
-	       unsigned char (*md5)[16], struct blob_block *put)
-{
-	uint64_t seq = p->u.nblocks + p->nstaged;
-	size_t i;
+/* A batch of blocks read and started, not yet recorded. */
+struct batch {
+	struct upload_block b[MAX_BATCH];
+	unsigned char md5[MAX_BATCH][16];
+	size_t len[MAX_BATCH];
+	size_t nb;
+};
 
-	if (seq + nb > MAX_BLOCKS)
+/* Block i of the batch, read whole: its id and MD5, and its Put Block started. */
+static enum proto_result
+start_block(struct patch_run *p, struct batch *bt, size_t i)
+{
+	uint64_t seq = p->u.nblocks + p->nstaged + i;
+	struct upload_block *b = &bt->b[i];
+	struct blob_block put;
+
+	if (seq >= MAX_BLOCKS)
 		return PROTO_CHUNK_TOO_SMALL;
-	for (i = 0; i < nb; i++) {
-		memset(&b[i], 0, sizeof b[i]);
-		b[i].size = len[i];
-		if (block_id(p->hi.holder, seq + i, b[i].id, sizeof b[i].id) != 0 ||
-		    gnutls_hash_fast(GNUTLS_DIG_MD5, p->block[i], len[i], md5[i]) != 0 ||
-		    md5_text(md5[i], b[i].md5, sizeof b[i].md5) != 0)
-			return PROTO_FAILED;
-		put[i] = (struct blob_block){ b[i].id, p->block[i], len[i], md5[i] };
-	}
-	return PROTO_OK;
+	memset(b, 0, sizeof *b);
+	b->size = bt->len[i];
+	if (block_id(p->hi.holder, seq, b->id, sizeof b->id) != 0 ||
+	    gnutls_hash_fast(GNUTLS_DIG_MD5, p->block[i], bt->len[i], bt->md5[i]) != 0 ||
+	    md5_text(bt->md5[i], b->md5, sizeof b->md5) != 0)
+		return PROTO_FAILED;
+	put = (struct blob_block){ b->id, p->block[i], bt->len[i], bt->md5[i] };
+	start_deadline(p->s);
+	return blob_stager_put(p->stager, &put) == BLOB_OK ? PROTO_OK : PROTO_UNAVAILABLE;
 }
 
 /*
- * Put Block for the filled buffers at once, then record the blocks storage
- * accepted, in order (or keep them until the checksum is known).  A block
- * that failed ends the batch there: the ones before it are kept.
+ * Wait for the batch's Put Blocks, then record the blocks storage accepted,
+ * in order (or keep them until the checksum is known).  A block that failed
+ * ends the batch there: the ones before it are kept.
  */
 static enum proto_result
-stage_batch(struct patch_run *p, const size_t *len, size_t nb)
+finish_batch(struct patch_run *p, struct batch *bt, int last)
 {
-	struct upload_block b[MAX_BATCH];
-	unsigned char md5[MAX_BATCH][16];
-	struct blob_block put[MAX_BATCH];
 	struct blob_result each[MAX_BATCH], r;
 	enum proto_result pr, failed = PROTO_OK;
 	uint64_t bytes = 0;
 	size_t i, ok;
 
-	if ((pr = describe_batch(p, len, nb, b, md5, put)) != PROTO_OK)
-		return pr;
-	start_deadline(p->s);
-	if (blob_put_blocks(p->s->blob, p->u.blob_name, put, nb, each, &r) != 0) {
+	if (blob_stager_wait(p->stager, each, &r) != BLOB_OK) {
 		log_blob("put block", p->u.blob_name, &r);
 		failed = from_blob(&r) == PROTO_BODY_ERROR ? PROTO_FAILED : from_blob(&r);
 	}
-	for (ok = 0; ok < nb && each[ok].status == BLOB_OK; ok++) {
-		sha256_update(&p->sha, len[ok], (const uint8_t *)p->block[ok]);
-		if (p->sum && gnutls_hash(p->sum, p->block[ok], len[ok]) != 0)
+	for (ok = 0; ok < bt->nb && each[ok].status == BLOB_OK; ok++) {
+		sha256_update(&p->sha, bt->len[ok], (const uint8_t *)p->block[ok]);
+		if (p->sum && gnutls_hash(p->sum, p->block[ok], bt->len[ok]) != 0)
 			return PROTO_FAILED;
-		bytes += len[ok];
+		bytes += bt->len[ok];
 	}
 	if (ok == 0)
 		return failed;
 	if (p->sum) {
 		for (i = 0; i < ok; i++)
-			if ((pr = keep_staged(p, &b[i])) != PROTO_OK)
+			if ((pr = keep_staged(p, &bt->b[i])) != PROTO_OK)
 				return pr;
 		p->staged_bytes += bytes;
-	} else if (record(p, b, ok, bytes) != PROTO_OK) {
+	} else if (record(p, bt->b, ok, bytes, last || failed != PROTO_OK) != PROTO_OK) {
 		return p->lost ? PROTO_UNAVAILABLE : PROTO_FAILED;
 	}
 	if (failed != PROTO_OK)
@@ -396,7 +408,7 @@ verify_and_record(struct patch_run *p)
 		return PROTO_CHECKSUM_MISMATCH;
 	if (p->nstaged == 0)
 		return PROTO_OK;
-	return record(p, p->staged, p->nstaged, p->staged_bytes);
+	return record(p, p->staged, p->nstaged, p->staged_bytes, 1);
 }
 
 /* A block buffer for slot i of the batch, made on first use; NULL without memory. */
@@ -409,22 +421,25 @@ block_buffer(struct patch_run *p, size_t i)
 }
 
 /*
- * Read up to a batch of blocks.  *nb blocks of len[] bytes were read whole;
- * *ended when the body ended (the last may be short); PROTO_BODY_ERROR (or
- * PROTO_UNAVAILABLE when the upload was lost) when it failed part-way, the
- * whole blocks before still counted.
+ * Read up to a batch of blocks, starting each block's Put Block as soon as
+ * it is whole, so it travels while the next is read.  bt->nb blocks were
+ * started; *ended when the body ended (the last may be short).
+ * PROTO_BODY_ERROR (or PROTO_UNAVAILABLE when the upload was lost) when
+ * the body failed part-way: the whole blocks before still count.
+ * PROTO_TOO_LARGE and PROTO_CHUNK_TOO_SMALL refuse the whole PATCH.
  */
 static enum proto_result
-read_batch(struct patch_run *p, size_t *len, size_t *nb, int *ended)
+read_batch(struct patch_run *p, struct batch *bt, int *ended)
 {
+	enum proto_result pr;
 	long n;
 
-	*nb = 0;
+	bt->nb = 0;
 	*ended = 0;
-	while (*nb < p->batch) {
-		if (block_buffer(p, *nb) == NULL)
+	while (bt->nb < p->batch) {
+		if (block_buffer(p, bt->nb) == NULL)
 			return PROTO_FAILED;
-		if ((n = fill_block(p, p->block[*nb])) < 0)
+		if ((n = fill_block(p, p->block[bt->nb])) < 0)
 			return p->lost ? PROTO_UNAVAILABLE : PROTO_BODY_ERROR;
 		if (n == 0 || (size_t)n < p->block_size)
 			*ended = 1;
@@ -433,7 +448,16 @@ read_batch(struct patch_run *p, size_t *len, size_t *nb, int *ended)
 		p->body_bytes += (uint64_t)n;
 		if (p->body_bytes > p->room)
 			return PROTO_TOO_LARGE;
-		len[(*nb)++] = (size_t)n;
+		/* A short block ends this PATCH; unless it ends the upload
+		 * too, the rest must still fit the block list. */
+		if (*ended && p->body_bytes < p->room &&
+		    !tus_blocks_fit(p->u.nblocks + p->nstaged + bt->nb + 1, p->room - p->body_bytes,
+				    p->block_size))
+			return PROTO_CHUNK_TOO_SMALL;
+		bt->len[bt->nb] = (size_t)n;
+		if ((pr = start_block(p, bt, bt->nb)) != PROTO_OK)
+			return pr;
+		bt->nb++;
 		if (*ended)
 			break;
 	}
@@ -444,22 +468,18 @@ read_batch(struct patch_run *p, size_t *len, size_t *nb, int *ended)
 static enum proto_result
 stream_blocks(struct patch_run *p)
 {
-	size_t len[MAX_BATCH], nb;
+	struct batch bt;
 	enum proto_result pr, read;
 	int ended;
 
 	p->room = p->u.length - p->u.recorded;
+	if (blob_stager_new(p->s->blob, p->u.blob_name, p->batch, &p->stager) != BLOB_OK)
+		return PROTO_FAILED;
 	do {
-		read = read_batch(p, len, &nb, &ended);
-		if (read == PROTO_TOO_LARGE || read == PROTO_FAILED)
-			return read;
-		/* A short block ends this PATCH; unless it ends the upload
-		 * too, the rest must still fit the block list. */
-		if (read == PROTO_OK && ended && nb > 0 && len[nb - 1] < p->block_size &&
-		    p->body_bytes < p->room &&
-		    !tus_blocks_fit(p->u.nblocks + p->nstaged + nb, p->room - p->body_bytes, p->block_size))
-			return PROTO_CHUNK_TOO_SMALL;
-		if (nb > 0 && (pr = stage_batch(p, len, nb)) != PROTO_OK)
+		read = read_batch(p, &bt, &ended);
+		if (read == PROTO_TOO_LARGE || read == PROTO_CHUNK_TOO_SMALL || read == PROTO_FAILED)
+			return read;	/* nothing of this PATCH's batch is recorded */
+		if (bt.nb > 0 && (pr = finish_batch(p, &bt, ended || read != PROTO_OK)) != PROTO_OK)
 			return pr;
 		if (read != PROTO_OK)
 			return read;	/* the whole blocks before the failure are kept */
@@ -715,7 +735,7 @@ run_patch(struct patch_run *p)
 	else if ((pr = read_upload(p->s, p->req->owner, p->req->id, &p->u)) == PROTO_OK &&
 	    (pr = admit_patch(p, &v)) == PROTO_OK && v != TUS_OFFSET_DONE)
 		pr = patch_held(p, v);
-	if (!p->lost && (pr != PROTO_OK || p->u.recorded < p->u.length) &&
+	if (!p->lost && !p->released && (pr != PROTO_OK || p->u.recorded < p->u.length) &&
 	    uploads_release(p->s->db, p->u.blob_name, p->hi.holder) != DB_OK)
 		log_warn("upload %s stays held until its holder's lease lapses", p->u.id);
 	return pr;
@@ -744,6 +764,7 @@ tus_patch(struct services *s, const struct tus_patch *req, struct tus_state *out
 		pr = PROTO_UNAVAILABLE;
 	if (p.sum)
 		gnutls_hash_deinit(p.sum, NULL);
+	blob_stager_free(p.stager);	/* before the buffers its transfers borrow */
 	alloc_free(p.staged);
 	for (i = 0; i < MAX_BATCH; i++)
 		alloc_free(p.block[i]);

@@ -129,14 +129,20 @@ static const char sql_advance[] =
 	"UPDATE uploads SET recorded = ?, nblocks = ?, hash_state = ?"
 	" WHERE id = ? AND recorded = ? AND nblocks = ?";
 
+/* The heartbeat that also lets go: the PATCH's last record. */
+static const char sql_renew_release[] =
+	"UPDATE blobs SET touched_at = NOW(6), expires_at = NOW(6) + INTERVAL ? SECOND, holder = NULL"
+	" WHERE name = ? AND state = 'pending' AND holder = ?";
+
 static enum db_err
 record_tx(struct db *db, const struct upload_record *rec)
 {
+	struct db_param h[] = { DBP_U64(rec->expiry), DBP_STR(rec->blob_name), DBP_STR(rec->holder) };
 	uint64_t recorded = rec->recorded_before;
 	enum db_err e;
 	size_t i;
 
-	if ((e = uploads_renew(db, rec->blob_name, rec->holder, rec->expiry)) != DB_OK)
+	if ((e = db_exec_one(db, rec->release ? sql_renew_release : sql_renew, h, ARRAY_LEN(h))) != DB_OK)
 		return e;
 	for (i = 0; i < rec->n; i++) {
 		const struct upload_block *b = &rec->blocks[i];

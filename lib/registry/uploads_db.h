@@ -107,12 +107,14 @@ struct upload_record {
 	const struct upload_block *blocks;
 	size_t n;
 	const char *hash_state;		/* after the blocks */
+	int release;			/* the PATCH's last: let go of the upload too */
 };
 
 /*
- * One transaction: the holder's heartbeat (fenced, one row), the blocks'
- * rows (seq from nblocks_before), and the upload's offset, block count and
- * hash state, conditional on the offset and count it started from.
+ * One transaction: the holder's heartbeat (fenced, one row; with release,
+ * the holder lets go as uploads_release does), the blocks' rows (seq from
+ * nblocks_before), and the upload's offset, block count and hash state,
+ * conditional on the offset and count it started from.
  * DB_CONFLICT: the upload was lost or moved; nothing is recorded.
  */
 BINDERY_NODISCARD enum db_err uploads_record(struct db *db, const struct upload_record *rec);

@@ -163,8 +163,9 @@ BINDERY_NODISCARD int blob_commit_blocks(struct blob_client *, const char *name,
     const char *const *ids, size_t n, const struct blob_upload_opts *opts,
     struct blob_upload_info *info, struct blob_result *res);
 
-/* One block for blob_put_blocks: its id (base64, one length per blob), its
- * bytes (borrowed for the call) and, when the caller has it, their MD5. */
+/* One block for a stager (below): its id (base64, one length per blob), its
+ * bytes (borrowed until the stager's wait) and, when the caller has it,
+ * their MD5. */
 struct blob_block {
 	const char *id_b64;
 	const void *data;
@@ -173,14 +174,26 @@ struct blob_block {
 };
 
 /*
- * Put Block for blocks[0..n) at once, at most blocks_in_flight at a time
- * (Content-MD5 on each, retried like any Put Block).  each[i] receives
- * block i's result; the return value (and res) is the first failure in
- * block order, BLOB_OK when every block was staged.
+ * Put Blocks in flight together, at most blocks_in_flight at a time
+ * (Content-MD5 on each, retried like any Put Block), so a caller can read
+ * the next block while the ones before it are on the wire.
+ * blob_stager_put starts a block's Put Block at once, waiting for a slot
+ * first when blocks_in_flight are running; blob_stager_pump moves the
+ * transfers along without blocking (call it between reads);
+ * blob_stager_wait waits for every block put since the last wait and fills
+ * each[] in that order (the first failure in that order is returned, and
+ * in res), leaving the stager empty for more.  At most cap blocks between
+ * waits.  A stager is for one blob and one thread.
  */
-BINDERY_NODISCARD int blob_put_blocks(struct blob_client *, const char *name,
-    const struct blob_block *blocks, size_t n, struct blob_result *each,
+struct blob_stager;
+BINDERY_NODISCARD int blob_stager_new(struct blob_client *, const char *name, size_t cap,
+    struct blob_stager **out);
+BINDERY_NODISCARD int blob_stager_put(struct blob_stager *, const struct blob_block *b);
+void blob_stager_pump(struct blob_stager *);
+BINDERY_NODISCARD int blob_stager_wait(struct blob_stager *, struct blob_result *each,
     struct blob_result *res);
+/* Cancels what is still running; NULL is a no-op. */
+void blob_stager_free(struct blob_stager *);
 
 struct blob_block_counts {
 	unsigned committed, uncommitted;

@@ -136,80 +136,137 @@ blob_put_block(struct blob_client *c, const char *name, const char *block_id_b64
 	return rc;
 }
 
-/* Start blocks[i] as reqs[i]; -1 out of memory or room. */
-static int
-start_block(struct blob_client *c, const char *name, const struct blob_block *b,
-    struct blob_request *req)
+/* Put Blocks in flight together (blob.h): the requests and their results. */
+struct blob_stager {
+	struct blob_client *c;
+	char *name;
+	struct blob_request *reqs;
+	struct blob_result *each;
+	size_t cap, n, running;
+};
+
+int
+blob_stager_new(struct blob_client *c, const char *name, size_t cap, struct blob_stager **out)
 {
-	if (put_block_req(c, req, name, b->id_b64, b->data, b->len, b->md5) != 0)
-		return -1;
-	return blob_exec_start(c, req);
+	struct blob_stager *st;
+
+	*out = NULL;
+	if (!blob_name_ok(name) || cap == 0)
+		return BLOB_BAD_INPUT;
+	if ((st = calloc(1, sizeof *st)) == NULL || (st->name = strdup(name)) == NULL ||
+	    (st->reqs = calloc(cap, sizeof *st->reqs)) == NULL ||
+	    (st->each = calloc(cap, sizeof *st->each)) == NULL) {
+		blob_stager_free(st);
+		return BLOB_NOMEM;
+	}
+	st->c = c;
+	st->cap = cap;
+	*out = st;
+	return BLOB_OK;
 }
 
-/* Wait for one started request to finish and return it (NULL: none active). */
-static struct blob_request *
-wait_one(struct blob_client *c)
+/* Note a finished request's result in its slot. */
+static void
+stager_note(struct blob_stager *st, struct blob_request *done)
+{
+	st->each[done - st->reqs] = done->res;
+	st->running--;
+}
+
+void
+blob_stager_pump(struct blob_stager *st)
 {
 	struct blob_request *done;
 	int64_t next;
 
-	while ((done = blob_exec_collect(c, &next)) == NULL) {
-		if (c->nactive == 0)
-			return NULL;
-		blob_exec_poll(c, next, 1000);
+	while (st->running > 0 && (done = blob_exec_collect(st->c, &next)) != NULL)
+		stager_note(st, done);
+}
+
+/* Block until one started request finishes; 0 when none was running. */
+static int
+stager_wait_one(struct blob_stager *st)
+{
+	struct blob_request *done;
+	int64_t next;
+
+	while (st->running > 0) {
+		if ((done = blob_exec_collect(st->c, &next)) != NULL) {
+			stager_note(st, done);
+			return 1;
+		}
+		blob_exec_poll(st->c, next, 1000);
 	}
-	return done;
+	return 0;
 }
 
 int
-blob_put_blocks(struct blob_client *c, const char *name, const struct blob_block *blocks,
-    size_t n, struct blob_result *each, struct blob_result *res)
+blob_stager_put(struct blob_stager *st, const struct blob_block *b)
 {
-	struct blob_request *reqs;
-	struct blob_request *done;
-	size_t i, next = 0, running = 0;
+	struct blob_request *req;
+
+	if (st->n == st->cap || b->id_b64 == NULL || strlen(b->id_b64) > 88 ||
+	    (b->len > 0 && b->data == NULL))
+		return BLOB_BAD_INPUT;
+	req = &st->reqs[st->n];
+	blob_result_set(&st->each[st->n], BLOB_ABORTED, "not sent");
+	if (blob_deadline_passed(st->c)) {
+		blob_result_set(&st->each[st->n++], BLOB_DEADLINE, "block not started");
+		return BLOB_DEADLINE;
+	}
+	for (;;) {
+		if (put_block_req(st->c, req, st->name, b->id_b64, b->data, b->len, b->md5) == 0 &&
+		    blob_exec_start(st->c, req) == 0)
+			break;
+		blob_request_free(req);
+		if (!stager_wait_one(st)) {	/* nothing to wait for: no memory */
+			blob_result_nomem(&st->each[st->n++]);
+			return BLOB_NOMEM;
+		}
+	}
+	st->n++;
+	st->running++;
+	return BLOB_OK;
+}
+
+int
+blob_stager_wait(struct blob_stager *st, struct blob_result *each, struct blob_result *res)
+{
+	size_t i, n = st->n;
 
 	blob_result_clear(res);
-	for (i = 0; i < n; i++)
-		if (blocks[i].id_b64 == NULL || strlen(blocks[i].id_b64) > 88 ||
-		    (blocks[i].len > 0 && blocks[i].data == NULL))
-			return blob_result_set(res, BLOB_BAD_INPUT, "bad block");
-	if (!blob_name_ok(name))
-		return blob_result_set(res, BLOB_BAD_INPUT, "bad blob name");
-	if (n == 0)
-		return BLOB_OK;
-	if ((reqs = calloc(n, sizeof *reqs)) == NULL)
-		return blob_result_nomem(res);
-	for (i = 0; i < n; i++)
-		blob_result_set(&each[i], BLOB_ABORTED, "not sent");
-	while (next < n || running > 0) {
-		if (next < n && !blob_deadline_passed(c)) {
-			if (start_block(c, name, &blocks[next], &reqs[next]) == 0) {
-				next++;
-				running++;
-				continue;
-			}
-			blob_request_free(&reqs[next]);	/* all in flight: again after one ends */
-		}
-		if (running == 0) {	/* nothing could start: no room, memory or time */
-			blob_result_set(&each[next], blob_deadline_passed(c) ? BLOB_DEADLINE : BLOB_NOMEM,
-			    "block not started");
-			break;
-		}
-		if ((done = wait_one(c)) == NULL)
-			break;
-		each[done - reqs] = done->res;
-		running--;
+	while (stager_wait_one(st))
+		;
+	for (i = 0; i < n; i++) {
+		each[i] = st->each[i];
+		blob_request_free(&st->reqs[i]);
+		memset(&st->reqs[i], 0, sizeof st->reqs[i]);
 	}
-	for (i = 0; i < n; i++)
-		blob_request_free(&reqs[i]);
-	free(reqs);
+	st->n = 0;
 	for (i = 0; i < n; i++)
 		if (each[i].status != BLOB_OK) {
 			*res = each[i];
 			return res->status;
 		}
 	return BLOB_OK;
+}
+
+void
+blob_stager_free(struct blob_stager *st)
+{
+	size_t i;
+
+	if (st == NULL)
+		return;
+	for (i = 0; st->reqs && i < st->cap; i++) {
+		if (st->reqs[i].state == BLOB_REQUEST_RUNNING || st->reqs[i].state == BLOB_REQUEST_WAITING)
+			blob_exec_cancel(st->c, &st->reqs[i]);
+		blob_request_free(&st->reqs[i]);
+	}
+	free(st->reqs);
+	free(st->each);
+	free(st->name);
+	free(st);
 }
 
 static int
