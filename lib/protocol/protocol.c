@@ -800,35 +800,40 @@ replace_upload_commit(struct services *s, struct held_intent *hi, const struct p
 }
 
 enum proto_result
+replace_target(struct services *s, uint64_t doc_id, const char *owner,
+	       const struct proto_precondition *pre, struct doc *d, uint64_t *expected_version)
+{
+	enum db_err e = docs_get(s->db, doc_id, d);
+
+	*expected_version = 0;
+	if (e != DB_OK || d->status != DOC_STATUS_READY)
+		return e == DB_OK ? PROTO_NOT_FOUND : from_db(e);
+	if (strcmp(d->owner, owner) != 0)
+		return PROTO_FORBIDDEN;
+	if (pre) {
+		/* Refuse early, before any byte moves; the commit re-checks the version. */
+		if (!pre->holds(pre->ctx, d))
+			return PROTO_STALE;
+		*expected_version = d->version;
+	}
+	return PROTO_OK;
+}
+
+enum proto_result
 proto_replace(struct services *s, uint64_t doc_id, const char *owner, const struct proto_body *body,
 	      const struct proto_precondition *pre, struct proto_answer *out)
 {
 	char blob_name[DOC_BLOB_NAME_MAX];
 	struct held_intent hi;
 	struct lease l;
-	uint64_t expected_version = 0;
+	uint64_t expected_version;
 	enum proto_result pr;
 	enum db_err e;
 
 	memset(out, 0, sizeof *out);
 	start_deadline(s);
-	e = docs_get(s->db, doc_id, &out->doc);
-	if (e != DB_OK || out->doc.status != DOC_STATUS_READY) {
-		pr = e == DB_OK ? PROTO_NOT_FOUND : from_db(e);
+	if ((pr = replace_target(s, doc_id, owner, pre, &out->doc, &expected_version)) != PROTO_OK)
 		goto out;
-	}
-	if (strcmp(out->doc.owner, owner) != 0) {
-		pr = PROTO_FORBIDDEN;
-		goto out;
-	}
-	if (pre) {
-		/* Refuse early, before any byte moves; the commit re-checks the version. */
-		if (!pre->holds(pre->ctx, &out->doc)) {
-			pr = PROTO_STALE;
-			goto out;
-		}
-		expected_version = out->doc.version;
-	}
 	if (proto_new_blob_name(s->cfg, blob_name, sizeof blob_name) ||
 	    held_intent_init(&hi, doc_id, blob_name) != 0) {
 		pr = PROTO_FAILED;

@@ -59,6 +59,15 @@ BINDERY_NODISCARD enum proto_result commit_tag_flip(struct services *s, const ch
  */
 enum proto_result compensate_pending(struct services *s, const struct held_intent *hi);
 
+/*
+ * A replace's target: document doc_id into *d, ready, owner's, and as the
+ * precondition (NULL: none) wants it; *expected_version is the version the
+ * commit must find (0: any).  PROTO_NOT_FOUND, PROTO_FORBIDDEN, PROTO_STALE.
+ */
+BINDERY_NODISCARD enum proto_result replace_target(struct services *s, uint64_t doc_id, const char *owner,
+						   const struct proto_precondition *pre, struct doc *d,
+						   uint64_t *expected_version);
+
 /* A replace that will not be committed: its new blob goes through the
  * outbox now, if hi still holds its row (else the sweeper rolls it back). */
 void roll_back_replace(struct services *s, const struct held_intent *hi);

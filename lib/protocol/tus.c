@@ -101,26 +101,6 @@ tus_head(struct services *s, const char *owner, const char *id, struct tus_state
 
 /* ---- creation ---------------------------------------------------------- */
 
-/* A replace's target: ready, the owner's, and as If-Match wants it; *version for the commit. */
-static enum proto_result
-check_replaced(struct services *s, const struct tus_new *req, uint64_t *version)
-{
-	struct doc d;
-	enum db_err e = docs_get(s->db, req->replaces, &d);
-
-	*version = 0;
-	if (e != DB_OK || d.status != DOC_STATUS_READY)
-		return e == DB_OK ? PROTO_NOT_FOUND : from_db(e);
-	if (strcmp(d.owner, req->owner) != 0)
-		return PROTO_FORBIDDEN;
-	if (req->pre) {
-		if (!req->pre->holds(req->pre->ctx, &d))
-			return PROTO_STALE;
-		*version = d.version;
-	}
-	return PROTO_OK;
-}
-
 enum proto_result
 tus_create(struct services *s, const struct tus_new *req, struct tus_state *out)
 {
@@ -129,13 +109,15 @@ tus_create(struct services *s, const struct tus_new *req, struct tus_state *out)
 				req->replaces, 0, hash, s->cfg->upload_expiry };
 	struct upload_row row;
 	struct sha256_ctx ctx;
+	struct doc target;
 	uint64_t doc_id = 0;
 	enum proto_result pr;
 	enum db_err e;
 
 	memset(out, 0, sizeof *out);
 	start_deadline(s);
-	if (req->replaces && (pr = check_replaced(s, req, &u.replace_version)) != PROTO_OK)
+	if (req->replaces &&
+	    (pr = replace_target(s, req->replaces, req->owner, req->pre, &target, &u.replace_version)) != PROTO_OK)
 		return pr;
 	sha256_init(&ctx);
 	if (rand_hex(id, sizeof id, 16) != 0 || proto_new_blob_name(s->cfg, blob_name, sizeof blob_name) != 0 ||

@@ -67,16 +67,11 @@ ready(uint64_t id, const char *blob)
 		tap_bail("mark ready %s: %s", blob, db_last_error(S->db));
 }
 
-static const char sql_clean_blobs[] = "DELETE FROM blobs WHERE LEFT(name, CHAR_LENGTH(?)) = ?";
-static const char sql_clean_docs[] = "DELETE FROM documents WHERE LEFT(blob_name, CHAR_LENGTH(?)) = ?";
-
+/* Nothing of this run stays for a sweep to find. */
 static void
 clean_up(void)
 {
-	struct db_param p[] = { DBP_STR(P), DBP_STR(P) };
-
-	if (db_exec(S->db, sql_clean_docs, p, 2, NULL) != DB_OK ||
-	    db_exec(S->db, sql_clean_blobs, p, 2, NULL) != DB_OK)
+	if (plant_remove_prefix(S, P) != 0)
 		tap_diag("clean-up: %s", db_last_error(S->db));
 }
 

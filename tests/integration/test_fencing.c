@@ -267,17 +267,11 @@ test_version_guard(uint64_t doc, const char *a, const char *c)
 	}
 }
 
-static const char sql_clean_blobs[] = "DELETE FROM blobs WHERE LEFT(name, CHAR_LENGTH(?)) = ?";
-static const char sql_clean_docs[] = "DELETE FROM documents WHERE LEFT(blob_name, CHAR_LENGTH(?)) = ?";
-
-/* Nothing of this run stays for a sweep to find (no blob was ever written). */
+/* Nothing of this run stays for a sweep to find. */
 static void
 clean_up(void)
 {
-	struct db_param p[] = { DBP_STR(P), DBP_STR(P) };
-
-	if (db_exec(S->db, sql_clean_docs, p, 2, NULL) != DB_OK ||
-	    db_exec(S->db, sql_clean_blobs, p, 2, NULL) != DB_OK)
+	if (plant_remove_prefix(S, P) != 0)
 		tap_diag("clean-up: %s", db_last_error(S->db));
 }
 
