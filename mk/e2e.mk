@@ -22,3 +22,8 @@ EXTRA_DIST += tests/e2e/slow_clients.sh tests/tools/slow_client.py
 # trickled over 40 s with request_deadline = 5, and a sweep during it.
 E2E_TESTS += tests/e2e/leases.sh
 EXTRA_DIST += tests/e2e/leases.sh
+# Real tus clients (issue 12, section 3): tus-js-client 4.3.1 from Node
+# (whole, aborted and resumed, responders killed mid-PATCH) and the checksum
+# extension with curl, through lighttpd and Apache.
+E2E_TESTS += tests/e2e/tus_client.sh
+EXTRA_DIST += tests/e2e/tus_client.sh tests/e2e/tus_client.mjs tests/bench/bench_tus.sh
