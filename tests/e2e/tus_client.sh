@@ -142,11 +142,13 @@ checksums() {
 	tail -c +$((half + 1)) "$tus_work/file.bin" | head -c $half >"$tus_work/part2"
 	cat "$tus_work/part1" "$tus_work/part2" >"$tus_work/both"
 	meta="filename $(printf '%s' "$name" | base64 -w0),filetype $(printf 'application/octet-stream' | base64 -w0)"
+	# No body: Content-Length 0 (lighttpd wants one on a POST).
 	req POST "$url/uploads" -H "Authorization: Bearer $BINDERY_TEST_TOKEN" -H 'Tus-Resumable: 1.0.0' \
-		-H "Upload-Length: $((2 * half))" -H "Upload-Metadata: $meta"
+		-H "Upload-Length: $((2 * half))" -H "Upload-Metadata: $meta" -H 'Content-Length: 0'
 	up=$(header location)
 	is "$HTTP_CODE" 201 "$server checksum: POST /uploads is 201"
 	like "$up" '^/uploads/[0-9a-f]{32}$' "$server checksum: Location names the upload ($up)"
+	[[ $up =~ ^/uploads/[0-9a-f]{32}$ ]] || return 0
 
 	# Real digests, but of the other part: the body does not match them.
 	patch_sum "$url" "$up" 0 "$tus_work/part1" "sha1 $(digest sha1 "$tus_work/part2")"
@@ -171,7 +173,7 @@ checksums() {
 	local loc
 	loc=$(header location)
 	like "$loc" '^/documents/[0-9]+$' "$server checksum: the last PATCH names the document ($loc)"
-	document_is "$server checksum" "$url" "$loc" "$name" "$tus_work/both"
+	[[ $loc =~ ^/documents/[0-9]+$ ]] && document_is "$server checksum" "$url" "$loc" "$name" "$tus_work/both"
 	audit_clean "$server checksum"
 }
 
