@@ -54,15 +54,6 @@ conf_limit() {
 }
 tus_takeover=$(($(conf_limit heartbeat) + $(conf_limit request_deadline)))
 ok '[ "$tus_takeover" -gt 0 ]' "the takeover time of the test config is $tus_takeover s (heartbeat + request_deadline)"
-# Earlier tests leave intents for the sweeper on purpose (their crashes):
-# resolve them first, so that the audits below speak of this test's
-# uploads.  Whatever the audit still reports then (nothing, in a run of
-# this test alone) is the baseline it must not grow from.
-"$BINDERY_TEST_BIN/bindery" -c "$BINDERY_CONFIG" sweep --older-than 0 --force >"$tus_work/sweep.log" 2>&1
-note "bindery sweep --older-than 0 --force before the uploads: exit $?"
-audit_findings "$tus_work/audit.before"
-ok '[ "$AUDIT_RC" -le 2 ]' "bindery audit runs before the uploads (exit $AUDIT_RC)"
-while IFS= read -r tus_line; do note "audit before this test: $tus_line"; done <"$tus_work/audit.before"
 
 # audit_findings OUT: `bindery audit --json` on the test stack, one "kind
 # name" line per finding (sorted) in OUT; its exit status in AUDIT_RC
@@ -146,10 +137,11 @@ patch_sum() {
 		-H "Upload-Checksum: $5" --data-binary "@$4"
 }
 
-# offset_is WHAT URL UPLOAD WANT: HEAD reports Upload-Offset WANT.
+# offset_is WHAT URL UPLOAD WANT: HEAD reports Upload-Offset WANT (the tus
+# spec allows 200 or 204 for it).
 offset_is() {
 	req HEAD "$2$3" -I -H "Authorization: Bearer $BINDERY_TEST_TOKEN" -H 'Tus-Resumable: 1.0.0'
-	is "$HTTP_CODE:$(header upload-offset)" "200:$4" "$1: HEAD shows Upload-Offset $4"
+	like "$HTTP_CODE:$(header upload-offset)" "^20[04]:$4\$" "$1: HEAD shows Upload-Offset $4"
 }
 
 # digest ALGORITHM FILE: the base64 of FILE's digest, as Upload-Checksum wants it.
@@ -199,6 +191,16 @@ checksums() {
 	[[ $loc =~ ^/documents/[0-9]+$ ]] && document_is "$server checksum" "$url" "$loc" "$name" "$tus_work/both"
 	audit_clean "$server checksum"
 }
+
+# Earlier tests leave intents for the sweeper on purpose (their crashes):
+# resolve them first, so that the audits below speak of this test's
+# uploads.  Whatever the audit still reports then (nothing, in a run of
+# this test alone) is the baseline it must not grow from.
+"$BINDERY_TEST_BIN/bindery" -c "$BINDERY_CONFIG" sweep --older-than 0 --force >"$tus_work/sweep.log" 2>&1
+note "bindery sweep --older-than 0 --force before the uploads: exit $?"
+audit_findings "$tus_work/audit.before"
+ok '[ "$AUDIT_RC" -le 2 ]' "bindery audit runs before the uploads (exit $AUDIT_RC)"
+while IFS= read -r tus_line; do note "audit before this test: $tus_line"; done <"$tus_work/audit.before"
 
 for tus_server in lighttpd apache; do
 	if [ "$tus_server" = lighttpd ]; then
