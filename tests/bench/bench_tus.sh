@@ -91,7 +91,7 @@ run_tus() { # NAME
 	meta="filename $(printf '%s' "$1" | base64 -w0),filetype $(printf 'application/octet-stream' | base64 -w0)"
 	t0=$(date +%s.%N)
 	up=$(curl -sf -o /dev/null -D - "${auth[@]}" "${tus[@]}" -H "Upload-Length: $bytes" \
-		-H "Upload-Metadata: $meta" -X POST "$url/uploads" | tr -d '\r' | sed -n 's/^[Ll]ocation: //p')
+		-H "Upload-Metadata: $meta" -H 'Content-Length: 0' -X POST "$url/uploads" | tr -d '\r' | sed -n 's/^[Ll]ocation: //p')
 	[ -n "$up" ] || { echo "tus: POST /uploads failed" >&2; return 1; }
 	for p in "$work/parts"/p*; do
 		code=$(curl -s -o "$work/answer" -D "$work/headers" -w '%{http_code}' "${auth[@]}" "${tus[@]}" -H 'Expect:' \

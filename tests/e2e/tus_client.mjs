@@ -212,7 +212,7 @@ async function caseKill() {
 		while (!kill.stopped && !settled)
 			await sleep(20);
 		const t0 = Date.now();
-		while ((kill.unread = azuriteUnread()) === 0 && Date.now() - t0 < 30000)
+		while (!settled && (kill.unread = azuriteUnread()) === 0 && Date.now() - t0 < 30000)
 			await sleep(50);
 		kill.at = Date.now();
 		for (const pid of settled ? [] : responders(serverPid)) {
