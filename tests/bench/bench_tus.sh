@@ -94,11 +94,14 @@ run_tus() { # NAME
 		-H "Upload-Metadata: $meta" -H 'Content-Length: 0' -X POST "$url/uploads" | tr -d '\r' | sed -n 's/^[Ll]ocation: //p')
 	[ -n "$up" ] || { echo "tus: POST /uploads failed" >&2; return 1; }
 	for p in "$work/parts"/p*; do
-		code=$(curl -s -o "$work/answer" -D "$work/headers" -w '%{http_code}' "${auth[@]}" "${tus[@]}" -H 'Expect:' \
-			-H 'Content-Type: application/offset+octet-stream' -H "Upload-Offset: $off" \
-			-X PATCH --data-binary "@$p" "$url$up")
-		[ "$code" = 204 ] || { echo "tus: PATCH at $off answered $code: $(cat "$work/answer")" >&2; return 1; }
+		code=$(curl -s -o "$work/answer" -D "$work/headers" -w '%{http_code} %{time_total}' "${auth[@]}" \
+			"${tus[@]}" -H 'Expect:' -H 'Content-Type: application/offset+octet-stream' \
+			-H "Upload-Offset: $off" -X PATCH --data-binary "@$p" "$url$up")
+		[ "${code%% *}" = 204 ] ||
+			{ echo "tus: PATCH at $off answered ${code%% *}: $(cat "$work/answer")" >&2; return 1; }
 		off=$((off + $(stat -c %s "$p")))
+		# Each PATCH's seconds; the last one also commits the block list.
+		if [ "$off" -lt "$bytes" ]; then echo "${code#* }" >>"$work/patch.mid"; else echo "${code#* }" >>"$work/patch.last"; fi
 	done
 	t1=$(date +%s.%N)
 	tr -d '\r' <"$work/headers" | sed -n 's|^[Ll]ocation: /documents/||p' >"$work/id"
@@ -153,3 +156,8 @@ printf 'median: tus %.2f s (%.1f MB/s), create %.2f s (%.1f MB/s), direct %.2f s
 	"$mt" "$(mbs "$mt")" "$mc" "$(mbs "$mc")" "$md" "$(mbs "$md")"
 printf 'ratio tus/create %.3f (target >= 0.8), tus/direct %.3f\n' \
 	"$(echo "$mc / $mt" | bc -l)" "$(echo "$md / $mt" | bc -l)"
+# Where tus spends it: a PATCH of 8 MiB, and the last one, which commits.
+mapfile -t mid <"$work/patch.mid"
+mapfile -t last <"$work/patch.last"
+printf 'tus PATCH of %d MiB: median %.3f s (%d of them); the last, which commits: median %.3f s\n' \
+	"$chunk_mib" "$(median "${mid[@]}")" "${#mid[@]}" "$(median "${last[@]}")"
