@@ -7,6 +7,7 @@
 
 #include "parse/config.h"
 #include "request.h"
+#include "protocol/protocol.h"
 #include "protocol/services.h"
 
 struct app {
@@ -31,5 +32,25 @@ void handle_get(struct app *app, struct request *r);
 void handle_delete(struct app *app, struct request *r);
 void handle_content_get(struct app *app, struct request *r);
 void handle_content_put(struct app *app, struct request *r);
+
+/* tus 1.0.0 at /uploads (tus.c). */
+void handle_uploads_options(struct app *app, struct request *r);
+void handle_uploads_create(struct app *app, struct request *r);
+void handle_upload_head(struct app *app, struct request *r);
+void handle_upload_patch(struct app *app, struct request *r);
+void handle_upload_delete(struct app *app, struct request *r);
+
+/* ---- shared by the handlers (handlers.c) ---- */
+
+/* A caller who may write: 1; else the body is drained, 401 answered, 0. */
+int require_writer(struct request *r);
+/* A Content-Type bindery stores: visible ASCII, shorter than a column. */
+int content_type_ok(struct span ct);
+/* A valid document name: 1; else 400 bad_name answered, 0. */
+int check_name(struct request *r, struct span name);
+/* proto_precondition.holds for If-Match: ctx is the header's span. */
+int if_match_holds(void *ctx, const struct doc *d);
+/* The answer for a protocol failure that is not about a body (everything but PROTO_OK). */
+void reply_proto_failure(struct request *r, enum proto_result pr);
 
 #endif

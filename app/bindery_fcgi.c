@@ -96,7 +96,7 @@ serve(struct app *app, struct request *r)
 	if (handle_refusal_before_database(app, r))
 		return;
 	if (r->route.id == ROUTE_HEALTHZ ||
-	    r->route.id == ROUTE_PAGE_SCRIPT ||
+	    r->route.id == ROUTE_PAGE_SCRIPT || r->route.id == ROUTE_UPLOADS_OPTIONS ||
 	    r->route.id == ROUTE_NOT_FOUND || r->route.id == ROUTE_METHOD_NOT_ALLOWED) {
 		/* no database needed to answer these */
 	} else if (db_ensure(app->svc->db) != DB_OK && r->route.id != ROUTE_INDEX) {
@@ -114,6 +114,11 @@ serve(struct app *app, struct request *r)
 	case ROUTE_DOCUMENT_DELETE: handle_delete(app, r); break;
 	case ROUTE_CONTENT_GET: handle_content_get(app, r); break;
 	case ROUTE_CONTENT_PUT: handle_content_put(app, r); break;
+	case ROUTE_UPLOADS_OPTIONS: handle_uploads_options(app, r); break;
+	case ROUTE_UPLOADS_CREATE: handle_uploads_create(app, r); break;
+	case ROUTE_UPLOAD_HEAD: handle_upload_head(app, r); break;
+	case ROUTE_UPLOAD_PATCH: handle_upload_patch(app, r); break;
+	case ROUTE_UPLOAD_DELETE: handle_upload_delete(app, r); break;
 	case ROUTE_METHOD_NOT_ALLOWED: {
 		char extra[128];
 

@@ -63,7 +63,7 @@ body_fault_message(enum body_fault f)
 	}
 }
 
-static int
+int
 require_writer(struct request *r)
 {
 	if (r->owner)
@@ -73,7 +73,7 @@ require_writer(struct request *r)
 	return 0;
 }
 
-static int
+int
 content_type_ok(struct span ct)
 {
 	size_t i;
@@ -135,6 +135,12 @@ reply_failure(struct request *r, enum proto_result pr, enum body_fault fault)
 		resp_error(r, 500, "internal", "internal error");
 		break;
 	}
+}
+
+void
+reply_proto_failure(struct request *r, enum proto_result pr)
+{
+	reply_failure(r, pr, BODY_FINE);
 }
 
 static void
@@ -215,7 +221,7 @@ idempotency_key(struct request *r, char *out, size_t outlen, int *present)
 	return copy_span(out, outlen, k);
 }
 
-static int
+int
 check_name(struct request *r, struct span name)
 {
 	enum document_name_err e = document_name_check(name);
@@ -629,8 +635,7 @@ out:
 
 /* ---- replace and delete ---- */
 
-/* If-Match against the document's current ETag (RFC 9110 13.1.1, strong comparison). */
-static int
+int
 if_match_holds(void *ctx, const struct doc *d)
 {
 	const struct span *if_match = ctx;

@@ -236,6 +236,7 @@ http_status_text(int status)
 	case 415: return "Unsupported Media Type";
 	case 416: return "Range Not Satisfiable";
 	case 422: return "Unprocessable Content";
+	case 460: return "Checksum Mismatch";	/* tus 1.0.0, checksum extension */
 	case 500: return "Internal Server Error";
 	case 502: return "Bad Gateway";
 	case 503: return "Service Unavailable";
@@ -263,6 +264,8 @@ resp_begin(struct request *r, int status, const char *content_type, int64_t cont
 	    buf_appendf(&head, "X-Request-Id: %s\r\n", r->id) != BUF_OK)
 		buf_reset(&head);
 	(void)write_head(r, buf_cstr(&head), head.len);
+	if (r->always)
+		(void)write_head(r, r->always, strlen(r->always));
 	if (extra)
 		(void)write_head(r, extra, strlen(extra));
 	(void)write_head(r, "\r\n", 2);

@@ -45,6 +45,7 @@ struct request {
 	uint64_t bytes_out;
 	int headers_sent;
 	int head_only;			/* HEAD: headers, no body */
+	const char *always;		/* header lines every answer carries ("X: y\r\n"), or NULL */
 };
 
 /* A request parameter (CGI meta-variable such as "CONTENT_TYPE", or

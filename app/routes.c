@@ -5,6 +5,7 @@
 #include "routes.h"
 
 #define ID_SEGMENT "{id}"	/* a pattern segment that takes a document id */
+#define UPLOAD_SEGMENT "{upload}"	/* ... and one that takes an upload id */
 
 /* One path of the API: its segments, the methods it answers (HEAD is GET's)
  * and the Allow header a 405 names. */
@@ -15,7 +16,7 @@ struct route_path {
 	struct {
 		const char *method;
 		enum route_id id;
-	} methods[2];
+	} methods[3];
 };
 
 static const struct route_path table[] = {
@@ -28,11 +29,30 @@ static const struct route_path table[] = {
 	  { { "GET", ROUTE_DOCUMENT_GET }, { "DELETE", ROUTE_DOCUMENT_DELETE } } },
 	{ { "documents", ID_SEGMENT, "content" }, 3, "GET, HEAD, PUT",
 	  { { "GET", ROUTE_CONTENT_GET }, { "PUT", ROUTE_CONTENT_PUT } } },
+	{ { "uploads" }, 1, "OPTIONS, POST",
+	  { { "OPTIONS", ROUTE_UPLOADS_OPTIONS }, { "POST", ROUTE_UPLOADS_CREATE } } },
+	{ { "uploads", UPLOAD_SEGMENT }, 2, "HEAD, PATCH, DELETE",
+	  { { "HEAD", ROUTE_UPLOAD_HEAD }, { "PATCH", ROUTE_UPLOAD_PATCH },
+	    { "DELETE", ROUTE_UPLOAD_DELETE } } },
 };
 
-/* Whether path's segments fit rp's pattern; the id segment's value to *id. */
+/* An upload id segment: exactly 32 lower-case hex digits. */
 static int
-path_matches(const struct route_path *rp, const struct http_path *path, uint64_t *id)
+upload_id_ok(struct span seg)
+{
+	size_t i;
+
+	if (seg.len != ROUTE_UPLOAD_ID_LEN)
+		return 0;
+	for (i = 0; i < seg.len; i++)
+		if (!((seg.ptr[i] >= '0' && seg.ptr[i] <= '9') || (seg.ptr[i] >= 'a' && seg.ptr[i] <= 'f')))
+			return 0;
+	return 1;
+}
+
+/* Whether path's segments fit rp's pattern; the id segment's value to out. */
+static int
+path_matches(const struct route_path *rp, const struct http_path *path, struct route_match *out)
 {
 	size_t i;
 
@@ -40,8 +60,13 @@ path_matches(const struct route_path *rp, const struct http_path *path, uint64_t
 		return 0;
 	for (i = 0; i < rp->nseg; i++) {
 		if (strcmp(rp->pattern[i], ID_SEGMENT) == 0) {
-			if (!http_parse_id(path->seg[i], id))
+			if (!http_parse_id(path->seg[i], &out->doc_id))
 				return 0;
+		} else if (strcmp(rp->pattern[i], UPLOAD_SEGMENT) == 0) {
+			if (!upload_id_ok(path->seg[i]))
+				return 0;
+			memcpy(out->upload_id, path->seg[i].ptr, ROUTE_UPLOAD_ID_LEN);
+			out->upload_id[ROUTE_UPLOAD_ID_LEN] = '\0';
 		} else if (!span_eq_cstr(path->seg[i], rp->pattern[i])) {
 			return 0;
 		}
@@ -55,19 +80,22 @@ route_request(struct span method, struct span path, struct route_match *out)
 	const struct route_path *rp = NULL;
 	struct http_path split;
 	int head = span_eq_cstr(method, "HEAD");
-	uint64_t id = 0;
 	size_t i;
 
 	memset(out, 0, sizeof *out);
 	out->id = ROUTE_NOT_FOUND;
 	if (http_path_split(path, &split) != 0)
 		return out->id;
-	for (i = 0; i < ARRAY_LEN(table) && rp == NULL; i++)
-		if (path_matches(&table[i], &split, &id))
+	for (i = 0; i < ARRAY_LEN(table) && rp == NULL; i++) {
+		if (path_matches(&table[i], &split, out)) {
 			rp = &table[i];
+		} else {	/* a partial match may have filled an id */
+			out->doc_id = 0;
+			out->upload_id[0] = '\0';
+		}
+	}
 	if (rp == NULL)
 		return out->id;
-	out->doc_id = id;
 	out->allow = rp->allow;
 	out->id = ROUTE_METHOD_NOT_ALLOWED;
 	for (i = 0; i < ARRAY_LEN(rp->methods) && rp->methods[i].method; i++) {

@@ -22,11 +22,19 @@ enum route_id {
 	ROUTE_DOCUMENT_DELETE,	/* DELETE /documents/{id} */
 	ROUTE_CONTENT_GET,	/* GET /documents/{id}/content */
 	ROUTE_CONTENT_PUT,	/* PUT /documents/{id}/content */
+	ROUTE_UPLOADS_OPTIONS,	/* OPTIONS /uploads (tus discovery) */
+	ROUTE_UPLOADS_CREATE,	/* POST /uploads */
+	ROUTE_UPLOAD_HEAD,	/* HEAD /uploads/{upload} */
+	ROUTE_UPLOAD_PATCH,	/* PATCH /uploads/{upload} */
+	ROUTE_UPLOAD_DELETE,	/* DELETE /uploads/{upload} */
 };
+
+#define ROUTE_UPLOAD_ID_LEN 32	/* an upload id: 32 lower-case hex digits */
 
 struct route_match {
 	enum route_id id;
 	uint64_t doc_id;	/* > 0 for the /documents/{id} routes, else 0 */
+	char upload_id[ROUTE_UPLOAD_ID_LEN + 1];	/* the /uploads/{upload} routes, else "" */
 	const char *allow;	/* Allow header value for the path; NULL on NOT_FOUND */
 	int head;		/* the method was HEAD, routed as GET: send no body */
 };
@@ -34,7 +42,8 @@ struct route_match {
 /*
  * Route a request.  path is the request path with the query already
  * stripped; {id} is a canonical decimal uint64 > 0 (http_parse_id).  HEAD is
- * routed like GET with head set.  A path that matches no route, or that
+ * routed like GET with head set (a path without GET may route HEAD itself).
+ * {upload} is 32 lower-case hex digits.  A path that matches no route, or that
  * http_path_split() refuses, is NOT_FOUND; a known path with another method
  * is METHOD_NOT_ALLOWED with allow set.  Returns out->id.
  */

@@ -1,7 +1,7 @@
 # app: the FastCGI/CGI responder and the admin CLI, their man pages.
 bin_PROGRAMS += app/bindery.fcgi
 app_bindery_fcgi_SOURCES = app/bindery_fcgi.c app/app.h app/routes.c app/routes.h \
-	app/handlers.c app/page.c app/render.c app/render.h app/request.c app/request.h \
+	app/handlers.c app/tus.c app/page.c app/render.c app/render.h app/request.c app/request.h \
 	app/body_pace.c app/body_pace.h app/admit.c app/admit.h
 bin_PROGRAMS += app/bindery
 app_bindery_SOURCES = app/bindery_cli.c app/cli.h \

@@ -8,25 +8,29 @@ lib_libbindery_a_SOURCES += lib/parse/multipart.c lib/parse/multipart.h \
 	lib/parse/disposition.c lib/parse/disposition.h \
 	lib/parse/config.c lib/parse/config.h \
 	lib/parse/lifecycle.c lib/parse/lifecycle.h \
-	lib/parse/origin.c lib/parse/origin.h
+	lib/parse/origin.c lib/parse/origin.h \
+	lib/parse/tus_headers.c lib/parse/tus_headers.h
 
 check_PROGRAMS += tests/unit/test_multipart tests/unit/test_http_parse \
 	tests/unit/test_alloc_fail tests/unit/test_config \
 	tests/unit/test_lifecycle_policy tests/unit/test_form_reader \
-	tests/unit/test_disposition tests/unit/test_origin
+	tests/unit/test_disposition tests/unit/test_origin \
+	tests/unit/test_tus_headers
 # Found through $top_srcdir when the harness sets it, else this path.
 tests_unit_test_multipart_CPPFLAGS = $(AM_CPPFLAGS) \
 	-DMULTIPART_DATA_DIR='"$(abs_top_srcdir)/tests/data/multipart"'
 UNIT_TESTS += tests/unit/test_multipart tests/unit/test_http_parse \
 	tests/unit/test_alloc_fail tests/unit/test_config \
 	tests/unit/test_lifecycle_policy tests/unit/test_form_reader \
-	tests/unit/test_disposition tests/unit/test_origin
+	tests/unit/test_disposition tests/unit/test_origin \
+	tests/unit/test_tus_headers
 
 EXTRA_DIST += tests/data/multipart tests/fuzz/run.sh \
 	tests/fuzz/fuzz_multipart.c tests/fuzz/fuzz_http_parse.c tests/fuzz/corpus \
 	tests/fuzz/multipart.dict tests/fuzz/http_parse.dict \
 	tests/fuzz/fuzz_config.c tests/fuzz/config.dict \
-	tests/fuzz/fuzz_blob_xml.c tests/fuzz/blob_xml.dict
+	tests/fuzz/fuzz_blob_xml.c tests/fuzz/blob_xml.dict \
+	tests/fuzz/fuzz_tus_headers.c tests/fuzz/tus_headers.dict
 
 # ./configure CC=clang --enable-fuzzers builds the harnesses with their own
 # instrumentation (the library sources are compiled in, not linked from
@@ -34,7 +38,8 @@ EXTRA_DIST += tests/data/multipart tests/fuzz/run.sh \
 # and runs them without configure.
 if FUZZERS
 FUZZ_FLAGS = -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined
-noinst_PROGRAMS += tests/fuzz/fuzz_multipart tests/fuzz/fuzz_http_parse
+noinst_PROGRAMS += tests/fuzz/fuzz_multipart tests/fuzz/fuzz_http_parse \
+	tests/fuzz/fuzz_tus_headers
 tests_fuzz_fuzz_multipart_SOURCES = tests/fuzz/fuzz_multipart.c lib/parse/multipart.c \
 	lib/base/alloc.c lib/base/buf.c
 tests_fuzz_fuzz_multipart_CFLAGS = $(AM_CFLAGS) $(FUZZ_FLAGS)
@@ -46,6 +51,12 @@ tests_fuzz_fuzz_http_parse_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)
 tests_fuzz_fuzz_http_parse_CFLAGS = $(AM_CFLAGS) $(FUZZ_FLAGS)
 tests_fuzz_fuzz_http_parse_LDFLAGS = $(FUZZ_FLAGS)
 tests_fuzz_fuzz_http_parse_LDADD =
+tests_fuzz_fuzz_tus_headers_SOURCES = tests/fuzz/fuzz_tus_headers.c \
+	lib/parse/tus_headers.c lib/base/base64.c lib/base/http_date.c \
+	lib/base/alloc.c lib/base/buf.c
+tests_fuzz_fuzz_tus_headers_CFLAGS = $(AM_CFLAGS) $(FUZZ_FLAGS)
+tests_fuzz_fuzz_tus_headers_LDFLAGS = $(FUZZ_FLAGS)
+tests_fuzz_fuzz_tus_headers_LDADD =
 endif
 
 # make check-fuzz: every harness for FUZZ_SECONDS (default 30) under ASan+UBSan.

@@ -1,12 +1,13 @@
 # lib/protocol: the order of steps of DESIGN.md (create, replace, delete,
 # outbox), the sweeper, the audit, and the services bundle they run on.
 lib_libbindery_a_SOURCES += lib/protocol/services.c lib/protocol/services.h \
-	lib/protocol/protocol.c lib/protocol/protocol.h \
+	lib/protocol/protocol.c lib/protocol/protocol.h lib/protocol/protocol_internal.h \
+	lib/protocol/tus.c lib/protocol/tus.h \
 	lib/protocol/sweep.c lib/protocol/sweep.h \
 	lib/protocol/audit.c lib/protocol/audit.h
 
-check_PROGRAMS += tests/unit/test_sweep_decide tests/unit/test_create_decide
-UNIT_TESTS += tests/unit/test_sweep_decide tests/unit/test_create_decide
+check_PROGRAMS += tests/unit/test_sweep_decide tests/unit/test_create_decide tests/unit/test_tus_decide
+UNIT_TESTS += tests/unit/test_sweep_decide tests/unit/test_create_decide tests/unit/test_tus_decide
 
 check_PROGRAMS += tests/integration/test_experiments \
 	tests/integration/test_sweep tests/integration/test_audit tests/integration/test_fencing

@@ -121,6 +121,29 @@ tap_done(void)
 	return tap_failed ? 1 : 0;
 }
 
+/* s with bytes outside printable ASCII (and '\\') as \xNN, for a test's
+ * description: a raw newline would break the TAP line.  The result lives in
+ * one of four static buffers, so up to four fit in one tap_ok call. */
+__attribute__((unused)) static const char *
+tap_escape(const char *s)
+{
+	static char ring[4][256];
+	static int next;
+	char *out = ring[next++ % 4];
+	size_t n = 0;
+
+	for (; *s != '\0' && n + 5 < sizeof ring[0]; s++) {
+		unsigned char ch = (unsigned char)*s;
+
+		if (ch >= ' ' && ch < 0x7f && ch != '\\')
+			out[n++] = (char)ch;
+		else
+			n += (size_t)snprintf(out + n, 5, "\\x%02x", ch);
+	}
+	out[n] = '\0';
+	return out;
+}
+
 #define TAP_EQ_INT(a, b, what) \
 	tap_ok((long long)(a) == (long long)(b), "%s (got %lld, want %lld)", (what), \
 	       (long long)(a), (long long)(b))

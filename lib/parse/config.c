@@ -70,6 +70,7 @@ static const struct key_def keys[] = {
 	K("limits", "request_deadline", KEY_COUNT, request_deadline),
 	K("limits", "sweep_cutoff", KEY_COUNT, sweep_cutoff),
 	K("limits", "heartbeat", KEY_COUNT, heartbeat),
+	K("limits", "upload_expiry", KEY_COUNT, upload_expiry),
 	K("limits", "retire_grace", KEY_SECONDS, retire_grace),
 	K("limits", "idempotency_ttl", KEY_COUNT, idempotency_ttl),
 	K("limits", "body_idle_timeout", KEY_COUNT, body_idle_timeout),
@@ -590,6 +591,7 @@ config_defaults(struct bindery_config *cfg)
 	cfg->request_deadline = 300;
 	cfg->sweep_cutoff = 900;
 	cfg->heartbeat = 30;
+	cfg->upload_expiry = 86400;
 	cfg->retire_grace = 0;	/* 0 = derived below */
 	cfg->idempotency_ttl = 86400;
 	cfg->body_idle_timeout = 30;
@@ -654,6 +656,13 @@ config_check(struct bindery_config *cfg, char *err, size_t errlen)
 			 " request_deadline + body_idle_timeout) plus %us of compensation: %llu",
 			 CONFIG_COMPENSATION_BUDGET_S,
 			 (unsigned long long)config_sweep_cutoff_min(cfg));
+		return -1;
+	}
+	/* A resumable upload between PATCHes is a pending intent like any
+	 * other: it must outlive the lease of one in flight. */
+	if (cfg->upload_expiry < cfg->sweep_cutoff) {
+		snprintf(err, errlen, "[limits] upload_expiry must be at least sweep_cutoff (%u)",
+			 cfg->sweep_cutoff);
 		return -1;
 	}
 	/* A redirect hands out a SAS bindery signs itself, with the account

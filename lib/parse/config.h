@@ -67,6 +67,7 @@ struct bindery_config {
 	unsigned request_deadline;	/* seconds each wait on storage or the database may take */
 	unsigned sweep_cutoff;		/* seconds of a lease; >= config_sweep_cutoff_min() */
 	unsigned heartbeat;		/* seconds of body progress between lease renewals */
+	unsigned upload_expiry;		/* seconds a resumable upload lives without progress */
 	unsigned retire_grace;		/* seconds an old blob outlives its document */
 	unsigned idempotency_ttl;	/* seconds from its first request a finished
 					 * Idempotency-Key answers retries */

@@ -320,8 +320,10 @@ findings_of(const struct listed *x, const struct audit_row *row, unsigned stale_
 	}
 	if (!row->has_registry)
 		return 0;	/* a pending document without a registry row: the sweep's drop left it? */
+	/* A resumable upload may rest for a day under its lease: idle is
+	 * not stale while the lease holds. */
 	if ((row->state == REGISTRY_PENDING || row->state == REGISTRY_SWEEPING) &&
-	    row->age >= (int64_t)stale_cutoff)
+	    row->age >= (int64_t)stale_cutoff && !row->lease_live)
 		return F_STALE;
 	if (row->state == REGISTRY_COMMITTED && x && x->tag == TAG_STATE_COMMITTED)
 		return F_COMMITTED_UNREFERENCED;

@@ -8,6 +8,7 @@
 #include "base/failpoint.h"
 #include "base/log.h"
 #include "protocol/protocol.h"
+#include "protocol/protocol_internal.h"
 #include "base/rand.h"
 #include "registry/sweep_db.h"
 
@@ -21,22 +22,7 @@ proto_new_blob_name(const struct bindery_config *cfg, char *out, size_t outlen)
 	return (size_t)snprintf(out, outlen, "%s%s", cfg->storage_prefix, hex) < outlen ? 0 : -1;
 }
 
-/*
- * An intent this attempt holds: its document, its blob name and the holder
- * id every transition of its registry row is conditional on (DESIGN.md,
- * "Fencing").  Fresh for each attempt: a create, a resume, a restart, a
- * replace.
- */
-struct held_intent {
-	uint64_t doc_id;
-	char blob_name[DOC_BLOB_NAME_MAX];
-	char holder[DOC_HOLDER_MAX];
-	int64_t leased_ms;	/* monotonic time just before the row's lease was
-				 * written: this attempt's own view of it */
-};
-
-/* A new holder id for an attempt on blob_name; -1 without randomness or room. */
-static int
+int
 held_intent_init(struct held_intent *hi, uint64_t doc_id, const char *blob_name)
 {
 	hi->doc_id = doc_id;
@@ -55,7 +41,7 @@ lease_of(const struct services *s, const struct held_intent *hi)
 	return l;
 }
 
-static enum proto_result
+enum proto_result
 from_db(enum db_err e)
 {
 	switch (e) {
@@ -72,7 +58,7 @@ from_db(enum db_err e)
  * bindery, whatever the service's code says (I6: a failed dependency is a
  * 5xx).
  */
-static enum proto_result
+enum proto_result
 from_blob(const struct blob_result *r)
 {
 	switch (r->status) {
@@ -86,15 +72,7 @@ from_blob(const struct blob_result *r)
 	}
 }
 
-/* Compensation runs after a failure, often a slow or absent service: it
- * gets a short budget of its own and leaves whatever it cannot finish to
- * the sweeper (the tag guard keeps a late delete safe either way).  The
- * budget is a term of the sweep_cutoff relation checked at load. */
-#define COMPENSATION_BUDGET_MS (CONFIG_COMPENSATION_BUDGET_S * 1000)
-
-/* request_deadline bounds each wait on storage or the database, not a
- * whole request: steps that call storage set it afresh (lease_deadline). */
-static void
+void
 start_deadline(struct services *s)
 {
 	blob_client_set_deadline(s->blob, blob_now_ms() + (int64_t)s->cfg->request_deadline * 1000);
@@ -186,7 +164,7 @@ sole_state_tag(const struct blob_tag_set *t)
 	return t->n == 1 && strcmp(t->key[0], TAG_STATE_KEY) == 0 ? t->value[0] : NULL;
 }
 
-static void
+void
 log_blob(const char *step, const char *blob_name, const struct blob_result *r)
 {
 	log_warn("%s %s: %s (HTTP %ld %s, request id %s)", step, blob_name, blob_status_name(r->status),
@@ -204,7 +182,7 @@ log_blob(const char *step, const char *blob_name, const struct blob_result *r)
  * its lease ends.  The request's deadline no longer applies, only the
  * compensation budget.
  */
-static void
+enum proto_result
 compensate_pending(struct services *s, const struct held_intent *hi)
 {
 	const char *blob_name = hi->blob_name;
@@ -212,18 +190,18 @@ compensate_pending(struct services *s, const struct held_intent *hi)
 	enum db_err e;
 
 	if (FAILPOINT("compensate.before_claim"))
-		return;
+		return PROTO_UNAVAILABLE;
 	e = blobs_claim_held(s->db, blob_name, hi->holder, s->cfg->sweep_lease);
 	if (e != DB_OK) {
 		if (e == DB_CONFLICT)
 			log_info("intent %s was taken over; compensation touches nothing", blob_name);
 		else
 			log_warn("intent %s left for the sweeper: %s", blob_name, db_err_name(e));
-		return;
+		return e == DB_CONFLICT ? PROTO_NOT_FOUND : from_db(e);
 	}
 	blob_client_set_deadline(s->blob, blob_now_ms() + COMPENSATION_BUDGET_MS);
 	if (FAILPOINT("compensate.before_delete"))
-		return;
+		return PROTO_UNAVAILABLE;
 	if (blob_delete(s->blob, blob_name, tag_state_guard(TAG_STATE_PENDING), NULL, &r) != 0 &&
 	    r.status == BLOB_NOT_FOUND) {
 		/* Nothing committed; staged blocks may remain from a cut upload. */
@@ -238,16 +216,15 @@ compensate_pending(struct services *s, const struct held_intent *hi)
 		log_blob("compensating delete left for the sweeper:", blob_name, &r);
 		if ((e = sweep_db_release(s->db, hi->holder, blob_name)) != DB_OK)
 			log_warn("claim on %s kept until its lease ends (%s)", blob_name, db_err_name(e));
-		return;
+		return from_blob(&r) == PROTO_OK ? PROTO_FAILED : from_blob(&r);
 	}
 	e = docs_abandon_intent(s->db, hi->doc_id, blob_name, hi->holder);
 	if (e != DB_OK)
 		log_warn("intent %s left for the sweeper: %s", blob_name, db_err_name(e));
+	return from_db(e);
 }
 
-/* Is the blob named ours: the bytes we just hashed?  (A retried create-only
- * call that was refused may have been refused by our own first attempt.) */
-static int
+int
 blob_matches(struct services *s, const char *blob_name, const struct blob_upload_info *info)
 {
 	struct blob_props p;
@@ -257,6 +234,35 @@ blob_matches(struct services *s, const char *blob_name, const struct blob_upload
 		return 0;
 	return p.size == info->size && p.meta_size == (int64_t)info->size &&
 	       strcmp(p.meta_sha256, info->sha256_hex) == 0;
+}
+
+/* Step 3: the tag flip, guarded by pending; an earlier attempt's flip counts. */
+enum proto_result
+commit_tag_flip(struct services *s, const char *blob_name)
+{
+	const struct blob_tag committed[] = { { TAG_STATE_KEY, tag_state_name(TAG_STATE_COMMITTED) } };
+	struct blob_tag_set tags;
+	struct blob_result r;
+
+	if (blob_set_tags(s->blob, blob_name, committed, 1, tag_state_guard(TAG_STATE_PENDING), &r) != 0) {
+		enum proto_result pr = from_blob(&r) == PROTO_OK ? PROTO_FAILED : from_blob(&r);
+
+		if (r.status == BLOB_CONDITION_NOT_MET) {
+			/* The pending guard refused: read what the tag is now
+			 * (into a result of its own, so a successful read
+			 * cannot pass for a successful flip). */
+			struct blob_result read;
+			enum tag_state now = TAG_STATE_UNKNOWN;
+
+			if (blob_get_tags(s->blob, blob_name, &tags, &read) == 0)
+				now = tag_state_from_name(sole_state_tag(&tags));
+			pr = tag_flip_refused(now);
+		}
+		if (pr != PROTO_OK)
+			log_blob("tag flip", blob_name, &r);
+		return pr;
+	}
+	return PROTO_OK;
 }
 
 /*
@@ -278,20 +284,18 @@ upload_and_commit_tag(struct services *s, struct held_intent *hi, const struct p
 {
 	const char *blob_name = hi->blob_name;
 	const struct blob_tag pending[] = { { TAG_STATE_KEY, tag_state_name(TAG_STATE_PENDING) } };
-	const struct blob_tag committed[] = { { TAG_STATE_KEY, tag_state_name(TAG_STATE_COMMITTED) } };
 	struct lease_body lb = { s, hi, body->read, body->ctx, 0, 0 };
 	struct blob_upload_opts opts = { body->content_type, pending, 1, body->expected_size,
 					 lease_before_commit, &lb };
-	struct blob_tag_set tags;
 	struct blob_result r;
+	enum proto_result pr;
 
 	(void)fp;	/* only failpoint builds look at it */
 	memset(info, 0, sizeof *info);
 	lease_deadline(s, hi);
 	if (blob_upload_create(s->blob, blob_name, &opts, lease_read, &lb, info, &r) != 0 &&
 	    (r.status == BLOB_EXISTS || r.status == BLOB_EXISTS_MAYBE_OURS)) {
-		enum proto_result pr = create_upload_refused(resuming, blob_matches(s, blob_name, info));
-
+		pr = create_upload_refused(resuming, blob_matches(s, blob_name, info));
 		if (pr != PROTO_OK)
 			return pr;
 		r.status = BLOB_OK;
@@ -307,25 +311,8 @@ upload_and_commit_tag(struct services *s, struct held_intent *hi, const struct p
 	if (lease_renew(&lb) != 0)
 		return PROTO_UNAVAILABLE;
 
-	if (blob_set_tags(s->blob, blob_name, committed, 1, tag_state_guard(TAG_STATE_PENDING), &r) != 0) {
-		enum proto_result pr = from_blob(&r) == PROTO_OK ? PROTO_FAILED : from_blob(&r);
-
-		if (r.status == BLOB_CONDITION_NOT_MET) {
-			/* The pending guard refused: read what the tag is now
-			 * (into a result of its own, so a successful read
-			 * cannot pass for a successful flip). */
-			struct blob_result read;
-			enum tag_state now = TAG_STATE_UNKNOWN;
-
-			if (blob_get_tags(s->blob, blob_name, &tags, &read) == 0)
-				now = tag_state_from_name(sole_state_tag(&tags));
-			pr = tag_flip_refused(now);
-		}
-		if (pr != PROTO_OK) {
-			log_blob("tag flip", blob_name, &r);
-			return pr;
-		}
-	}
+	if ((pr = commit_tag_flip(s, blob_name)) != PROTO_OK)
+		return pr;
 	if (FAILPOINT(fp->after_tag))
 		return PROTO_UNAVAILABLE;
 	return PROTO_OK;
@@ -377,7 +364,7 @@ finish_create(struct services *s, struct held_intent *hi,
 		 * hold the row; a resumed intent whose bytes differ belongs to
 		 * the earlier request. */
 		if (pr != PROTO_IDEM_MISMATCH)
-			compensate_pending(s, hi);
+			(void)compensate_pending(s, hi);	/* what it leaves, the sweeper finishes */
 		return pr;
 	}
 	/* Step 4.  From here on, never compensate: the blob is committed. */
@@ -709,7 +696,7 @@ out:
 
 /* A replace that will not be committed: its new blob goes through the
  * outbox now, if we still hold its row (else the sweeper rolls it back). */
-static void
+void
 roll_back_replace(struct services *s, const struct held_intent *hi)
 {
 	enum db_err e = blobs_retire_unreferenced(s->db, hi->blob_name, hi->holder);
@@ -733,7 +720,7 @@ replace_upload_commit(struct services *s, struct held_intent *hi, const struct p
 
 	pr = upload_and_commit_tag(s, hi, body, &replace_fp, 0, &info);
 	if (pr != PROTO_OK) {
-		compensate_pending(s, hi);
+		(void)compensate_pending(s, hi);	/* what it leaves, the sweeper finishes */
 		return pr;
 	}
 	nb.name = hi->blob_name;

@@ -32,6 +32,13 @@ enum proto_result {
 	PROTO_FAILED,		/* 500 */
 	PROTO_STORAGE_ERROR,	/* 502 storage_error: storage refused a request bindery
 				 * built (a 400 such as Md5Mismatch); not the client's fault */
+	/* Resumable uploads (tus.h): */
+	PROTO_OFFSET_MISMATCH,	/* 409: Upload-Offset is not the upload's */
+	PROTO_BUSY,		/* 409 + Retry-After: another PATCH holds the upload */
+	PROTO_CHECKSUM_MISMATCH,/* 460: Upload-Checksum does not match the body */
+	PROTO_CHUNK_TOO_SMALL,	/* 400: the rest cannot fit the block list's 50,000 blocks */
+	PROTO_TOO_LARGE,	/* 413: more bytes than Upload-Length */
+	PROTO_FINISHED,		/* 409: the upload's document is ready; nothing to terminate */
 };
 
 struct proto_body {

@@ -14,6 +14,7 @@ struct audit_ctx {
 	struct audit_row row;
 	struct audit_text text;
 	uint64_t has_registry;
+	uint64_t lease_live;
 	int (*on_row)(void *, const struct audit_row *);
 	void *ctx;
 };
@@ -23,6 +24,7 @@ static void
 audit_row_finish(struct audit_ctx *ac)
 {
 	ac->row.has_registry = ac->has_registry != 0;
+	ac->row.lease_live = ac->lease_live != 0;
 	ac->row.state = registry_state_from_name(ac->text.state);
 	ac->row.purpose = intent_purpose_from_name(ac->text.purpose);
 	ac->row.doc_status = doc_status_from_name(ac->text.doc_status);
@@ -41,15 +43,16 @@ audit_row_cb(void *arg)
 static const char sql_audit_registry[] =
 	"SELECT b.name, 1, b.state, b.purpose, TIMESTAMPDIFF(SECOND, b.touched_at, NOW(6)),"
 	" COALESCE(TIMESTAMPDIFF(SECOND, b.retire_after, NOW(6)), -1),"
-	" COALESCE(d.id, 0), COALESCE(d.status, ''), COALESCE(d.size, 0), COALESCE(d.sha256, '')"
+	" COALESCE(d.id, 0), COALESCE(d.status, ''), COALESCE(d.size, 0), COALESCE(d.sha256, ''),"
+	" COALESCE(b.state = 'pending' AND b.expires_at > NOW(6), 0)"
 	" FROM blobs b LEFT JOIN documents d ON d.blob_name = b.name"
 	" WHERE LEFT(b.name, CHAR_LENGTH(?)) = ?";
 static const char sql_audit_unregistered[] =
 	"SELECT d.blob_name, 0, '', '', 0, -1, d.id, d.status, COALESCE(d.size, 0),"
-	" COALESCE(d.sha256, '') FROM documents d LEFT JOIN blobs b ON b.name = d.blob_name"
+	" COALESCE(d.sha256, ''), 0 FROM documents d LEFT JOIN blobs b ON b.name = d.blob_name"
 	" WHERE b.name IS NULL AND LEFT(d.blob_name, CHAR_LENGTH(?)) = ?";
 
-#define AUDIT_NCOLS 10
+#define AUDIT_NCOLS 11
 
 static void
 audit_cols(struct audit_ctx *ac, struct db_col *c)
@@ -64,6 +67,7 @@ audit_cols(struct audit_ctx *ac, struct db_col *c)
 	c[7] = DBC_STR(ac->text.doc_status);
 	c[8] = DBC_U64(&ac->row.doc_size);
 	c[9] = DBC_STR(ac->row.doc_sha256);
+	c[10] = DBC_U64(&ac->lease_live);
 }
 
 enum db_err
@@ -90,11 +94,12 @@ audit_db_walk(struct db *db, const char *prefix, int (*on_row)(void *, const str
 static const char sql_reread_registry[] =
 	"SELECT b.name, 1, b.state, b.purpose, TIMESTAMPDIFF(SECOND, b.touched_at, NOW(6)),"
 	" COALESCE(TIMESTAMPDIFF(SECOND, b.retire_after, NOW(6)), -1),"
-	" COALESCE(d.id, 0), COALESCE(d.status, ''), COALESCE(d.size, 0), COALESCE(d.sha256, '')"
+	" COALESCE(d.id, 0), COALESCE(d.status, ''), COALESCE(d.size, 0), COALESCE(d.sha256, ''),"
+	" COALESCE(b.state = 'pending' AND b.expires_at > NOW(6), 0)"
 	" FROM blobs b LEFT JOIN documents d ON d.blob_name = b.name WHERE b.name = ?";
 static const char sql_reread_unregistered[] =
 	"SELECT d.blob_name, 0, '', '', 0, -1, d.id, d.status, COALESCE(d.size, 0),"
-	" COALESCE(d.sha256, '') FROM documents d LEFT JOIN blobs b ON b.name = d.blob_name"
+	" COALESCE(d.sha256, ''), 0 FROM documents d LEFT JOIN blobs b ON b.name = d.blob_name"
 	" WHERE b.name IS NULL AND d.blob_name = ?";
 
 enum db_err

@@ -20,6 +20,7 @@ struct audit_row {
 	enum registry_state state;	/* REGISTRY_STATE_UNKNOWN without a row */
 	enum intent_purpose purpose;
 	int64_t age;			/* seconds since touched_at */
+	int lease_live;			/* pending, and its lease (expires_at) not yet over */
 	int64_t retire_overdue;		/* seconds past retire_after, or -1 */
 	uint64_t doc_id;		/* 0: no document points at the name */
 	enum doc_status doc_status;

@@ -12,7 +12,7 @@
 #include "base/log.h"
 
 #define DB_MAX_STMTS 64
-#define DB_MAX_BINDS 16
+#define DB_MAX_BINDS 24
 #define DB_IDLE_PING_SECONDS 5
 
 struct stmt_slot {
@@ -381,8 +381,10 @@ db_query(struct db *db, const char *sql, const struct db_param *params, size_t n
 	size_t i;
 	int rc, rows = 0;
 
-	if (ncols > DB_MAX_BINDS)
+	if (ncols > DB_MAX_BINDS) {
+		log_error("a query reads %zu columns; at most %d", ncols, DB_MAX_BINDS);
 		return DB_FAILED;
+	}
 	e = run(db, sql, params, nparams, &stmt);
 	if (e != DB_OK)
 		return e;
@@ -430,12 +432,14 @@ db_query(struct db *db, const char *sql, const struct db_param *params, size_t n
 			/* MYSQL_DATA_TRUNCATED or a value with no room for the NUL. */
 			if (rc == MYSQL_DATA_TRUNCATED && errs[i]) {
 				remember_error(db, 0, "column value longer than its buffer");
+				log_error("database result: %s", db->last_error);
 				e = DB_FAILED;
 				goto out;
 			}
 			if (nulls[i] || lens[i] >= cols[i].cap) {
 				if (!nulls[i]) {
 					remember_error(db, 0, "column value fills its buffer");
+					log_error("database result: %s", db->last_error);
 					e = DB_FAILED;
 					goto out;
 				}

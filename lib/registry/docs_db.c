@@ -4,6 +4,7 @@
 
 #include "base/failpoint.h"
 #include "registry/docs_db.h"
+#include "registry/uploads_db.h"
 
 #define TIME_FMT "'%Y-%m-%dT%H:%i:%s.%fZ'"
 #define DOC_COLUMNS "id, name, status, blob_name, COALESCE(size, 0), content_type," \
@@ -33,9 +34,10 @@ static const char sql_insert_idem[] =
 	"INSERT INTO idempotency_keys (owner, idem_key, document_id, blob_name, doc_name, content_type)"
 	" VALUES (?, ?, ?, ?, ?, ?)";
 
-static enum db_err
-create_intent_tx(struct db *db, struct span name, const char *owner, const char *content_type,
-		 const char *blob_name, const struct lease *l, const char *idem_key, uint64_t *doc_id)
+enum db_err
+docs_create_intent_tx(struct db *db, struct span name, const char *owner, const char *content_type,
+		      const char *blob_name, const struct lease *l, const char *idem_key,
+		      uint64_t *doc_id)
 {
 	struct db_param doc[] = { DBP_SPAN(name), DBP_STR(blob_name), DBP_STR(content_type),
 				  DBP_STR(owner) };
@@ -47,7 +49,7 @@ create_intent_tx(struct db *db, struct span name, const char *owner, const char 
 	{
 		struct db_param blob[] = { DBP_STR(blob_name), DBP_U64(*doc_id),
 					   DBP_STR(intent_purpose_name(PURPOSE_CREATE)),
-					   DBP_STR(l->holder), DBP_U64(l->seconds) };
+					   DBP_STR_OR_NULL(l->holder), DBP_U64(l->seconds) };
 		if ((e = db_exec(db, sql_insert_blob, blob, ARRAY_LEN(blob), NULL)) != DB_OK)
 			return e;
 	}
@@ -64,7 +66,7 @@ enum db_err
 docs_create_intent(struct db *db, struct span name, const char *owner, const char *content_type,
 		   const char *blob_name, const struct lease *l, const char *idem_key, uint64_t *doc_id)
 {
-	IN_TX(db, create_intent_tx(db, name, owner, content_type, blob_name, l, idem_key, doc_id));
+	IN_TX(db, docs_create_intent_tx(db, name, owner, content_type, blob_name, l, idem_key, doc_id));
 }
 
 static const char sql_doc_ready[] =
@@ -86,6 +88,8 @@ mark_ready_tx(struct db *db, uint64_t doc_id, const char *blob_name, const char 
 	if ((e = db_exec_one(db, sql_doc_ready, d, ARRAY_LEN(d))) != DB_OK)
 		return e;
 	if ((e = db_exec_one(db, sql_blob_commit, b, ARRAY_LEN(b))) != DB_OK)
+		return e;
+	if ((e = uploads_record_ready(db, blob_name)) != DB_OK)
 		return e;
 	return idem_record_ready(db, blob_name);
 }
@@ -267,7 +271,7 @@ enum db_err
 docs_replace_intent(struct db *db, uint64_t doc_id, const char *blob_name, const struct lease *l)
 {
 	struct db_param p[] = { DBP_STR(blob_name), DBP_U64(doc_id),
-				DBP_STR(intent_purpose_name(PURPOSE_REPLACE)), DBP_STR(l->holder),
+				DBP_STR(intent_purpose_name(PURPOSE_REPLACE)), DBP_STR_OR_NULL(l->holder),
 				DBP_U64(l->seconds) };
 
 	return db_exec(db, sql_insert_blob, p, ARRAY_LEN(p), NULL);
@@ -354,6 +358,8 @@ replace_commit_tx(struct db *db, uint64_t doc_id, const struct replace_blob *nb,
 		if ((e = db_exec_one(db, sql_blob_retire, p, ARRAY_LEN(p))) != DB_OK)
 			return e;
 	}
+	if ((e = uploads_record_ready(db, nb->name)) != DB_OK)
+		return e;
 	return doc_finish(db_query(db, sql_get_doc, id, 1, c, DOC_NCOLS, NULL, NULL), out, &t);
 }
 
@@ -592,7 +598,7 @@ static enum db_err
 idem_restart_tx(struct db *db, const char *owner, const char *key, struct span name,
 		const char *content_type, const char *blob_name, const struct lease *l, uint64_t *doc_id)
 {
-	enum db_err e = create_intent_tx(db, name, owner, content_type, blob_name, l, NULL, doc_id);
+	enum db_err e = docs_create_intent_tx(db, name, owner, content_type, blob_name, l, NULL, doc_id);
 
 	if (e != DB_OK)
 		return e;

@@ -78,6 +78,14 @@ BINDERY_NODISCARD enum db_err docs_create_intent(struct db *db, struct span name
 						 const struct lease *l, const char *idem_key,
 						 uint64_t *doc_id);
 
+/* docs_create_intent's statements, inside a transaction the caller holds
+ * (an upload's intent adds its own row in the same one); l->holder may be
+ * NULL: no request holds the row yet. */
+BINDERY_NODISCARD enum db_err docs_create_intent_tx(struct db *db, struct span name, const char *owner,
+						    const char *content_type, const char *blob_name,
+						    const struct lease *l, const char *idem_key,
+						    uint64_t *doc_id);
+
 /*
  * Step 4 of create: document pending -> ready and its blob pending ->
  * committed (only while holder holds it), both or neither, and in the same

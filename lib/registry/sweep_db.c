@@ -2,6 +2,7 @@
 #include <string.h>
 
 #include "registry/sweep_db.h"
+#include "registry/uploads_db.h"
 
 /* Run expr inside a transaction: commit on DB_OK, roll back otherwise. */
 static enum db_err
@@ -280,6 +281,8 @@ sweep_db_roll_forward(struct db *db, const char *claimer, const struct sweep_ite
 	e = db_exec_one(db, sql_forward_doc, d, ARRAY_LEN(d));
 	if (e == DB_OK)
 		e = db_exec_one(db, sql_forward_blob, b, ARRAY_LEN(b));
+	if (e == DB_OK)
+		e = uploads_record_ready(db, it->name);
 	if (e == DB_OK)
 		e = idem_record_ready(db, it->name);
 	return finish_tx(db, e);

@@ -149,6 +149,38 @@ BINDERY_NODISCARD int blob_put_block(struct blob_client *, const char *name,
     const char *block_id_b64, const void *data, size_t len,
     struct blob_result *res);
 
+/*
+ * Put Block List of staged blocks ids[n], in that order, create-only
+ * (If-None-Match: *), with opts' content type and tags and the size and
+ * SHA-256 of the whole body as x-ms-meta-size / x-ms-meta-sha256 (the
+ * caller hashed the bytes as they were staged, across requests).  A name
+ * that holds a blob is BLOB_EXISTS (or BLOB_EXISTS_MAYBE_OURS after an
+ * ambiguous try): verify by its metadata.  opts->before_commit is called
+ * first, as for blob_upload_create.
+ */
+BINDERY_NODISCARD int blob_commit_blocks(struct blob_client *, const char *name,
+    const char *const *ids, size_t n, const struct blob_upload_opts *opts,
+    uint64_t size, const char *sha256_hex, struct blob_result *res);
+
+/* One block for blob_put_blocks: its id (base64, one length per blob), its
+ * bytes (borrowed for the call) and, when the caller has it, their MD5. */
+struct blob_block {
+	const char *id_b64;
+	const void *data;
+	size_t len;
+	const unsigned char *md5;	/* 16 bytes, or NULL: computed here */
+};
+
+/*
+ * Put Block for blocks[0..n) at once, at most blocks_in_flight at a time
+ * (Content-MD5 on each, retried like any Put Block).  each[i] receives
+ * block i's result; the return value (and res) is the first failure in
+ * block order, BLOB_OK when every block was staged.
+ */
+BINDERY_NODISCARD int blob_put_blocks(struct blob_client *, const char *name,
+    const struct blob_block *blocks, size_t n, struct blob_result *each,
+    struct blob_result *res);
+
 struct blob_block_counts {
 	unsigned committed, uncommitted;
 };

@@ -136,6 +136,82 @@ blob_put_block(struct blob_client *c, const char *name, const char *block_id_b64
 	return rc;
 }
 
+/* Start blocks[i] as reqs[i]; -1 out of memory or room. */
+static int
+start_block(struct blob_client *c, const char *name, const struct blob_block *b,
+    struct blob_request *req)
+{
+	if (put_block_req(c, req, name, b->id_b64, b->data, b->len, b->md5) != 0)
+		return -1;
+	return blob_exec_start(c, req);
+}
+
+/* Wait for one started request to finish and return it (NULL: none active). */
+static struct blob_request *
+wait_one(struct blob_client *c)
+{
+	struct blob_request *done;
+	int64_t next;
+
+	while ((done = blob_exec_collect(c, &next)) == NULL) {
+		if (c->nactive == 0)
+			return NULL;
+		blob_exec_poll(c, next, 1000);
+	}
+	return done;
+}
+
+int
+blob_put_blocks(struct blob_client *c, const char *name, const struct blob_block *blocks,
+    size_t n, struct blob_result *each, struct blob_result *res)
+{
+	struct blob_request *reqs;
+	struct blob_request *done;
+	size_t i, next = 0, running = 0;
+
+	blob_result_clear(res);
+	for (i = 0; i < n; i++)
+		if (blocks[i].id_b64 == NULL || strlen(blocks[i].id_b64) > 88 ||
+		    (blocks[i].len > 0 && blocks[i].data == NULL))
+			return blob_result_set(res, BLOB_BAD_INPUT, "bad block");
+	if (!blob_name_ok(name))
+		return blob_result_set(res, BLOB_BAD_INPUT, "bad blob name");
+	if (n == 0)
+		return BLOB_OK;
+	if ((reqs = calloc(n, sizeof *reqs)) == NULL)
+		return blob_result_nomem(res);
+	for (i = 0; i < n; i++)
+		blob_result_set(&each[i], BLOB_ABORTED, "not sent");
+	while (next < n || running > 0) {
+		if (next < n && !blob_deadline_passed(c)) {
+			if (start_block(c, name, &blocks[next], &reqs[next]) == 0) {
+				next++;
+				running++;
+				continue;
+			}
+			blob_request_free(&reqs[next]);	/* all in flight: again after one ends */
+		}
+		if (running == 0) {	/* nothing could start: no room, memory or time */
+			blob_result_set(&each[next], blob_deadline_passed(c) ? BLOB_DEADLINE : BLOB_NOMEM,
+			    "block not started");
+			break;
+		}
+		if ((done = wait_one(c)) == NULL)
+			break;
+		each[done - reqs] = done->res;
+		running--;
+	}
+	for (i = 0; i < n; i++)
+		blob_request_free(&reqs[i]);
+	free(reqs);
+	for (i = 0; i < n; i++)
+		if (each[i].status != BLOB_OK) {
+			*res = each[i];
+			return res->status;
+		}
+	return BLOB_OK;
+}
+
 static int
 block_list_body(const char *const *ids, size_t nids, struct buf *body)
 {
@@ -196,6 +272,28 @@ blob_put_block_list_create(struct blob_client *c, const char *name,
 	    !blob_tags_ok(opts->tags, opts->ntags))
 		return blob_result_set(res, BLOB_BAD_INPUT, "bad blob name, ids or tags");
 	rc = commit_block_list(c, name, ids, nids, opts, 1, NULL, NULL, &r, res);
+	blob_request_free(&r);
+	return rc;
+}
+
+int
+blob_commit_blocks(struct blob_client *c, const char *name, const char *const *ids, size_t n,
+    const struct blob_upload_opts *opts, uint64_t size, const char *sha256_hex,
+    struct blob_result *res)
+{
+	struct blob_request r;
+	char size_str[32];
+	int rc;
+
+	blob_result_clear(res);
+	if (!blob_name_ok(name) || n > MAX_BLOCKS || (n > 0 && ids == NULL) || opts == NULL ||
+	    !blob_tags_ok(opts->tags, opts->ntags) || sha256_hex == NULL ||
+	    strlen(sha256_hex) != 64)
+		return blob_result_set(res, BLOB_BAD_INPUT, "bad blob name, ids, tags or digest");
+	if (opts->before_commit && opts->before_commit(opts->commit_ctx) != 0)
+		return blob_result_set(res, BLOB_ABORTED, "stopped before the commit");
+	snprintf(size_str, sizeof size_str, "%llu", (unsigned long long)size);
+	rc = commit_block_list(c, name, ids, n, opts, 1, size_str, sha256_hex, &r, res);
 	blob_request_free(&r);
 	return rc;
 }

@@ -18,7 +18,7 @@ top=${top_srcdir:-$(cd "$(dirname "$0")/../.." && pwd)}
 secs=${FUZZ_SECONDS:-30}
 cc=${FUZZ_CC:-clang}
 flags="-g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined"
-harnesses=${*:-"fuzz_multipart fuzz_http_parse fuzz_config fuzz_blob_xml"}
+harnesses=${*:-"fuzz_multipart fuzz_http_parse fuzz_config fuzz_blob_xml fuzz_tus_headers"}
 
 case $secs in
 ''|*[!0-9]*) bail_out "FUZZ_SECONDS must be a whole number" ;;
@@ -49,7 +49,8 @@ sources_for() {
 	fuzz_multipart) echo "lib/parse/multipart.c lib/base/alloc.c lib/base/buf.c" ;;
 	fuzz_http_parse) echo "lib/parse/http_parse.c lib/parse/disposition.c lib/parse/origin.c app/routes.c lib/base/alloc.c lib/base/buf.c" ;;
 	fuzz_config) echo "lib/parse/config.c lib/parse/http_parse.c lib/parse/origin.c lib/base/alloc.c lib/base/buf.c" ;;
-	fuzz_blob_xml) echo "lib/storage/blob.c lib/storage/blob_http.c lib/storage/blob_xml.c lib/storage/sign.c lib/base/alloc.c lib/base/buf.c" ;;
+	fuzz_blob_xml) echo "lib/storage/blob.c lib/storage/blob_http.c lib/storage/blob_xml.c lib/storage/sign.c lib/base/base64.c lib/base/http_date.c lib/base/alloc.c lib/base/buf.c" ;;
+	fuzz_tus_headers) echo "lib/parse/tus_headers.c lib/base/base64.c lib/base/http_date.c lib/base/alloc.c lib/base/buf.c" ;;
 	*) return 1 ;;
 	esac
 }
@@ -68,6 +69,7 @@ dict_for() {
 	fuzz_http_parse) echo "tests/fuzz/http_parse.dict" ;;
 	fuzz_config) echo "tests/fuzz/config.dict" ;;
 	fuzz_blob_xml) echo "tests/fuzz/blob_xml.dict" ;;
+	fuzz_tus_headers) echo "tests/fuzz/tus_headers.dict" ;;
 	esac
 }
 # Extra read-only seed directories (libFuzzer reads them recursively).

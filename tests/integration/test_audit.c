@@ -106,7 +106,7 @@ int
 main(void)
 {
 	char orphan_p[256], orphan_n[256], ok[256], gone[256], sized[256], mism[256], unref[256],
-	    stale[256], st[32];
+	    stale[256], resting[256], st[32];
 	json_t *j = NULL;
 	uint64_t id;
 	int rc;
@@ -126,6 +126,7 @@ main(void)
 	NM(mism, "ready-tagged-pending");
 	NM(unref, "committed-unreferenced");
 	NM(stale, "stale-staged");
+	NM(resting, "resting-upload");
 
 	if (plant_blob(S->blob, orphan_p, "orphan", "pending", NULL) != 0 ||
 	    plant_blob(S->blob, orphan_n, "orphan without tags", NULL, NULL) != 0)
@@ -146,12 +147,24 @@ main(void)
 	/* Stale only now that its blocks are staged: a sweeper elsewhere in
 	 * the stack must not catch it half-planted. */
 	{
-		static const char sql[] = "UPDATE blobs SET touched_at = NOW(6) - INTERVAL 7200 SECOND"
-					  " WHERE name = ?";
+		static const char sql[] = "UPDATE blobs SET touched_at = NOW(6) - INTERVAL 7200 SECOND,"
+					  " expires_at = NOW(6) - INTERVAL 6300 SECOND WHERE name = ?";
 		struct db_param p[] = { DBP_STR(stale) };
 
 		if (db_exec_one(S->db, sql, p, 1) != DB_OK)
 			tap_bail("age %s", stale);
+	}
+
+	/* A resumable upload idle past sweep_cutoff whose lease (a day) holds. */
+	if (plant_doc(S->db, "doc-resting", "pending", resting, 0, NULL, &id) != DB_OK ||
+	    plant_row(S->db, resting, id, "create", "pending", 7200, NULL) != DB_OK)
+		tap_bail("plant resting");
+	{
+		static const char sql[] = "UPDATE blobs SET expires_at = NOW(6) + INTERVAL 1 DAY WHERE name = ?";
+		struct db_param p[] = { DBP_STR(resting) };
+
+		if (db_exec_one(S->db, sql, p, 1) != DB_OK)
+			tap_bail("lease %s", resting);
 	}
 
 	rc = run_audit("--json", &j);
@@ -168,6 +181,8 @@ main(void)
 	tap_ok(find(j, "committed_unreferenced", unref) != NULL,
 	       "committed blob with no ready document");
 	tap_ok(find(j, "stale_pending", stale) != NULL, "stale pending intent");
+	tap_ok(find(j, "stale_pending", resting) == NULL,
+	       "an intent idle past sweep_cutoff under a live lease (a resting upload) is not stale");
 	tap_ok(find(j, "uncommitted_blocks", stale) != NULL, "its staged uncommitted blocks");
 	tap_ok(json_object_size(json_object_get(j, "counts")) >= 9, "counts for machines");
 	{

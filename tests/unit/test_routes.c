@@ -69,7 +69,30 @@ test_route(void)
 		{ "GET", "documents", ROUTE_NOT_FOUND, 0, NULL, 0 },
 		{ "GET", "", ROUTE_NOT_FOUND, 0, NULL, 0 },
 		{ "GET", "/documents?limit=1", ROUTE_NOT_FOUND, 0, NULL, 0 },
+		{ "OPTIONS", "/uploads", ROUTE_UPLOADS_OPTIONS, 0, "OPTIONS, POST", 0 },
+		{ "POST", "/uploads", ROUTE_UPLOADS_CREATE, 0, "OPTIONS, POST", 0 },
+		{ "GET", "/uploads", ROUTE_METHOD_NOT_ALLOWED, 0, "OPTIONS, POST", 0 },
+		{ "PATCH", "/uploads", ROUTE_METHOD_NOT_ALLOWED, 0, "OPTIONS, POST", 0 },
+		{ "GET", "/uploads/", ROUTE_NOT_FOUND, 0, NULL, 0 },
+		{ "GET", "/uploads/0123456789ABCDEF0123456789abcdef", ROUTE_NOT_FOUND, 0, NULL, 0 },
+		{ "PATCH", "/uploads/0123456789abcdef0123456789abcde", ROUTE_NOT_FOUND, 0, NULL, 0 },
+		{ "PATCH", "/uploads/0123456789abcdef0123456789abcdef0", ROUTE_NOT_FOUND, 0, NULL, 0 },
+		{ "PATCH", "/uploads/0123456789abcdef0123456789abcdeg", ROUTE_NOT_FOUND, 0, NULL, 0 },
+		{ "PATCH", "/uploads/0123456789abcdef0123456789abcdef/x", ROUTE_NOT_FOUND, 0, NULL, 0 },
+		{ "PATCH", "/uploads/1", ROUTE_NOT_FOUND, 0, NULL, 0 },
 	};
+	static const struct {
+		const char *method;
+		enum route_id want;
+		int head;
+	} upload[] = {
+		{ "HEAD", ROUTE_UPLOAD_HEAD, 1 },
+		{ "PATCH", ROUTE_UPLOAD_PATCH, 0 },
+		{ "DELETE", ROUTE_UPLOAD_DELETE, 0 },
+		{ "GET", ROUTE_METHOD_NOT_ALLOWED, 0 },
+		{ "POST", ROUTE_METHOD_NOT_ALLOWED, 0 },
+	};
+	static const char uid[] = "0123456789abcdef0123456789abcdef";
 	struct route_match m;
 	enum route_id r;
 	size_t i;
@@ -81,6 +104,15 @@ test_route(void)
 		    (cases[i].allow ? m.allow && strcmp(m.allow, cases[i].allow) == 0 : !m.allow),
 		    "%s %s -> route %d", cases[i].method, cases[i].path, (int)r);
 	}
+	for (i = 0; i < ARRAY_LEN(upload); i++) {
+		r = route_request(span_from_cstr(upload[i].method),
+				  SPAN_LIT("/uploads/0123456789abcdef0123456789abcdef"), &m);
+		tap_ok(r == upload[i].want && m.head == upload[i].head && m.doc_id == 0 &&
+		    strcmp(m.upload_id, uid) == 0 && m.allow && strcmp(m.allow, "HEAD, PATCH, DELETE") == 0,
+		    "%s /uploads/{id} -> route %d", upload[i].method, (int)r);
+	}
+	r = route_request(SPAN_LIT("GET"), SPAN_LIT("/documents/5"), &m);
+	tap_ok(r == ROUTE_DOCUMENT_GET && m.upload_id[0] == '\0', "a document route has no upload id");
 	r = route_request(SPAN_LIT("GET"), (struct span){ "/documents/1\0", 13 }, &m);
 	tap_ok(r == ROUTE_NOT_FOUND, "NUL in a path");
 	r = route_request(SPAN_LIT("GET"), (struct span){ "/\0", 2 }, &m);

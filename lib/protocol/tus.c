@@ -1,0 +1,783 @@
+/* tus.c - see tus.h and DESIGN.md ("Resumable uploads", "Create", "Fencing"). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <gnutls/crypto.h>
+#include <nettle/sha2.h>
+
+#include "base/alloc.h"
+#include "base/failpoint.h"
+#include "base/log.h"
+#include "base/rand.h"
+#include "base/sha256_state.h"
+#include "protocol/protocol_internal.h"
+#include "protocol/tus.h"
+#include "storage/sign.h"
+
+#define MAX_BLOCKS 50000u	/* a block list's limit */
+#define BLOCK_ID_ATTEMPT 12	/* bytes of the PATCH's attempt id in a block id ... */
+#define BLOCK_ID_RAW 16		/* ... then the block's sequence, 4 bytes big-endian */
+#define MAX_BATCH 16		/* blocks one PATCH stages at once, at most */
+
+/* ---- pure decisions ------------------------------------------------------ */
+
+uint64_t
+tus_acknowledged(uint64_t recorded, uint64_t length, uint64_t last_size, int ready)
+{
+	if (ready)
+		return length;
+	/* The tail is acknowledged last: a client that has heard "complete"
+	 * never has to come back, so it must not hear it before the document
+	 * is ready. */
+	if (recorded == length)
+		return recorded - last_size;
+	return recorded;
+}
+
+enum tus_offset_verdict
+tus_offset_decide(uint64_t offset, uint64_t recorded, uint64_t length, uint64_t last_size, int ready)
+{
+	if (ready)
+		return offset == length ? TUS_OFFSET_DONE : TUS_OFFSET_WRONG;
+	if (recorded < length)
+		return offset == recorded ? TUS_OFFSET_APPEND : TUS_OFFSET_WRONG;
+	return offset == recorded - last_size ? TUS_OFFSET_TAIL : TUS_OFFSET_WRONG;
+}
+
+static uint64_t
+blocks_for(uint64_t bytes, uint64_t block_size)
+{
+	return bytes / block_size + (bytes % block_size != 0);
+}
+
+int
+tus_blocks_fit(uint64_t nblocks, uint64_t remaining, uint64_t block_size)
+{
+	return nblocks + blocks_for(remaining, block_size) <= MAX_BLOCKS;
+}
+
+/* ---- the upload as answered ------------------------------------------------ */
+
+static void
+state_of(const struct upload_row *u, struct tus_state *out)
+{
+	int ready = u->state == REGISTRY_COMMITTED;
+
+	memcpy(out->id, u->id, sizeof out->id);	/* same size, NUL-terminated by the read */
+	out->length = u->length;
+	out->offset = tus_acknowledged(u->recorded, u->length, u->last_size, ready);
+	out->expires = ready ? 0 : u->expires_unix;
+	out->document_id = ready ? u->document_id : 0;
+}
+
+/* The upload id, read for owner: another owner's is as absent as none. */
+static enum proto_result
+read_upload(struct services *s, const char *owner, const char *id, struct upload_row *u)
+{
+	enum db_err e = uploads_get(s->db, id, u);
+
+	if (e != DB_OK)
+		return from_db(e);
+	if (strcmp(u->owner, owner) != 0)
+		return PROTO_NOT_FOUND;
+	if (u->state != REGISTRY_PENDING && u->state != REGISTRY_COMMITTED)
+		return PROTO_NOT_FOUND;	/* being swept or terminated: gone */
+	return PROTO_OK;
+}
+
+enum proto_result
+tus_head(struct services *s, const char *owner, const char *id, struct tus_state *out)
+{
+	struct upload_row u;
+	enum proto_result pr;
+
+	memset(out, 0, sizeof *out);
+	if ((pr = read_upload(s, owner, id, &u)) == PROTO_OK)
+		state_of(&u, out);
+	return pr;
+}
+
+/* ---- creation ---------------------------------------------------------- */
+
+/* A replace's target: ready, the owner's, and as If-Match wants it; *version for the commit. */
+static enum proto_result
+check_replaced(struct services *s, const struct tus_new *req, uint64_t *version)
+{
+	struct doc d;
+	enum db_err e = docs_get(s->db, req->replaces, &d);
+
+	*version = 0;
+	if (e != DB_OK || d.status != DOC_STATUS_READY)
+		return e == DB_OK ? PROTO_NOT_FOUND : from_db(e);
+	if (strcmp(d.owner, req->owner) != 0)
+		return PROTO_FORBIDDEN;
+	if (req->pre) {
+		if (!req->pre->holds(req->pre->ctx, &d))
+			return PROTO_STALE;
+		*version = d.version;
+	}
+	return PROTO_OK;
+}
+
+enum proto_result
+tus_create(struct services *s, const struct tus_new *req, struct tus_state *out)
+{
+	char id[UPLOAD_ID_MAX], blob_name[DOC_BLOB_NAME_MAX], hash[SHA256_STATE_TEXT_MAX];
+	struct upload_new u = { id, blob_name, req->owner, req->length, req->content_type, req->name,
+				req->replaces, 0, hash, s->cfg->upload_expiry };
+	struct upload_row row;
+	struct sha256_ctx ctx;
+	uint64_t doc_id = 0;
+	enum proto_result pr;
+	enum db_err e;
+
+	memset(out, 0, sizeof *out);
+	start_deadline(s);
+	if (req->replaces && (pr = check_replaced(s, req, &u.replace_version)) != PROTO_OK)
+		return pr;
+	sha256_init(&ctx);
+	if (rand_hex(id, sizeof id, 16) != 0 || proto_new_blob_name(s->cfg, blob_name, sizeof blob_name) != 0 ||
+	    sha256_state_save(&ctx, hash, sizeof hash) != 0)
+		return PROTO_FAILED;
+	e = uploads_create(s->db, &u, &doc_id);
+	if (e == DB_DUPLICATE) {
+		/* The owner's own upload of that name is named in the answer. */
+		if (uploads_find_pending(s->db, req->name, req->owner, out->taken_by,
+					 sizeof out->taken_by) != DB_OK)
+			out->taken_by[0] = '\0';
+		return PROTO_NAME_TAKEN;
+	}
+	if (e != DB_OK)
+		return from_db(e);
+	if (FAILPOINT("tus.after_create"))
+		return PROTO_UNAVAILABLE;
+	if ((e = uploads_get(s->db, id, &row)) != DB_OK)
+		return from_db(e);
+	state_of(&row, out);
+	return PROTO_OK;
+}
+
+/* ---- PATCH ------------------------------------------------------------- */
+
+/* One PATCH at work: what its steps share. */
+struct patch_run {
+	struct services *s;
+	const struct tus_patch *req;
+	struct upload_row u;		/* as read once the PATCH held it */
+	struct held_intent hi;
+	struct sha256_ctx sha;		/* the document's, at u.recorded + staged */
+	gnutls_hash_hd_t sum;		/* Upload-Checksum's, or NULL */
+	char *block[MAX_BATCH];		/* a batch of block buffers, mapped on first use */
+	size_t batch;			/* blocks staged at once: blocks_in_flight */
+	size_t block_size;
+	struct upload_block *staged;	/* checksum: staged, recorded once it verifies */
+	size_t nstaged;
+	uint64_t staged_bytes;		/* staged and not yet recorded */
+	uint64_t room;			/* bytes the upload takes from this PATCH's offset */
+	uint64_t body_bytes;		/* ... and bytes this PATCH has read */
+	int64_t renewed_ms;
+	int lost;			/* a fenced write touched no row */
+};
+
+static int
+renew(struct patch_run *p)
+{
+	enum db_err e = uploads_renew(p->s->db, p->u.blob_name, p->hi.holder, p->s->cfg->upload_expiry);
+
+	if (e == DB_OK) {
+		p->renewed_ms = blob_now_ms();
+		return 0;
+	}
+	if (e == DB_CONFLICT) {
+		log_info("upload %s was taken over; this PATCH stops", p->u.id);
+		p->lost = 1;
+	}
+	return -1;
+}
+
+/* blob_upload_opts.before_commit: renew right before the block list is committed. */
+static int
+renew_before_commit(void *arg)
+{
+	return renew(arg);
+}
+
+/* The body, with the heartbeat: a PATCH that keeps receiving keeps its hold. */
+static long
+read_body(struct patch_run *p, char *buf, size_t len)
+{
+	long n = p->req->read(p->req->ctx, buf, len);
+
+	if (n > 0 && blob_now_ms() - p->renewed_ms >= (int64_t)p->s->cfg->heartbeat * 1000 &&
+	    renew(p) != 0)
+		return -1;
+	return n;
+}
+
+/* Fill a block buffer: bytes read (short only at the body's end), -1 on failure. */
+static long
+fill_block(struct patch_run *p, char *block)
+{
+	size_t got = 0;
+	long n;
+
+	while (got < p->block_size) {
+		n = read_body(p, block + got, p->block_size - got);
+		if (n < 0)
+			return -1;
+		if (n == 0)
+			break;
+		got += (size_t)n;
+	}
+	return (long)got;
+}
+
+static int
+hex_nibble(char c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	return c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
+}
+
+/* The block id of block seq staged by attempt holder: fixed width, never reused. */
+static int
+block_id(const char *holder, uint64_t seq, char *out, size_t outlen)
+{
+	unsigned char raw[BLOCK_ID_RAW];
+	struct buf b64 = BUF_INIT(UPLOAD_BLOCK_ID_MAX - 1);
+	int i, hi, lo, rc = -1;
+
+	for (i = 0; i < BLOCK_ID_ATTEMPT; i++) {
+		if ((hi = hex_nibble(holder[2 * i])) < 0 || (lo = hex_nibble(holder[2 * i + 1])) < 0)
+			goto out;
+		raw[i] = (unsigned char)(hi << 4 | lo);
+	}
+	for (i = 0; i < 4; i++)
+		raw[BLOCK_ID_ATTEMPT + i] = (unsigned char)(seq >> (24 - 8 * i));
+	if (sign_base64_encode(raw, sizeof raw, &b64) != SIGN_OK ||
+	    copy_cstr(out, outlen, buf_cstr(&b64)) != 0)
+		goto out;
+	rc = 0;
+out:
+	buf_free(&b64);
+	return rc;
+}
+
+/* The base64 of an MD5 digest, as Content-MD5 and the block row carry it. */
+static int
+md5_text(const unsigned char md5[16], char *out, size_t outlen)
+{
+	struct buf b64 = BUF_INIT(UPLOAD_MD5_MAX - 1);
+	int rc = -1;
+
+	if (sign_base64_encode(md5, 16, &b64) == SIGN_OK && copy_cstr(out, outlen, buf_cstr(&b64)) == 0)
+		rc = 0;
+	buf_free(&b64);
+	return rc;
+}
+
+/* Record blocks[n] (staged after u.recorded + what is already recorded) with the hash state. */
+static enum proto_result
+record(struct patch_run *p, const struct upload_block *blocks, size_t n, uint64_t bytes)
+{
+	char hash[SHA256_STATE_TEXT_MAX];
+	struct upload_record rec = { p->u.id, p->u.blob_name, p->hi.holder, p->s->cfg->upload_expiry,
+				     p->u.recorded, p->u.nblocks, blocks, n, hash };
+	enum db_err e;
+
+	if (sha256_state_save(&p->sha, hash, sizeof hash) != 0)
+		return PROTO_FAILED;
+	e = uploads_record(p->s->db, &rec);
+	if (e == DB_CONFLICT) {
+		log_info("upload %s was taken over; its blocks are not recorded", p->u.id);
+		p->lost = 1;
+		return PROTO_UNAVAILABLE;
+	}
+	if (e != DB_OK)
+		return from_db(e);
+	p->renewed_ms = blob_now_ms();
+	p->u.recorded += bytes;
+	p->u.nblocks += n;
+	p->u.last_size = blocks[n - 1].size;
+	return PROTO_OK;
+}
+
+static enum proto_result
+keep_staged(struct patch_run *p, const struct upload_block *b)
+{
+	struct upload_block *more;
+
+	more = alloc_realloc(p->staged, (p->nstaged + 1) * sizeof *p->staged);
+	if (more == NULL)
+		return PROTO_FAILED;
+	p->staged = more;
+	p->staged[p->nstaged++] = *b;
+	return PROTO_OK;
+}
+
+/* Ids and MD5s of the batch's blocks (seq from the upload's next). */
+static enum proto_result
+describe_batch(struct patch_run *p, const size_t *len, size_t nb, struct upload_block *b,
+	       unsigned char (*md5)[16], struct blob_block *put)
+{
+	uint64_t seq = p->u.nblocks + p->nstaged;
+	size_t i;
+
+	if (seq + nb > MAX_BLOCKS)
+		return PROTO_CHUNK_TOO_SMALL;
+	for (i = 0; i < nb; i++) {
+		memset(&b[i], 0, sizeof b[i]);
+		b[i].size = len[i];
+		if (block_id(p->hi.holder, seq + i, b[i].id, sizeof b[i].id) != 0 ||
+		    gnutls_hash_fast(GNUTLS_DIG_MD5, p->block[i], len[i], md5[i]) != 0 ||
+		    md5_text(md5[i], b[i].md5, sizeof b[i].md5) != 0)
+			return PROTO_FAILED;
+		put[i] = (struct blob_block){ b[i].id, p->block[i], len[i], md5[i] };
+	}
+	return PROTO_OK;
+}
+
+/*
+ * Put Block for the filled buffers at once, then record the blocks storage
+ * accepted, in order (or keep them until the checksum is known).  A block
+ * that failed ends the batch there: the ones before it are kept.
+ */
+static enum proto_result
+stage_batch(struct patch_run *p, const size_t *len, size_t nb)
+{
+	struct upload_block b[MAX_BATCH];
+	unsigned char md5[MAX_BATCH][16];
+	struct blob_block put[MAX_BATCH];
+	struct blob_result each[MAX_BATCH], r;
+	enum proto_result pr, failed = PROTO_OK;
+	uint64_t bytes = 0;
+	size_t i, ok;
+
+	if ((pr = describe_batch(p, len, nb, b, md5, put)) != PROTO_OK)
+		return pr;
+	start_deadline(p->s);
+	if (blob_put_blocks(p->s->blob, p->u.blob_name, put, nb, each, &r) != 0) {
+		log_blob("put block", p->u.blob_name, &r);
+		failed = from_blob(&r) == PROTO_BODY_ERROR ? PROTO_FAILED : from_blob(&r);
+	}
+	for (ok = 0; ok < nb && each[ok].status == BLOB_OK; ok++) {
+		sha256_update(&p->sha, len[ok], (const uint8_t *)p->block[ok]);
+		if (p->sum && gnutls_hash(p->sum, p->block[ok], len[ok]) != 0)
+			return PROTO_FAILED;
+		bytes += len[ok];
+	}
+	if (ok == 0)
+		return failed;
+	if (p->sum) {
+		for (i = 0; i < ok; i++)
+			if ((pr = keep_staged(p, &b[i])) != PROTO_OK)
+				return pr;
+		p->staged_bytes += bytes;
+	} else if (record(p, b, ok, bytes) != PROTO_OK) {
+		return p->lost ? PROTO_UNAVAILABLE : PROTO_FAILED;
+	}
+	if (failed != PROTO_OK)
+		return failed;
+	return FAILPOINT("tus.mid_patch") ? PROTO_UNAVAILABLE : PROTO_OK;
+}
+
+/* The checksum came with the PATCH: record its blocks only if it matches. */
+static enum proto_result
+verify_and_record(struct patch_run *p)
+{
+	unsigned char got[32];
+
+	gnutls_hash_deinit(p->sum, got);
+	p->sum = NULL;
+	if (memcmp(got, p->req->digest, p->req->digest_len) != 0)
+		return PROTO_CHECKSUM_MISMATCH;
+	if (p->nstaged == 0)
+		return PROTO_OK;
+	return record(p, p->staged, p->nstaged, p->staged_bytes);
+}
+
+/* A block buffer for slot i of the batch, made on first use; NULL without memory. */
+static char *
+block_buffer(struct patch_run *p, size_t i)
+{
+	if (p->block[i] == NULL)
+		p->block[i] = alloc_malloc(p->block_size);
+	return p->block[i];
+}
+
+/*
+ * Read up to a batch of blocks.  *nb blocks of len[] bytes were read whole;
+ * *ended when the body ended (the last may be short); PROTO_BODY_ERROR (or
+ * PROTO_UNAVAILABLE when the upload was lost) when it failed part-way, the
+ * whole blocks before still counted.
+ */
+static enum proto_result
+read_batch(struct patch_run *p, size_t *len, size_t *nb, int *ended)
+{
+	long n;
+
+	*nb = 0;
+	*ended = 0;
+	while (*nb < p->batch) {
+		if (block_buffer(p, *nb) == NULL)
+			return PROTO_FAILED;
+		if ((n = fill_block(p, p->block[*nb])) < 0)
+			return p->lost ? PROTO_UNAVAILABLE : PROTO_BODY_ERROR;
+		if (n == 0 || (size_t)n < p->block_size)
+			*ended = 1;
+		if (n == 0)
+			break;
+		p->body_bytes += (uint64_t)n;
+		if (p->body_bytes > p->room)
+			return PROTO_TOO_LARGE;
+		len[(*nb)++] = (size_t)n;
+		if (*ended)
+			break;
+	}
+	return PROTO_OK;
+}
+
+/* The PATCH's bytes, a batch of blocks at a time, until its body ends. */
+static enum proto_result
+stream_blocks(struct patch_run *p)
+{
+	size_t len[MAX_BATCH], nb;
+	enum proto_result pr, read;
+	int ended;
+
+	p->room = p->u.length - p->u.recorded;
+	do {
+		read = read_batch(p, len, &nb, &ended);
+		if (read == PROTO_TOO_LARGE || read == PROTO_FAILED)
+			return read;
+		/* A short block ends this PATCH; unless it ends the upload
+		 * too, the rest must still fit the block list. */
+		if (read == PROTO_OK && ended && nb > 0 && len[nb - 1] < p->block_size &&
+		    p->body_bytes < p->room &&
+		    !tus_blocks_fit(p->u.nblocks + p->nstaged + nb, p->room - p->body_bytes, p->block_size))
+			return PROTO_CHUNK_TOO_SMALL;
+		if (nb > 0 && (pr = stage_batch(p, len, nb)) != PROTO_OK)
+			return pr;
+		if (read != PROTO_OK)
+			return read;	/* the whole blocks before the failure are kept */
+	} while (!ended);
+	return p->sum ? verify_and_record(p) : PROTO_OK;
+}
+
+/* A re-sent tail: the body must be the last recorded block's bytes. */
+static enum proto_result
+check_tail(struct patch_run *p)
+{
+	unsigned char raw[16];
+	char md5[UPLOAD_MD5_MAX];
+	char extra;
+	long n;
+
+	if (block_buffer(p, 0) == NULL)
+		return PROTO_FAILED;
+	if ((n = fill_block(p, p->block[0])) < 0)
+		return p->lost ? PROTO_UNAVAILABLE : PROTO_BODY_ERROR;
+	if ((uint64_t)n != p->u.last_size ||
+	    (n > 0 && (gnutls_hash_fast(GNUTLS_DIG_MD5, p->block[0], (size_t)n, raw) != 0 ||
+		       md5_text(raw, md5, sizeof md5) != 0)))
+		return PROTO_OFFSET_MISMATCH;
+	if (read_body(p, &extra, 1) != 0)
+		return PROTO_TOO_LARGE;
+	if (n > 0 && strcmp(md5, p->u.last_md5) != 0)
+		return PROTO_OFFSET_MISMATCH;	/* not the bytes recorded there */
+	return PROTO_OK;
+}
+
+/* ---- the PATCH that finishes ------------------------------------------- */
+
+struct id_list {
+	char (*ids)[UPLOAD_BLOCK_ID_MAX];
+	const char **ptrs;
+	size_t n, cap;
+};
+
+static int
+add_id(void *arg, const char *id)
+{
+	struct id_list *l = arg;
+
+	if (l->n == l->cap || copy_cstr(l->ids[l->n], sizeof l->ids[0], id) != 0)
+		return 1;
+	l->ptrs[l->n] = l->ids[l->n];
+	l->n++;
+	return 0;
+}
+
+/* Put Block List of the recorded blocks, create-only, tagged pending, with size and SHA-256. */
+static enum proto_result
+commit_blocks(struct patch_run *p, const char *sha_hex)
+{
+	const struct blob_tag pending[] = { { TAG_STATE_KEY, tag_state_name(TAG_STATE_PENDING) } };
+	struct blob_upload_opts opts = { p->u.content_type, pending, 1, (int64_t)p->u.length,
+					 renew_before_commit, p };
+	struct id_list l = { NULL, NULL, 0, p->u.nblocks };
+	struct blob_upload_info info;
+	struct blob_result r;
+	enum proto_result pr = PROTO_FAILED;
+	enum db_err e;
+
+	l.ids = alloc_calloc(l.cap ? l.cap : 1, sizeof *l.ids);
+	l.ptrs = alloc_calloc(l.cap ? l.cap : 1, sizeof *l.ptrs);
+	if (l.ids == NULL || l.ptrs == NULL)
+		goto out;
+	if ((e = uploads_block_ids(p->s->db, p->u.id, add_id, &l)) != DB_OK || l.n != p->u.nblocks) {
+		pr = e == DB_OK ? PROTO_FAILED : from_db(e);
+		goto out;
+	}
+	start_deadline(p->s);
+	if (blob_commit_blocks(p->s->blob, p->u.blob_name, l.ptrs, l.n, &opts, p->u.length, sha_hex,
+			       &r) == 0) {
+		pr = PROTO_OK;
+		goto out;
+	}
+	if (p->lost) {
+		pr = PROTO_UNAVAILABLE;
+		goto out;
+	}
+	memset(&info, 0, sizeof info);
+	info.size = p->u.length;
+	memcpy(info.sha256_hex, sha_hex, sizeof info.sha256_hex);	/* 64 hex digits and NUL */
+	if ((r.status == BLOB_EXISTS || r.status == BLOB_EXISTS_MAYBE_OURS) &&
+	    blob_matches(p->s, p->u.blob_name, &info)) {
+		pr = PROTO_OK;	/* an earlier PATCH of this upload committed it */
+		goto out;
+	}
+	log_blob("commit block list", p->u.blob_name, &r);
+	pr = from_blob(&r) == PROTO_OK ? PROTO_FAILED : from_blob(&r);
+	if (pr == PROTO_BODY_ERROR)
+		pr = PROTO_FAILED;
+out:
+	alloc_free(l.ids);
+	alloc_free(l.ptrs);
+	return pr;
+}
+
+/* Step 4 of a create, or a replace's commit, for the blob this upload committed. */
+static enum proto_result
+make_ready(struct patch_run *p, const char *sha_hex)
+{
+	struct services *s = p->s;
+	struct doc d;
+	enum db_err e;
+	int stale = 0;
+
+	if (p->u.purpose == PURPOSE_REPLACE) {
+		struct replace_blob nb = { p->u.blob_name, p->hi.holder, p->u.length, sha_hex,
+					   p->u.content_type };
+
+		e = docs_replace_commit(s->db, p->u.document_id, &nb, p->u.replace_version,
+					s->cfg->retire_grace, &stale, &d);
+		if (e == DB_NOT_FOUND || stale) {
+			roll_back_replace(s, &p->hi);
+			return stale ? PROTO_STALE : PROTO_NOT_FOUND;
+		}
+		return e == DB_CONFLICT ? PROTO_UNAVAILABLE : from_db(e);
+	}
+	e = docs_mark_ready(s->db, p->u.document_id, p->u.blob_name, p->hi.holder, p->u.length, sha_hex);
+	if (e == DB_CONFLICT) {
+		/* The sweeper may have rolled it forward: then it is done. */
+		if (docs_get(s->db, p->u.document_id, &d) == DB_OK && d.status == DOC_STATUS_READY &&
+		    strcmp(d.blob_name, p->u.blob_name) == 0)
+			return PROTO_OK;
+		return PROTO_UNAVAILABLE;
+	}
+	return from_db(e);
+}
+
+static void
+hex_of(const unsigned char *d, size_t n, char *out)
+{
+	static const char digits[] = "0123456789abcdef";
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		out[2 * i] = digits[d[i] >> 4];
+		out[2 * i + 1] = digits[d[i] & 15];
+	}
+	out[2 * n] = '\0';
+}
+
+/* Steps 2 (the commit), 3 and 4 once every byte is recorded. */
+static enum proto_result
+finish(struct patch_run *p)
+{
+	struct sha256_ctx done = p->sha;
+	unsigned char digest[SHA256_DIGEST_SIZE];
+	char sha_hex[2 * SHA256_DIGEST_SIZE + 1];
+	enum proto_result pr;
+
+	sha256_digest(&done, sizeof digest, digest);
+	hex_of(digest, sizeof digest, sha_hex);
+	if (FAILPOINT("tus.after_last_block"))
+		return PROTO_UNAVAILABLE;
+	if ((pr = commit_blocks(p, sha_hex)) != PROTO_OK)
+		return pr;
+	if (FAILPOINT("tus.after_commit"))
+		return PROTO_UNAVAILABLE;
+	if (renew(p) != 0)
+		return PROTO_UNAVAILABLE;
+	start_deadline(p->s);
+	if ((pr = commit_tag_flip(p->s, p->u.blob_name)) != PROTO_OK)
+		return pr;
+	if (FAILPOINT("tus.after_flip"))
+		return PROTO_UNAVAILABLE;
+	return make_ready(p, sha_hex);
+}
+
+/* Take the upload for this attempt; PROTO_BUSY while another PATCH holds it. */
+static enum proto_result
+take(struct patch_run *p)
+{
+	const struct bindery_config *cfg = p->s->cfg;
+	uint64_t takeover_ms = ((uint64_t)cfg->heartbeat + cfg->request_deadline) * 1000;
+	enum db_err e;
+
+	if (held_intent_init(&p->hi, p->u.document_id, p->u.blob_name) != 0)
+		return PROTO_FAILED;
+	e = uploads_claim(p->s->db, p->u.blob_name, p->hi.holder, cfg->upload_expiry, takeover_ms);
+	if (e == DB_CONFLICT) {
+		struct upload_row now;
+
+		if (uploads_get(p->s->db, p->u.id, &now) == DB_OK && now.state == REGISTRY_PENDING)
+			return PROTO_BUSY;
+		return PROTO_NOT_FOUND;
+	}
+	p->renewed_ms = blob_now_ms();
+	return from_db(e);
+}
+
+/* The PATCH's checks before it takes the upload (none moves anything). */
+static enum proto_result
+admit_patch(struct patch_run *p, enum tus_offset_verdict *v)
+{
+	const struct tus_patch *req = p->req;
+	uint64_t room;
+
+	*v = tus_offset_decide(req->offset, p->u.recorded, p->u.length, p->u.last_size,
+			       p->u.state == REGISTRY_COMMITTED);
+	if (*v == TUS_OFFSET_WRONG)
+		return PROTO_OFFSET_MISMATCH;
+	room = p->u.length - req->offset;
+	if (req->content_length >= 0 && (uint64_t)req->content_length > room)
+		return PROTO_TOO_LARGE;
+	/* A declared non-final chunk too small for the block list to ever finish. */
+	if (*v == TUS_OFFSET_APPEND && req->content_length >= 0 && (uint64_t)req->content_length < room &&
+	    !tus_blocks_fit(p->u.nblocks + blocks_for((uint64_t)req->content_length, p->block_size),
+			room - (uint64_t)req->content_length, p->block_size))
+		return PROTO_CHUNK_TOO_SMALL;
+	return PROTO_OK;
+}
+
+/* Under the hold: the bytes, then, when they complete the upload, the commit. */
+static enum proto_result
+patch_held(struct patch_run *p, enum tus_offset_verdict v)
+{
+	enum proto_result pr;
+
+	if (sha256_state_load(span_from_cstr(p->u.hash_state), &p->sha) != 0) {
+		log_error("upload %s has an unreadable hash state", p->u.id);
+		return PROTO_FAILED;
+	}
+	if (p->req->has_checksum &&
+	    gnutls_hash_init(&p->sum, p->req->alg == TUS_SHA1 ? GNUTLS_DIG_SHA1 : GNUTLS_DIG_SHA256) != 0)
+		return PROTO_FAILED;
+	if (v == TUS_OFFSET_TAIL)
+		pr = check_tail(p);
+	else
+		pr = stream_blocks(p);
+	if (pr != PROTO_OK || p->u.recorded < p->u.length)
+		return pr;
+	return finish(p);
+}
+
+static enum proto_result
+run_patch(struct patch_run *p)
+{
+	enum tus_offset_verdict v;
+	enum proto_result pr;
+
+	if ((pr = read_upload(p->s, p->req->owner, p->req->id, &p->u)) != PROTO_OK)
+		return pr;
+	if ((pr = admit_patch(p, &v)) != PROTO_OK || v == TUS_OFFSET_DONE)
+		return pr;
+	if ((pr = take(p)) != PROTO_OK)
+		return pr;
+	if (FAILPOINT("tus.after_take"))
+		pr = PROTO_UNAVAILABLE;
+	/* Read again under the hold: a PATCH that held it before may have
+	 * recorded more since the first read. */
+	else if ((pr = read_upload(p->s, p->req->owner, p->req->id, &p->u)) == PROTO_OK &&
+	    (pr = admit_patch(p, &v)) == PROTO_OK && v != TUS_OFFSET_DONE)
+		pr = patch_held(p, v);
+	if (!p->lost && (pr != PROTO_OK || p->u.recorded < p->u.length) &&
+	    uploads_release(p->s->db, p->u.blob_name, p->hi.holder) != DB_OK)
+		log_warn("upload %s stays held until its holder's lease lapses", p->u.id);
+	return pr;
+}
+
+enum proto_result
+tus_patch(struct services *s, const struct tus_patch *req, struct tus_state *out)
+{
+	struct patch_run p;
+	enum proto_result pr;
+	size_t i;
+
+	memset(out, 0, sizeof *out);
+	memset(&p, 0, sizeof p);
+	p.s = s;
+	p.req = req;
+	p.block_size = s->cfg->block_size;
+	p.batch = s->cfg->blocks_in_flight < MAX_BATCH ? s->cfg->blocks_in_flight : MAX_BATCH;
+	if (p.batch == 0)
+		p.batch = 1;
+	start_deadline(s);
+	pr = run_patch(&p);
+	if (pr == PROTO_OK && read_upload(s, req->owner, req->id, &p.u) == PROTO_OK)
+		state_of(&p.u, out);
+	else if (pr == PROTO_OK)
+		pr = PROTO_UNAVAILABLE;
+	if (p.sum)
+		gnutls_hash_deinit(p.sum, NULL);
+	alloc_free(p.staged);
+	for (i = 0; i < MAX_BATCH; i++)
+		alloc_free(p.block[i]);
+	blob_client_set_deadline(s->blob, 0);
+	return pr;
+}
+
+/* ---- termination ------------------------------------------------------- */
+
+enum proto_result
+tus_terminate(struct services *s, const char *owner, const char *id)
+{
+	struct tus_patch none = { owner, id, 0, -1, NULL, NULL, 0, TUS_SHA256, { 0 }, 0 };
+	struct patch_run p;
+	enum proto_result pr;
+
+	memset(&p, 0, sizeof p);
+	p.s = s;
+	p.req = &none;
+	start_deadline(s);
+	if ((pr = read_upload(s, owner, id, &p.u)) != PROTO_OK)
+		goto out;
+	if (p.u.state == REGISTRY_COMMITTED) {
+		pr = PROTO_FINISHED;
+		goto out;
+	}
+	if ((pr = take(&p)) != PROTO_OK)
+		goto out;
+	/* Held: compensation's own path purges the staged blocks and drops the rows. */
+	pr = compensate_pending(s, &p.hi);
+	if (pr == PROTO_NOT_FOUND)
+		pr = PROTO_UNAVAILABLE;	/* lost between the hold and the claim */
+out:
+	blob_client_set_deadline(s->blob, 0);
+	return pr;
+}

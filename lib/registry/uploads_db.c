@@ -1,0 +1,226 @@
+/* uploads_db.c - see uploads_db.h.  All SQL is literal text with bound parameters. */
+#include <string.h>
+
+#include "registry/uploads_db.h"
+
+/* Commit on DB_OK, roll back otherwise; the result of the whole transaction. */
+static enum db_err
+finish(struct db *db, enum db_err e)
+{
+	if (e == DB_OK)
+		e = db_commit(db);
+	if (e != DB_OK)
+		db_rollback(db);
+	return e;
+}
+
+static const char sql_insert_upload[] =
+	"INSERT INTO uploads (id, blob_name, document_id, owner, upload_length, content_type,"
+	" replace_version, hash_state) VALUES (?, ?, ?, ?, ?, ?, ?, ?)";
+
+static enum db_err
+create_tx(struct db *db, const struct upload_new *u, uint64_t *doc_id)
+{
+	struct lease l = { NULL, u->expiry };
+	enum db_err e;
+
+	if (u->replaces == 0)
+		e = docs_create_intent_tx(db, u->name, u->owner, u->content_type, u->blob_name, &l, NULL,
+					  doc_id);
+	else if ((e = docs_replace_intent(db, u->replaces, u->blob_name, &l)) == DB_OK)
+		*doc_id = u->replaces;
+	if (e != DB_OK)
+		return e;
+	{
+		struct db_param p[] = { DBP_STR(u->id), DBP_STR(u->blob_name), DBP_U64(*doc_id),
+					DBP_STR(u->owner), DBP_U64(u->length), DBP_STR(u->content_type),
+					u->replace_version ? DBP_U64(u->replace_version) : DBP_NULL,
+					DBP_STR(u->hash_state) };
+		return db_exec(db, sql_insert_upload, p, ARRAY_LEN(p), NULL);
+	}
+}
+
+enum db_err
+uploads_create(struct db *db, const struct upload_new *u, uint64_t *doc_id)
+{
+	enum db_err e = db_begin(db);
+
+	if (e == DB_OK)
+		e = create_tx(db, u, doc_id);
+	return finish(db, e);
+}
+
+/* The last recorded block is the one whose seq is nblocks - 1. */
+static const char sql_get_upload[] =
+	"SELECT u.id, u.blob_name, u.document_id, u.owner, u.upload_length, u.content_type,"
+	" b.purpose, COALESCE(u.replace_version, 0), u.recorded, u.nblocks, u.hash_state, b.state,"
+	" b.holder IS NOT NULL, CAST(TIMESTAMPDIFF(MICROSECOND, b.touched_at, NOW(6)) DIV 1000 AS SIGNED),"
+	" IF(b.state = 'pending', COALESCE(CAST(FLOOR(UNIX_TIMESTAMP(b.expires_at)) AS SIGNED), 0), 0),"
+	" COALESCE(k.size, 0), COALESCE(k.md5, '')"
+	" FROM uploads u JOIN blobs b ON b.name = u.blob_name"
+	" LEFT JOIN upload_blocks k ON k.upload_id = u.id AND k.seq + 1 = u.nblocks"
+	" WHERE u.id = ?";
+
+enum db_err
+uploads_get(struct db *db, const char *id, struct upload_row *out)
+{
+	char purpose[16], state[16];
+	uint64_t held = 0;
+	struct db_col c[] = { DBC_STR(out->id), DBC_STR(out->blob_name), DBC_U64(&out->document_id),
+			      DBC_STR(out->owner), DBC_U64(&out->length), DBC_STR(out->content_type),
+			      DBC_STR(purpose), DBC_U64(&out->replace_version), DBC_U64(&out->recorded),
+			      DBC_U64(&out->nblocks), DBC_STR(out->hash_state), DBC_STR(state),
+			      DBC_U64(&held), DBC_I64(&out->held_idle_ms), DBC_I64(&out->expires_unix),
+			      DBC_U64(&out->last_size), DBC_STR(out->last_md5) };
+	struct db_param p[] = { DBP_STR(id) };
+	enum db_err e;
+
+	memset(out, 0, sizeof *out);
+	e = db_query(db, sql_get_upload, p, ARRAY_LEN(p), c, ARRAY_LEN(c), NULL, NULL);
+	if (e == DB_OK) {
+		out->purpose = intent_purpose_from_name(purpose);
+		out->state = registry_state_from_name(state);
+		out->held = held != 0;
+	}
+	return e;
+}
+
+static const char sql_claim[] =
+	"UPDATE blobs SET holder = ?, touched_at = NOW(6), expires_at = NOW(6) + INTERVAL ? SECOND"
+	" WHERE name = ? AND state = 'pending'"
+	" AND (holder IS NULL OR touched_at < NOW(6) - INTERVAL ? MICROSECOND)";
+
+enum db_err
+uploads_claim(struct db *db, const char *blob_name, const char *holder, unsigned expiry,
+	      uint64_t takeover_ms)
+{
+	struct db_param p[] = { DBP_STR(holder), DBP_U64(expiry), DBP_STR(blob_name),
+				DBP_U64(takeover_ms * 1000) };
+
+	return db_exec_one(db, sql_claim, p, ARRAY_LEN(p));
+}
+
+static const char sql_renew[] =
+	"UPDATE blobs SET touched_at = NOW(6), expires_at = NOW(6) + INTERVAL ? SECOND"
+	" WHERE name = ? AND state = 'pending' AND holder = ?";
+
+enum db_err
+uploads_renew(struct db *db, const char *blob_name, const char *holder, unsigned expiry)
+{
+	struct db_param p[] = { DBP_U64(expiry), DBP_STR(blob_name), DBP_STR(holder) };
+
+	return db_exec_one(db, sql_renew, p, ARRAY_LEN(p));
+}
+
+static const char sql_release[] =
+	"UPDATE blobs SET holder = NULL WHERE name = ? AND state = 'pending' AND holder = ?";
+
+enum db_err
+uploads_release(struct db *db, const char *blob_name, const char *holder)
+{
+	struct db_param p[] = { DBP_STR(blob_name), DBP_STR(holder) };
+
+	return db_exec(db, sql_release, p, ARRAY_LEN(p), NULL);
+}
+
+static const char sql_insert_block[] =
+	"INSERT INTO upload_blocks (upload_id, seq, block_id, size, md5) VALUES (?, ?, ?, ?, ?)";
+static const char sql_advance[] =
+	"UPDATE uploads SET recorded = ?, nblocks = ?, hash_state = ?"
+	" WHERE id = ? AND recorded = ? AND nblocks = ?";
+
+static enum db_err
+record_tx(struct db *db, const struct upload_record *rec)
+{
+	uint64_t recorded = rec->recorded_before;
+	enum db_err e;
+	size_t i;
+
+	if ((e = uploads_renew(db, rec->blob_name, rec->holder, rec->expiry)) != DB_OK)
+		return e;
+	for (i = 0; i < rec->n; i++) {
+		const struct upload_block *b = &rec->blocks[i];
+		struct db_param p[] = { DBP_STR(rec->upload_id), DBP_U64(rec->nblocks_before + i),
+					DBP_STR(b->id), DBP_U64(b->size), DBP_STR(b->md5) };
+
+		if ((e = db_exec(db, sql_insert_block, p, ARRAY_LEN(p), NULL)) != DB_OK)
+			return e == DB_DUPLICATE ? DB_CONFLICT : e;
+		recorded += b->size;
+	}
+	{
+		struct db_param p[] = { DBP_U64(recorded), DBP_U64(rec->nblocks_before + rec->n),
+					DBP_STR(rec->hash_state), DBP_STR(rec->upload_id),
+					DBP_U64(rec->recorded_before), DBP_U64(rec->nblocks_before) };
+		return db_exec_one(db, sql_advance, p, ARRAY_LEN(p));
+	}
+}
+
+enum db_err
+uploads_record(struct db *db, const struct upload_record *rec)
+{
+	enum db_err e = db_begin(db);
+
+	if (e == DB_OK)
+		e = record_tx(db, rec);
+	return finish(db, e);
+}
+
+struct ids_ctx {
+	char id[UPLOAD_BLOCK_ID_MAX];
+	int (*on_id)(void *, const char *);
+	void *ctx;
+};
+
+static int
+id_row(void *arg)
+{
+	struct ids_ctx *ic = arg;
+
+	return ic->on_id(ic->ctx, ic->id);
+}
+
+static const char sql_block_ids[] =
+	"SELECT block_id FROM upload_blocks WHERE upload_id = ? ORDER BY seq";
+
+enum db_err
+uploads_block_ids(struct db *db, const char *upload_id, int (*on_id)(void *ctx, const char *id),
+		  void *ctx)
+{
+	struct ids_ctx ic = { "", on_id, ctx };
+	struct db_col c[] = { DBC_STR(ic.id) };
+	struct db_param p[] = { DBP_STR(upload_id) };
+
+	return db_query(db, sql_block_ids, p, ARRAY_LEN(p), c, ARRAY_LEN(c), id_row, &ic);
+}
+
+static const char sql_drop_blocks_of_blob[] =
+	"DELETE k FROM upload_blocks k JOIN uploads u ON u.id = k.upload_id WHERE u.blob_name = ?";
+
+enum db_err
+uploads_record_ready(struct db *db, const char *blob_name)
+{
+	struct db_param p[] = { DBP_STR(blob_name) };
+
+	return db_exec(db, sql_drop_blocks_of_blob, p, ARRAY_LEN(p), NULL);
+}
+
+static const char sql_find_pending[] =
+	"SELECT u.id FROM documents d JOIN uploads u ON u.document_id = d.id AND u.blob_name = d.blob_name"
+	" WHERE d.name = ? AND d.status = 'pending' AND u.owner = ?";
+
+enum db_err
+uploads_find_pending(struct db *db, struct span name, const char *owner, char *id, size_t idlen)
+{
+	char found[UPLOAD_ID_MAX] = "";
+	struct db_col c[] = { DBC_STR(found) };
+	struct db_param p[] = { DBP_SPAN(name), DBP_STR(owner) };
+	enum db_err e = db_query(db, sql_find_pending, p, ARRAY_LEN(p), c, ARRAY_LEN(c), NULL, NULL);
+
+	if (e == DB_NOT_FOUND) {
+		found[0] = '\0';
+		e = DB_OK;
+	}
+	if (e == DB_OK && copy_cstr(id, idlen, found) != 0)
+		return DB_FAILED;
+	return e;
+}

@@ -1,0 +1,122 @@
+#!/usr/bin/env bash
+# Crash matrix for resumable uploads (issue 12 §2): a responder killed
+# (_exit(137), as kill -9 leaves things) after each tus step, through lighttpd:
+#
+#   tus.after_create       the upload's rows are committed, nothing staged
+#   tus.mid_patch          a PATCH recorded its first block, more were coming
+#   tus.after_last_block   every block recorded, nothing committed
+#   tus.after_commit       the block list committed, tagged pending
+#   tus.after_flip         the tag flipped to committed, the row not yet ready
+#
+# Each cell twice.  Resumed: the client comes back (HEAD, then PATCH from the
+# offset it is told) and the document ends ready with the file's bytes.
+# Abandoned: nobody comes back; a plain `bindery sweep` leaves the upload
+# alone (its lease, Upload-Expires, has not passed), a sweep past the lease
+# (--older-than 0 --force) resolves it: nothing left in MariaDB or Azurite,
+# staged blocks purged; after the flip it rolls forward instead (the blob's
+# metadata carries size and SHA-256).  chaos_verify checks the invariants
+# by looking at MariaDB and Azurite directly.
+#
+# Time travel, said so: a killed PATCH still holds its upload until its
+# heartbeat is heartbeat + request_deadline old; the resumed cells move the
+# registry row's touched_at back instead of waiting that out.
+[ -n "${BASH_VERSION:-}" ] || exec bash "$0" "$@"
+here=$(cd "$(dirname "$0")" && pwd)
+top=${top_srcdir:-$(cd "$here/../.." && pwd)}
+. "$top/tests/lib/tap.sh"
+. "$top/tests/lib/http.sh"
+. "$top/tests/lib/chaos.sh"
+
+chaos_need_stack
+FP=$BINDERY_TEST_VAR/failpoints
+work=$(mktemp -d)
+cleanup() {
+	: >"$FP" 2>/dev/null
+	chaos_stop_private
+	rm -rf "$work"
+}
+trap cleanup EXIT
+RUN=tc$$x$RANDOM
+AUTH=("${CHAOS_AUTH[@]}" -H 'Tus-Resumable: 1.0.0')
+STREAM=(-H 'Content-Type: application/offset+octet-stream')
+MIB=1048576
+LEN=$((10 * MIB))
+head -c $LEN /dev/urandom >"$work/file"
+chaos_snapshot "$work/before"
+chaos_failpoint_responder "$FP" || bail_out "no responder that reads $FP"
+url=$CHAOS_URL
+
+# create NAME: POST /uploads; sets LOC, UPLOAD (its id) and BLOB.
+create() {
+	req POST "$url/uploads" "${AUTH[@]}" -H "Upload-Length: $LEN" -H 'Content-Length: 0' \
+		-H "Upload-Metadata: filename $(printf %s "$1" | base64 -w0)"
+	LOC=$(header location)
+	UPLOAD=${LOC##*/}
+	BLOB=$(sql "SELECT blob_name FROM documents WHERE name = '$1'")
+}
+# patch_from OFFSET: PATCH the file's bytes from OFFSET to the end.
+patch_from() {
+	tail -c +$(($1 + 1)) "$work/file" >"$work/rest"
+	req PATCH "$url$LOC" "${AUTH[@]}" "${STREAM[@]}" -H "Upload-Offset: $1" --data-binary "@$work/rest"
+}
+head_offset() {
+	req HEAD "$url$LOC" "${AUTH[@]}" -I
+	[ "$HTTP_CODE" = 204 ] && header upload-offset || echo "none:$HTTP_CODE"
+}
+# crash_at POINT NAME: a new upload NAME whose responder dies at POINT.
+crash_at() {
+	local point=$1 name=$2
+	if [ "$point" = tus.after_create ]; then
+		printf '%s exit once\n' "$point" >"$FP"
+		create "$name"
+		LOC= UPLOAD=$(sql "SELECT u.id FROM uploads u JOIN documents d ON d.id = u.document_id
+			WHERE d.name = '$name'")
+		BLOB=$(sql "SELECT blob_name FROM documents WHERE name = '$name'")
+		[ -n "$UPLOAD" ] && LOC=/uploads/$UPLOAD
+		return
+	fi
+	create "$name"
+	printf '%s exit once\n' "$point" >"$FP"
+	patch_from 0
+}
+state() { sql "SELECT COALESCE((SELECT state FROM blobs WHERE name = '$BLOB'), 'gone')"; }
+
+for point in tus.after_create tus.mid_patch tus.after_last_block tus.after_commit tus.after_flip; do
+	# ---- resumed ----
+	name=$RUN-${point#tus.}-resumed
+	crash_at "$point" "$name"
+	like "$HTTP_CODE" '^(5..|000)$' "$point: the request dies with the responder ($HTTP_CODE)"
+	: >"$FP"
+	is "$(state)" pending "$point: the upload's registry row is pending"
+	"$CHAOS_BIN/bindery" -c "$BINDERY_CONFIG" sweep >>"$work/sweep.log" 2>&1
+	is "$(state)" pending "$point: a plain sweep leaves it (its lease has not passed)"
+	sql "UPDATE blobs SET touched_at = touched_at - INTERVAL 1 HOUR WHERE name = '$BLOB'"
+	off=$(head_offset)
+	like "$off" '^[0-9]+$' "$point: HEAD answers an offset ($off)"
+	patch_from "$off"
+	is "$HTTP_CODE $(header upload-offset)" "204 $LEN" "$point: the client resumes from $off and finishes"
+	doc=$(header location)
+	is "$(curl -s -m 60 "$url$doc/content" | sha)" "$(sha "$work/file")" "$point: ... bytes identical"
+
+	# ---- abandoned ----
+	name=$RUN-${point#tus.}-abandoned
+	crash_at "$point" "$name"
+	: >"$FP"
+	"$CHAOS_BIN/bindery" -c "$BINDERY_CONFIG" sweep >>"$work/sweep.log" 2>&1
+	is "$(state)" pending "$point (abandoned): a plain sweep leaves it"
+	chaos_sweep "$BINDERY_CONFIG" "$work/sweep.log"
+	is "$SWEEP_RC" 0 "$point (abandoned): a sweep past its lease succeeds"
+	if [ "$point" = tus.after_flip ]; then
+		is "$(sql "SELECT CONCAT(status, ' ', sha256) FROM documents WHERE name = '$name'")" \
+			"ready $(sha "$work/file")" "$point (abandoned): rolled forward, with the file's SHA-256"
+	else
+		is "$(sql "SELECT (SELECT COUNT(*) FROM documents WHERE name = '$name') +
+			(SELECT COUNT(*) FROM blobs WHERE name = '$BLOB') +
+			(SELECT COUNT(*) FROM uploads WHERE blob_name = '$BLOB')")" 0 \
+			"$point (abandoned): no document, registry row or upload row left"
+		is "$(az_list | awk -v n="$BLOB" '$1 == n' | wc -l)" 0 \
+			"$point (abandoned): nothing in storage, staged blocks included"
+	fi
+done
+is "$(chaos_verify "$RUN" "$work/before" | head -n 5)" "" "the invariants hold for every cell"
+done_testing

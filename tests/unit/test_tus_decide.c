@@ -1,0 +1,90 @@
+/*
+ * test_tus_decide.c - the pure decisions of a tus PATCH (lib/protocol/tus.c):
+ * which offset a client is told, what a PATCH at a given offset is, and
+ * whether a chunk leaves the upload able to finish within the block list's
+ * 50,000 blocks.  The rules, written from DESIGN.md ("Resumable uploads"):
+ *   - the whole length is acknowledged only once the document is ready;
+ *     before, the last recorded block is held back, so a client that heard
+ *     "complete" never needs to come back;
+ *   - a PATCH appends at the recorded offset, re-sends the unacknowledged
+ *     tail, or (ready) repeats the end; anything else is 409.
+ */
+#include <stdint.h>
+
+#include "protocol/tus.h"
+#include "tap.h"
+
+#define MIB (1024ull * 1024)
+
+static void
+test_acknowledged(void)
+{
+	tap_ok(tus_acknowledged(0, 10, 0, 0) == 0, "nothing recorded: 0");
+	tap_ok(tus_acknowledged(4, 10, 4, 0) == 4, "part recorded: all of it");
+	tap_ok(tus_acknowledged(10, 10, 2, 0) == 8, "all recorded, not ready: the last block held back");
+	tap_ok(tus_acknowledged(10, 10, 10, 0) == 0, "one block, all recorded, not ready: 0");
+	tap_ok(tus_acknowledged(10, 10, 2, 1) == 10, "ready: the whole length");
+	tap_ok(tus_acknowledged(0, 0, 0, 0) == 0 && tus_acknowledged(0, 0, 0, 1) == 0, "an empty upload");
+}
+
+static void
+test_offsets(void)
+{
+	uint64_t off;
+	int ready, seen_tail = 0, seen_done = 0, seen_append = 0, wrong_ok = 1;
+
+	/* Every offset 0..12 against each state of a 10-byte upload. */
+	for (ready = 0; ready <= 1; ready++) {
+		for (off = 0; off <= 12; off++) {
+			enum tus_offset_verdict v;
+
+			v = tus_offset_decide(off, 4, 10, 4, 0);
+			if ((off == 4) != (v == TUS_OFFSET_APPEND))
+				wrong_ok = 0;
+			seen_append += v == TUS_OFFSET_APPEND;
+			v = tus_offset_decide(off, 10, 10, 3, ready);
+			if (ready) {
+				if ((off == 10) != (v == TUS_OFFSET_DONE) || v == TUS_OFFSET_TAIL)
+					wrong_ok = 0;
+				seen_done += v == TUS_OFFSET_DONE;
+			} else {
+				if ((off == 7) != (v == TUS_OFFSET_TAIL) || v == TUS_OFFSET_DONE ||
+				    v == TUS_OFFSET_APPEND)
+					wrong_ok = 0;
+				seen_tail += v == TUS_OFFSET_TAIL;
+			}
+		}
+	}
+	tap_ok(wrong_ok, "only the recorded offset appends, only length - last block re-sends the tail,"
+	       " only length repeats a finished upload; every other offset is 409");
+	tap_ok(seen_append == 2 && seen_tail == 1 && seen_done == 1, "each verdict at exactly one offset");
+	tap_ok(tus_offset_decide(10, 10, 10, 3, 0) == TUS_OFFSET_WRONG,
+	       "the full length before ready is not acknowledged, so a PATCH there is 409");
+	tap_ok(tus_offset_decide(0, 0, 0, 0, 0) == TUS_OFFSET_TAIL,
+	       "an empty upload's one PATCH finishes it");
+	tap_ok(tus_offset_decide(0, 0, 5, 0, 0) == TUS_OFFSET_APPEND, "a fresh upload appends at 0");
+}
+
+static void
+test_blocks_fit(void)
+{
+	const uint64_t bs = 4 * MIB;
+
+	tap_ok(tus_blocks_fit(0, 0, bs), "nothing left, no blocks: fits");
+	tap_ok(tus_blocks_fit(50000, 0, bs), "exactly 50000 blocks and nothing left: fits");
+	tap_ok(!tus_blocks_fit(50001, 0, bs), "50001 blocks: does not");
+	tap_ok(tus_blocks_fit(49999, bs, bs), "one full block left after 49999: fits");
+	tap_ok(!tus_blocks_fit(49999, bs + 1, bs), "a block and a byte left after 49999: does not");
+	tap_ok(!tus_blocks_fit(1, 49999 * bs + 1, bs), "a 1-byte first chunk of 49999 blocks + 1 byte:"
+	       " the rest needs 50000 more, does not fit");
+	tap_ok(tus_blocks_fit(1, 49999 * bs, bs), "... but of exactly 49999 more blocks: fits");
+}
+
+int
+main(void)
+{
+	test_acknowledged();
+	test_offsets();
+	test_blocks_fit();
+	return tap_done();
+}
