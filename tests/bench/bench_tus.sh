@@ -86,24 +86,32 @@ cat "$work/file.bin" "$work/parts"/p* >/dev/null	# warm the page cache for every
 auth=(-H "Authorization: Bearer $token")
 tus=(-H 'Tus-Resumable: 1.0.0')
 # Each side prints its seconds (and fails on any unexpected answer).
+# tus: the POST, then every PATCH from one curl (--next: one process and
+# its kept-alive connection, each part streamed from its file, as -T does
+# for the other sides), so the figure is the server's, not the shell's.
 run_tus() { # NAME
-	local meta up off=0 p code t0 t1
+	local meta up off=0 p args=() t0 t1 code secs
 	meta="filename $(printf '%s' "$1" | base64 -w0),filetype $(printf 'application/octet-stream' | base64 -w0)"
+	for p in "$work/parts"/p*; do
+		[ "$off" = 0 ] || args+=(--next)
+		args+=(-s -o "$work/answer" -D "$work/headers" -w '%{http_code} %{time_total}\n' "${auth[@]}" "${tus[@]}"
+			-H 'Expect:' -H 'Content-Type: application/offset+octet-stream' -H "Upload-Offset: $off"
+			-X PATCH -T "$p" "$url@UPLOAD@")
+		off=$((off + $(stat -c %s "$p")))
+	done
 	t0=$(date +%s.%N)
 	up=$(curl -sf -o /dev/null -D - "${auth[@]}" "${tus[@]}" -H "Upload-Length: $bytes" \
 		-H "Upload-Metadata: $meta" -H 'Content-Length: 0' -X POST "$url/uploads" | tr -d '\r' | sed -n 's/^[Ll]ocation: //p')
 	[ -n "$up" ] || { echo "tus: POST /uploads failed" >&2; return 1; }
-	for p in "$work/parts"/p*; do
-		code=$(curl -s -o "$work/answer" -D "$work/headers" -w '%{http_code} %{time_total}' "${auth[@]}" \
-			"${tus[@]}" -H 'Expect:' -H 'Content-Type: application/offset+octet-stream' \
-			-H "Upload-Offset: $off" -X PATCH --data-binary "@$p" "$url$up")
-		[ "${code%% *}" = 204 ] ||
-			{ echo "tus: PATCH at $off answered ${code%% *}: $(cat "$work/answer")" >&2; return 1; }
-		off=$((off + $(stat -c %s "$p")))
-		# Each PATCH's seconds; the last one also commits the block list.
-		if [ "$off" -lt "$bytes" ]; then echo "${code#* }" >>"$work/patch.mid"; else echo "${code#* }" >>"$work/patch.last"; fi
-	done
+	curl "${args[@]//@UPLOAD@/$up}" >"$work/patches"
 	t1=$(date +%s.%N)
+	# Every PATCH 204; the seconds of each, the last one (which commits) apart.
+	while read -r code secs; do
+		[ "$code" = 204 ] || { echo "tus: a PATCH answered $code: $(cat "$work/answer")" >&2; return 1; }
+	done <"$work/patches"
+	[ "$(grep -c . "$work/patches")" = "$(ls "$work/parts" | grep -c .)" ] || { echo "tus: PATCHes missing" >&2; return 1; }
+	sed -e '$d' "$work/patches" | cut -d' ' -f2 >>"$work/patch.mid"
+	tail -n 1 "$work/patches" | cut -d' ' -f2 >>"$work/patch.last"
 	tr -d '\r' <"$work/headers" | sed -n 's|^[Ll]ocation: /documents/||p' >"$work/id"
 	echo "$t1 - $t0" | bc -l
 }
