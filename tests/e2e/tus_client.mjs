@@ -21,12 +21,14 @@
 //
 // Prints one line per check, "pass<TAB>what" or "fail<TAB>what", "note<TAB>
 // text", and "location<TAB>/documents/ID" for the shell test to fetch.
-// usage: node tus_client.mjs CASE URL TOKEN FILE NAME [SERVER-PID AZURITE-PID AZURITE-PORT TAKEOVER-S]
+// usage: BINDERY_TEST_TOKEN=TOKEN node tus_client.mjs CASE URL FILE NAME \
+//            [SERVER-PID AZURITE-PID AZURITE-PORT TAKEOVER-S]
+// (the token from the environment: a command line is visible to every user)
 import { createReadStream, readFileSync, readdirSync, readlinkSync, statSync } from 'node:fs';
 import tus from 'tus-js-client';
 
-const [kase, base, token, file, name, serverPid, azuritePid, azuritePort, takeoverS] =
-	process.argv.slice(2);
+const [kase, base, file, name, serverPid, azuritePid, azuritePort, takeoverS] = process.argv.slice(2);
+const token = process.env.BINDERY_TEST_TOKEN;
 const say = (kind, what) => console.log(`${kind}\t${String(what).replace(/[\t\n]/g, ' ')}`);
 const ok = (cond, what) => say(cond ? 'pass' : 'fail', what);
 const CHUNK = 4 * 1024 * 1024;

@@ -104,7 +104,7 @@ options_advertised() {
 client() {
 	local kase=$1 server=$2 url=$3 pid=$4 name rc verdict what loc=
 	name=tus-client-$tus_run-$kase-$server.bin
-	node "$here/tus_client.mjs" "$kase" "$url" "$BINDERY_TEST_TOKEN" "$tus_work/file.bin" "$name" \
+	node "$here/tus_client.mjs" "$kase" "$url" "$tus_work/file.bin" "$name" \
 		"$pid" "$tus_azurite_pid" "$BLOB_PORT" "$tus_takeover" >"$tus_work/results" 2>"$tus_work/node.err"
 	rc=$?
 	local before=$TAP_N
