@@ -50,6 +50,8 @@ int content_type_ok(struct span ct);
 int check_name(struct request *r, struct span name);
 /* proto_precondition.holds for If-Match: ctx is the header's span. */
 int if_match_holds(void *ctx, const struct doc *d);
+/* 409 name_taken; when the caller's own resumable upload holds name, the answer names it. */
+void reply_name_taken(struct app *app, struct request *r, struct span name);
 /* The answer for a protocol failure that is not about a body (everything but PROTO_OK). */
 void reply_proto_failure(struct request *r, enum proto_result pr);
 

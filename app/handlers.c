@@ -16,6 +16,7 @@
 #include "parse/form_reader.h"
 #include "parse/multipart.h"
 #include "protocol/protocol.h"
+#include "protocol/tus.h"
 #include "render.h"
 
 /* A multipart form may exceed the document limit by this much framing. */
@@ -175,6 +176,22 @@ reply_created(struct request *r, const struct proto_answer *a)
 	}
 	/* A replay renders the recorded fields exactly as the first answer did. */
 	reply_document(r, a->replayed && a->replay_status ? (int)a->replay_status : 201, &a->doc);
+}
+
+void
+reply_name_taken(struct app *app, struct request *r, struct span name)
+{
+	char id[UPLOAD_ID_MAX], upload[64];
+
+	/* DESIGN.md: a name held by the caller's own resumable upload says which. */
+	if (r->owner == NULL || tus_find_pending(app->svc, name, r->owner, id, sizeof id) != PROTO_OK ||
+	    id[0] == '\0') {
+		reply_failure(r, PROTO_NAME_TAKEN, BODY_FINE);
+		return;
+	}
+	snprintf(upload, sizeof upload, "/uploads/%s", id);
+	resp_json(r, 409, json_pack("{s:s, s:s, s:s}", "error", "name_taken", "message",
+				    "your upload of this name is under way", "upload", upload), NULL);
 }
 
 /* ---- raw bodies ---- */
@@ -399,6 +416,8 @@ handle_create(struct app *app, struct request *r)
 	pr = proto_create(app->svc, up.name, r->owner, &up.body, has_key ? key : NULL, &ans);
 	if (pr == PROTO_OK)
 		reply_created(r, &ans);
+	else if (pr == PROTO_NAME_TAKEN)
+		reply_name_taken(app, r, up.name);
 	else
 		reply_failure(r, pr, upload_fault(&up));
 out:

@@ -308,20 +308,6 @@ creation_length(struct app *app, struct request *r, struct creation *c, int *wit
 	return 1;
 }
 
-static void
-reply_name_taken(struct request *r, const struct tus_state *st)
-{
-	char upload[64];
-
-	if (st->taken_by[0] == '\0') {
-		reply_tus_failure(r, PROTO_NAME_TAKEN);
-		return;
-	}
-	snprintf(upload, sizeof upload, "/uploads/%s", st->taken_by);
-	resp_json(r, 409, json_pack("{s:s, s:s, s:s}", "error", "name_taken", "message",
-				    "your upload of this name is under way", "upload", upload), NULL);
-}
-
 /* creation-with-upload: the body goes in as a PATCH at offset 0 would. */
 static void
 creation_body(struct app *app, struct request *r, struct tus_state *st)
@@ -357,7 +343,7 @@ handle_uploads_create(struct app *app, struct request *r)
 		goto out;
 	pr = tus_create(app->svc, &c.req, &st);
 	if (pr == PROTO_NAME_TAKEN) {
-		reply_name_taken(r, &st);
+		reply_name_taken(app, r, c.req.name);
 		goto out;
 	}
 	if (pr != PROTO_OK) {

@@ -141,13 +141,8 @@ tus_create(struct services *s, const struct tus_new *req, struct tus_state *out)
 	    sha256_state_save(&ctx, hash, sizeof hash) != 0)
 		return PROTO_FAILED;
 	e = uploads_create(s->db, &u, &doc_id);
-	if (e == DB_DUPLICATE) {
-		/* The owner's own upload of that name is named in the answer. */
-		if (uploads_find_pending(s->db, req->name, req->owner, out->taken_by,
-					 sizeof out->taken_by) != DB_OK)
-			out->taken_by[0] = '\0';
-		return PROTO_NAME_TAKEN;
-	}
+	if (e == DB_DUPLICATE)
+		return PROTO_NAME_TAKEN;	/* tus_find_pending says whose */
 	if (e != DB_OK)
 		return from_db(e);
 	if (FAILPOINT("tus.after_create"))
@@ -156,6 +151,12 @@ tus_create(struct services *s, const struct tus_new *req, struct tus_state *out)
 		return from_db(e);
 	state_of(&row, out);
 	return PROTO_OK;
+}
+
+enum proto_result
+tus_find_pending(struct services *s, struct span name, const char *owner, char *id, size_t idlen)
+{
+	return from_db(uploads_find_pending(s->db, name, owner, id, idlen));
 }
 
 /* ---- PATCH ------------------------------------------------------------- */

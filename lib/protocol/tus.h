@@ -31,7 +31,6 @@ struct tus_state {
 	uint64_t offset;	/* acknowledged: the whole length only once ready */
 	int64_t expires;	/* Upload-Expires, Unix seconds; 0 once finished */
 	uint64_t document_id;	/* the document, once ready (Location); else 0 */
-	char taken_by[UPLOAD_ID_MAX];	/* PROTO_NAME_TAKEN: the owner's own pending upload, or "" */
 };
 
 struct tus_new {
@@ -75,6 +74,11 @@ BINDERY_NODISCARD enum proto_result tus_patch(struct services *s, const struct t
 /* HEAD /uploads/{id}. */
 BINDERY_NODISCARD enum proto_result tus_head(struct services *s, const char *owner, const char *id,
 					     struct tus_state *out);
+
+/* The owner's pending upload of document name, for a 409 name_taken that
+ * names it: id receives it, "" when the name is held by something else. */
+BINDERY_NODISCARD enum proto_result tus_find_pending(struct services *s, struct span name,
+						     const char *owner, char *id, size_t idlen);
 
 /* DELETE /uploads/{id}: staged blocks purged, the intent dropped.  PROTO_BUSY
  * while a PATCH holds it; PROTO_FINISHED once its document is ready. */

@@ -182,6 +182,10 @@ for server in lighttpd apache; do
 	req POST "$url/uploads" "${OTHER[@]}" -H 'Upload-Length: 3000' -H 'Content-Length: 0' \
 		-H "Upload-Metadata: $(meta "$RUN-$s-held")"
 	is "$HTTP_CODE $(jfield "$HTTP_BODY" upload)" "409 " "$s: ... another owner's 409 does not name it"
+	req POST "$url/documents?name=$RUN-$s-held" "${CHAOS_AUTH[@]}" -H 'Content-Type: text/plain' \
+		--data-binary "@$work/small"
+	is "$HTTP_CODE $(jfield "$HTTP_BODY" upload)" "409 $held" \
+		"$s: a single-request create of that name is 409 naming the owner's upload too"
 
 	# ---- termination -------------------------------------------------------
 	patch "$url" "$held" 0 "$work/small.1k"
