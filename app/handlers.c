@@ -629,11 +629,18 @@ handle_content_get(struct app *app, struct request *r)
 		goto out;
 	}
 	blob_client_set_deadline(app->svc->blob, 0);
-	if (blob_get(app->svc->blob, d.blob_name, dl.start, dl.status == 206 ? dl.len : 0,
+	/* Pinned to the bytes committed (DESIGN.md "Reads are conditional"). */
+	if (blob_get(app->svc->blob, d.blob_name, dl.start, dl.status == 206 ? dl.len : 0, d.blob_etag,
 		     download_headers, download_data, &dl, &res) != 0) {
 		if (r->headers_sent) {
 			/* Too late for a status: the short body tells the client. */
 			log_warn("download of %s cut: %s", d.blob_name, blob_status_name(res.status));
+		} else if (res.status == BLOB_CONDITION_NOT_MET) {
+			log_error("document %llu: blob %s is not the one committed (its ETag is no longer"
+				  " %s): bytes changed out of band; not served", (unsigned long long)d.id,
+				  d.blob_name, d.blob_etag);
+			resp_error(r, 500, "bytes_changed", "the document's bytes changed in storage after"
+				   " they were committed; they are not served");
 		} else if (res.status == BLOB_NOT_FOUND) {
 			log_error("ready document %llu has no blob %s", (unsigned long long)d.id, d.blob_name);
 			resp_error(r, 500, "internal", "the document's bytes are missing");

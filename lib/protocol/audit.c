@@ -267,7 +267,7 @@ deep_matches(struct services *s, const struct audit_row *row, char *detail, size
 
 	if (gnutls_hash_init(&rh.h, GNUTLS_DIG_SHA256) != 0)
 		return -1;
-	if (blob_get(s->blob, row->name, 0, 0, NULL, rehash_data, &rh, &r) != 0) {
+	if (blob_get(s->blob, row->name, 0, 0, NULL, NULL, rehash_data, &rh, &r) != 0) {
 		gnutls_hash_deinit(rh.h, NULL);
 		snprintf(detail, detaillen, "re-reading the blob failed: %s", blob_status_name(r.status));
 		return -1;
@@ -289,12 +289,39 @@ deep_matches(struct services *s, const struct audit_row *row, char *detail, size
 enum {
 	F_UNREGISTERED = 1 << 0,	/* a ready document's blob has no registry row */
 	F_DANGLING_MISSING = 1 << 1,	/* a ready document's blob is not there */
-	F_DANGLING_DIFFERS = 1 << 2,	/* ... or not of the document's size or hash */
+	F_DANGLING_DIFFERS = 1 << 2,	/* ... or not of the document's size or hash, or
+					 * not the blob committed (another ETag) */
 	F_TAG_MISMATCH = 1 << 3,	/* ... or not tagged committed */
 	F_STALE = 1 << 4,		/* a pending or sweeping intent idle past the cutoff */
 	F_COMMITTED_UNREFERENCED = 1 << 5,
 	F_ORPHAN = 1 << 6,		/* a blob no row and no document knows */
 };
+
+/* The ETag's value without its quotes: a listing gives 0x8D..., a header "0x8D...". */
+static struct span
+etag_value(const char *etag)
+{
+	struct span v = span_from_cstr(etag);
+
+	if (v.len >= 2 && v.ptr[0] == '"' && v.ptr[v.len - 1] == '"') {
+		v.ptr++;
+		v.len -= 2;
+	}
+	return v;
+}
+
+/* Is the listed blob another one than the committed blob the document pins (ETag)? */
+static int
+etag_moved(const struct listed *x, const struct audit_row *row)
+{
+	struct span a, b;
+
+	if (row->doc_etag[0] == '\0' || x->etag == NULL)
+		return 0;	/* not pinned (ready before 008) */
+	a = etag_value(x->etag);
+	b = etag_value(row->doc_etag);
+	return a.len != b.len || memcmp(a.ptr, b.ptr, a.len) != 0;
+}
 
 /*
  * What a blob (x, NULL when there is none) and the rows of its name (row,
@@ -314,7 +341,8 @@ findings_of(const struct listed *x, const struct audit_row *row, unsigned stale_
 		if (x == NULL)
 			return f | F_DANGLING_MISSING;
 		if (x->size != row->doc_size ||
-		    (x->sha256[0] && row->doc_sha256[0] && strcmp(x->sha256, row->doc_sha256) != 0))
+		    (x->sha256[0] && row->doc_sha256[0] && strcmp(x->sha256, row->doc_sha256) != 0) ||
+		    etag_moved(x, row))
 			return f | F_DANGLING_DIFFERS;
 		return x->tag != TAG_STATE_COMMITTED ? f | F_TAG_MISMATCH : f;
 	}
@@ -489,9 +517,11 @@ report_row(struct services *s, const struct audit_opts *o, const struct listed *
 		return;
 	}
 	if (f & F_DANGLING_DIFFERS) {
-		snprintf(detail, sizeof detail, "ready document says %llu bytes sha256 %.12s..., blob has"
-			 " %llu bytes sha256 %.12s...", (unsigned long long)row->doc_size, row->doc_sha256,
-			 (unsigned long long)x->size, x->sha256[0] ? x->sha256 : "(none)");
+		snprintf(detail, sizeof detail, "ready document says %llu bytes sha256 %.12s... ETag %s,"
+			 " blob has %llu bytes sha256 %.12s... ETag %s", (unsigned long long)row->doc_size,
+			 row->doc_sha256, row->doc_etag[0] ? row->doc_etag : "(not recorded)",
+			 (unsigned long long)x->size, x->sha256[0] ? x->sha256 : "(none)",
+			 x->etag ? x->etag : "(none)");
 		rep->dangling++;
 		(void)finding(rep, "dangling", row->name, row->doc_id, detail);
 		return;

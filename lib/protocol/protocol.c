@@ -225,15 +225,18 @@ compensate_pending(struct services *s, const struct held_intent *hi)
 }
 
 int
-blob_matches(struct services *s, const char *blob_name, const struct blob_upload_info *info)
+blob_matches(struct services *s, const char *blob_name, struct blob_upload_info *info)
 {
 	struct blob_props p;
 	struct blob_result r;
 
 	if (blob_get_properties(s->blob, blob_name, &p, &r) != 0)
 		return 0;
-	return p.size == info->size && p.meta_size == (int64_t)info->size &&
-	       strcmp(p.meta_sha256, info->sha256_hex) == 0;
+	if (p.size != info->size || p.meta_size != (int64_t)info->size ||
+	    strcmp(p.meta_sha256, info->sha256_hex) != 0)
+		return 0;
+	memcpy(info->etag, p.etag, sizeof info->etag);	/* the ETag reads are pinned to */
+	return 1;
 }
 
 /* Step 3: the tag flip, guarded by pending; an earlier attempt's flip counts. */
@@ -368,7 +371,7 @@ finish_create(struct services *s, struct held_intent *hi,
 		return pr;
 	}
 	/* Step 4.  From here on, never compensate: the blob is committed. */
-	e = docs_mark_ready(s->db, doc_id, blob_name, hi->holder, info.size, info.sha256_hex);
+	e = docs_mark_ready(s->db, doc_id, blob_name, hi->holder, info.size, info.sha256_hex, info.etag);
 	if (e == DB_CONFLICT) {
 		/* A resume or the sweeper took the row; if the document is
 		 * ready on our blob (rolled forward, or finished by the
@@ -727,6 +730,7 @@ replace_upload_commit(struct services *s, struct held_intent *hi, const struct p
 	nb.holder = hi->holder;
 	nb.size = info.size;
 	nb.sha256_hex = info.sha256_hex;
+	nb.etag = info.etag;
 	nb.content_type = body->content_type;
 	e = docs_replace_commit(s->db, hi->doc_id, &nb, expected_version, s->cfg->retire_grace, &stale,
 				&out->doc);

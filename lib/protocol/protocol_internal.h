@@ -41,8 +41,9 @@ void log_blob(const char *step, const char *blob_name, const struct blob_result 
 void start_deadline(struct services *s);
 
 /* Is the blob named ours: the bytes info describes?  (A retried create-only
- * call that was refused may have been refused by our own first attempt.) */
-int blob_matches(struct services *s, const char *blob_name, const struct blob_upload_info *info);
+ * call that was refused may have been refused by our own first attempt.)
+ * When it is, info's etag receives the blob's. */
+int blob_matches(struct services *s, const char *blob_name, struct blob_upload_info *info);
 
 /* Step 3: flip the tag to committed, guarded by pending; PROTO_OK also when
  * an earlier attempt of ours flipped it. */

@@ -256,7 +256,7 @@ act(struct services *w, const char *claimer, const struct sweep_item *it,
 		drop_rows(w, claimer, it, &rep->deleted, rep);
 		return;
 	case SWEEP_ROLL_FORWARD:
-		e = sweep_db_roll_forward(w->db, claimer, it, p->size, p->meta_sha256);
+		e = sweep_db_roll_forward(w->db, claimer, it, p->size, p->meta_sha256, p->etag);
 		if (e == DB_OK) {
 			log_info("rolled %s forward: document %llu is ready", it->name,
 				 (unsigned long long)it->document_id);

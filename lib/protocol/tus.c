@@ -511,15 +511,15 @@ add_id(void *arg, const char *id)
 	return 0;
 }
 
-/* Put Block List of the recorded blocks, create-only, tagged pending, with size and SHA-256. */
+/* Put Block List of the recorded blocks, create-only, tagged pending, with
+ * info's size and SHA-256; info's etag receives the committed blob's. */
 static enum proto_result
-commit_blocks(struct patch_run *p, const char *sha_hex)
+commit_blocks(struct patch_run *p, struct blob_upload_info *info)
 {
 	const struct blob_tag pending[] = { { TAG_STATE_KEY, tag_state_name(TAG_STATE_PENDING) } };
 	struct blob_upload_opts opts = { p->u.content_type, pending, 1, (int64_t)p->u.length,
 					 renew_before_commit, p };
 	struct id_list l = { NULL, NULL, 0, p->u.nblocks };
-	struct blob_upload_info info;
 	struct blob_result r;
 	enum proto_result pr = PROTO_FAILED;
 	enum db_err e;
@@ -533,8 +533,7 @@ commit_blocks(struct patch_run *p, const char *sha_hex)
 		goto out;
 	}
 	start_deadline(p->s);
-	if (blob_commit_blocks(p->s->blob, p->u.blob_name, l.ptrs, l.n, &opts, p->u.length, sha_hex,
-			       &r) == 0) {
+	if (blob_commit_blocks(p->s->blob, p->u.blob_name, l.ptrs, l.n, &opts, info, &r) == 0) {
 		pr = PROTO_OK;
 		goto out;
 	}
@@ -542,11 +541,8 @@ commit_blocks(struct patch_run *p, const char *sha_hex)
 		pr = PROTO_UNAVAILABLE;
 		goto out;
 	}
-	memset(&info, 0, sizeof info);
-	info.size = p->u.length;
-	memcpy(info.sha256_hex, sha_hex, sizeof info.sha256_hex);	/* 64 hex digits and NUL */
 	if ((r.status == BLOB_EXISTS || r.status == BLOB_EXISTS_MAYBE_OURS) &&
-	    blob_matches(p->s, p->u.blob_name, &info)) {
+	    blob_matches(p->s, p->u.blob_name, info)) {
 		pr = PROTO_OK;	/* an earlier PATCH of this upload committed it */
 		goto out;
 	}
@@ -562,7 +558,7 @@ out:
 
 /* Step 4 of a create, or a replace's commit, for the blob this upload committed. */
 static enum proto_result
-make_ready(struct patch_run *p, const char *sha_hex)
+make_ready(struct patch_run *p, const struct blob_upload_info *info)
 {
 	struct services *s = p->s;
 	struct doc d;
@@ -570,8 +566,8 @@ make_ready(struct patch_run *p, const char *sha_hex)
 	int stale = 0;
 
 	if (p->u.purpose == PURPOSE_REPLACE) {
-		struct replace_blob nb = { p->u.blob_name, p->hi.holder, p->u.length, sha_hex,
-					   p->u.content_type };
+		struct replace_blob nb = { p->u.blob_name, p->hi.holder, p->u.length, info->sha256_hex,
+					   info->etag, p->u.content_type };
 
 		e = docs_replace_commit(s->db, p->u.document_id, &nb, p->u.replace_version,
 					s->cfg->retire_grace, &stale, &d);
@@ -581,7 +577,8 @@ make_ready(struct patch_run *p, const char *sha_hex)
 		}
 		return e == DB_CONFLICT ? PROTO_UNAVAILABLE : from_db(e);
 	}
-	e = docs_mark_ready(s->db, p->u.document_id, p->u.blob_name, p->hi.holder, p->u.length, sha_hex);
+	e = docs_mark_ready(s->db, p->u.document_id, p->u.blob_name, p->hi.holder, p->u.length,
+			    info->sha256_hex, info->etag);
 	if (e == DB_CONFLICT) {
 		/* The sweeper may have rolled it forward: then it is done. */
 		if (docs_get(s->db, p->u.document_id, &d) == DB_OK && d.status == DOC_STATUS_READY &&
@@ -610,15 +607,16 @@ static enum proto_result
 finish(struct patch_run *p)
 {
 	struct sha256_ctx done = p->sha;
-	unsigned char digest[SHA256_DIGEST_SIZE];
-	char sha_hex[2 * SHA256_DIGEST_SIZE + 1];
+	struct blob_upload_info info;
 	enum proto_result pr;
 
-	sha256_digest(&done, sizeof digest, digest);
-	hex_of(digest, sizeof digest, sha_hex);
+	memset(&info, 0, sizeof info);
+	info.size = p->u.length;
+	sha256_digest(&done, sizeof info.sha256, info.sha256);
+	hex_of(info.sha256, sizeof info.sha256, info.sha256_hex);
 	if (FAILPOINT("tus.after_last_block"))
 		return PROTO_UNAVAILABLE;
-	if ((pr = commit_blocks(p, sha_hex)) != PROTO_OK)
+	if ((pr = commit_blocks(p, &info)) != PROTO_OK)
 		return pr;
 	if (FAILPOINT("tus.after_commit"))
 		return PROTO_UNAVAILABLE;
@@ -629,7 +627,7 @@ finish(struct patch_run *p)
 		return pr;
 	if (FAILPOINT("tus.after_flip"))
 		return PROTO_UNAVAILABLE;
-	return make_ready(p, sha_hex);
+	return make_ready(p, &info);
 }
 
 /* Take the upload for this attempt; PROTO_BUSY while another PATCH holds it. */

@@ -44,15 +44,15 @@ static const char sql_audit_registry[] =
 	"SELECT b.name, 1, b.state, b.purpose, TIMESTAMPDIFF(SECOND, b.touched_at, NOW(6)),"
 	" COALESCE(TIMESTAMPDIFF(SECOND, b.retire_after, NOW(6)), -1),"
 	" COALESCE(d.id, 0), COALESCE(d.status, ''), COALESCE(d.size, 0), COALESCE(d.sha256, ''),"
-	" COALESCE(b.state = 'pending' AND b.expires_at > NOW(6), 0)"
+	" COALESCE(b.state = 'pending' AND b.expires_at > NOW(6), 0), COALESCE(d.blob_etag, '')"
 	" FROM blobs b LEFT JOIN documents d ON d.blob_name = b.name"
 	" WHERE LEFT(b.name, CHAR_LENGTH(?)) = ?";
 static const char sql_audit_unregistered[] =
 	"SELECT d.blob_name, 0, '', '', 0, -1, d.id, d.status, COALESCE(d.size, 0),"
-	" COALESCE(d.sha256, ''), 0 FROM documents d LEFT JOIN blobs b ON b.name = d.blob_name"
+	" COALESCE(d.sha256, ''), 0, COALESCE(d.blob_etag, '') FROM documents d LEFT JOIN blobs b ON b.name = d.blob_name"
 	" WHERE b.name IS NULL AND LEFT(d.blob_name, CHAR_LENGTH(?)) = ?";
 
-#define AUDIT_NCOLS 11
+#define AUDIT_NCOLS 12
 
 static void
 audit_cols(struct audit_ctx *ac, struct db_col *c)
@@ -68,6 +68,7 @@ audit_cols(struct audit_ctx *ac, struct db_col *c)
 	c[8] = DBC_U64(&ac->row.doc_size);
 	c[9] = DBC_STR(ac->row.doc_sha256);
 	c[10] = DBC_U64(&ac->lease_live);
+	c[11] = DBC_STR(ac->row.doc_etag);
 }
 
 enum db_err
@@ -95,11 +96,11 @@ static const char sql_reread_registry[] =
 	"SELECT b.name, 1, b.state, b.purpose, TIMESTAMPDIFF(SECOND, b.touched_at, NOW(6)),"
 	" COALESCE(TIMESTAMPDIFF(SECOND, b.retire_after, NOW(6)), -1),"
 	" COALESCE(d.id, 0), COALESCE(d.status, ''), COALESCE(d.size, 0), COALESCE(d.sha256, ''),"
-	" COALESCE(b.state = 'pending' AND b.expires_at > NOW(6), 0)"
+	" COALESCE(b.state = 'pending' AND b.expires_at > NOW(6), 0), COALESCE(d.blob_etag, '')"
 	" FROM blobs b LEFT JOIN documents d ON d.blob_name = b.name WHERE b.name = ?";
 static const char sql_reread_unregistered[] =
 	"SELECT d.blob_name, 0, '', '', 0, -1, d.id, d.status, COALESCE(d.size, 0),"
-	" COALESCE(d.sha256, ''), 0 FROM documents d LEFT JOIN blobs b ON b.name = d.blob_name"
+	" COALESCE(d.sha256, ''), 0, COALESCE(d.blob_etag, '') FROM documents d LEFT JOIN blobs b ON b.name = d.blob_name"
 	" WHERE b.name IS NULL AND d.blob_name = ?";
 
 enum db_err

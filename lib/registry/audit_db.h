@@ -26,6 +26,7 @@ struct audit_row {
 	enum doc_status doc_status;
 	uint64_t doc_size;
 	char doc_sha256[DOC_SHA256_HEX];
+	char doc_etag[DOC_ETAG_MAX];	/* the storage ETag its reads are pinned to, or "" */
 };
 
 /*

@@ -9,7 +9,7 @@
 #define TIME_FMT "'%Y-%m-%dT%H:%i:%s.%fZ'"
 #define DOC_COLUMNS "id, name, status, blob_name, COALESCE(size, 0), content_type," \
 	" COALESCE(sha256, ''), owner, version, DATE_FORMAT(created_at, " TIME_FMT ")," \
-	" DATE_FORMAT(updated_at, " TIME_FMT ")"
+	" DATE_FORMAT(updated_at, " TIME_FMT "), COALESCE(blob_etag, '')"
 
 /* Run fn inside a transaction: commit on DB_OK, roll back otherwise. */
 #define IN_TX(db, expr)                                  \
@@ -70,7 +70,7 @@ docs_create_intent(struct db *db, struct span name, const char *owner, const cha
 }
 
 static const char sql_doc_ready[] =
-	"UPDATE documents SET status = 'ready', size = ?, sha256 = ?, updated_at = NOW(6)"
+	"UPDATE documents SET status = 'ready', size = ?, sha256 = ?, blob_etag = ?, updated_at = NOW(6)"
 	" WHERE id = ? AND blob_name = ? AND status = 'pending'";
 /* Fenced: only the row's holder commits it. */
 static const char sql_blob_commit[] =
@@ -79,9 +79,10 @@ static const char sql_blob_commit[] =
 
 static enum db_err
 mark_ready_tx(struct db *db, uint64_t doc_id, const char *blob_name, const char *holder,
-	      uint64_t size, const char *sha)
+	      uint64_t size, const char *sha, const char *etag)
 {
-	struct db_param d[] = { DBP_U64(size), DBP_STR(sha), DBP_U64(doc_id), DBP_STR(blob_name) };
+	struct db_param d[] = { DBP_U64(size), DBP_STR(sha), DBP_STR(etag), DBP_U64(doc_id),
+				DBP_STR(blob_name) };
 	struct db_param b[] = { DBP_U64(size), DBP_STR(sha), DBP_STR(blob_name), DBP_STR(holder) };
 	enum db_err e;
 
@@ -96,9 +97,9 @@ mark_ready_tx(struct db *db, uint64_t doc_id, const char *blob_name, const char 
 
 enum db_err
 docs_mark_ready(struct db *db, uint64_t doc_id, const char *blob_name, const char *holder,
-		uint64_t size, const char *sha256_hex)
+		uint64_t size, const char *sha256_hex, const char *etag)
 {
-	IN_TX(db, mark_ready_tx(db, doc_id, blob_name, holder, size, sha256_hex));
+	IN_TX(db, mark_ready_tx(db, doc_id, blob_name, holder, size, sha256_hex, etag));
 }
 
 static const char sql_renew_held[] =
@@ -184,8 +185,9 @@ doc_cols(struct doc *d, struct row_text *t, struct db_col *c)
 	c[8] = DBC_U64(&d->version);
 	c[9] = DBC_STR(d->created_at);
 	c[10] = DBC_STR(d->updated_at);
+	c[11] = DBC_STR(d->blob_etag);
 }
-#define DOC_NCOLS 11
+#define DOC_NCOLS 12
 
 /* After a row was read into doc_cols: the status as an enum. */
 static enum db_err
@@ -293,7 +295,7 @@ docs_replace_intent(struct db *db, uint64_t doc_id, const char *blob_name, const
 static const char sql_get_ready_doc[] =
 	"SELECT " DOC_COLUMNS " FROM documents WHERE id = ? AND status = 'ready'";
 static const char sql_doc_point[] =
-	"UPDATE documents SET blob_name = ?, size = ?, sha256 = ?, content_type = ?,"
+	"UPDATE documents SET blob_name = ?, size = ?, sha256 = ?, blob_etag = ?, content_type = ?,"
 	" version = version + 1, updated_at = NOW(6)"
 	" WHERE id = ? AND version = ? AND status = 'ready'";
 static const char sql_blob_retire[] =
@@ -317,7 +319,8 @@ point_doc(struct db *db, uint64_t doc_id, const struct replace_blob *nb, const s
 	  int *raced)
 {
 	struct db_param p[] = { DBP_STR(nb->name), DBP_U64(nb->size), DBP_STR(nb->sha256_hex),
-				DBP_STR(nb->content_type), DBP_U64(doc_id), DBP_U64(cur->version) };
+				DBP_STR(nb->etag), DBP_STR(nb->content_type), DBP_U64(doc_id),
+				DBP_U64(cur->version) };
 	enum db_err e = db_exec_one(db, sql_doc_point, p, ARRAY_LEN(p));
 
 	*raced = e == DB_CONFLICT;

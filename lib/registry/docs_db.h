@@ -29,7 +29,8 @@
 #define DOC_CTYPE_MAX 256
 #define DOC_TIME_MAX 40
 #define DOC_SHA256_HEX 65
-#define DOC_HOLDER_MAX 97	/* an attempt id (32 hex) or a sweeper's claimer id, plus NUL */
+#define DOC_HOLDER_MAX 97
+#define DOC_ETAG_MAX 129	/* a storage ETag as sent (quotes included), plus NUL */	/* an attempt id (32 hex) or a sweeper's claimer id, plus NUL */
 
 struct doc {
 	uint64_t id;
@@ -43,6 +44,8 @@ struct doc {
 	uint64_t version;		/* moves on every replace (the API's ETag shows it) */
 	char created_at[DOC_TIME_MAX];	/* RFC 3339 UTC */
 	char updated_at[DOC_TIME_MAX];
+	char blob_etag[DOC_ETAG_MAX];	/* the committed blob's storage ETag; "" when not
+					 * recorded (ready before 008): reads are pinned to it */
 };
 
 struct blob_row {
@@ -87,7 +90,8 @@ BINDERY_NODISCARD enum db_err docs_create_intent_tx(struct db *db, struct span n
 						    uint64_t *doc_id);
 
 /*
- * Step 4 of create: document pending -> ready and its blob pending ->
+ * Step 4 of create: document pending -> ready (with the committed blob's
+ * storage ETag, which reads are pinned to) and its blob pending ->
  * committed (only while holder holds it), both or neither, and in the same
  * transaction the answer of the Idempotency-Key that started the intent, if
  * one did (idem_record_ready).  DB_CONFLICT when either touched no row (a
@@ -95,7 +99,7 @@ BINDERY_NODISCARD enum db_err docs_create_intent_tx(struct db *db, struct span n
  */
 BINDERY_NODISCARD enum db_err docs_mark_ready(struct db *db, uint64_t doc_id, const char *blob_name,
 					      const char *holder, uint64_t size,
-					      const char *sha256_hex);
+					      const char *sha256_hex, const char *etag);
 
 /*
  * The holder's heartbeat: touched_at = now and a fresh lease (expires_at =
@@ -147,6 +151,7 @@ struct replace_blob {
 	const char *holder;
 	uint64_t size;
 	const char *sha256_hex;
+	const char *etag;		/* its storage ETag, pinned for reads */
 	const char *content_type;
 };
 

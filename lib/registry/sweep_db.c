@@ -260,7 +260,7 @@ sweep_db_drop_intent(struct db *db, const char *claimer, const struct sweep_item
 }
 
 static const char sql_forward_doc[] =
-	"UPDATE documents SET status = 'ready', size = ?, sha256 = ?, updated_at = NOW(6)"
+	"UPDATE documents SET status = 'ready', size = ?, sha256 = ?, blob_etag = ?, updated_at = NOW(6)"
 	" WHERE id = ? AND blob_name = ? AND status = 'pending'";
 static const char sql_forward_blob[] =
 	"UPDATE blobs SET state = 'committed', size = ?, sha256 = ?, claimed_by = NULL,"
@@ -268,10 +268,10 @@ static const char sql_forward_blob[] =
 
 enum db_err
 sweep_db_roll_forward(struct db *db, const char *claimer, const struct sweep_item *it,
-		      uint64_t size, const char *sha256_hex)
+		      uint64_t size, const char *sha256_hex, const char *etag)
 {
-	struct db_param d[] = { DBP_U64(size), DBP_STR(sha256_hex), DBP_U64(it->document_id),
-				DBP_STR(it->name) };
+	struct db_param d[] = { DBP_U64(size), DBP_STR(sha256_hex), DBP_STR(etag),
+				DBP_U64(it->document_id), DBP_STR(it->name) };
 	struct db_param b[] = { DBP_U64(size), DBP_STR(sha256_hex), DBP_STR(it->name),
 				DBP_STR(claimer) };
 	enum db_err e;

@@ -87,13 +87,13 @@ BINDERY_NODISCARD enum db_err sweep_db_list_due_retired(struct db *db, const cha
 BINDERY_NODISCARD enum db_err sweep_db_drop_intent(struct db *db, const char *claimer,
 						   const struct sweep_item *it);
 /*
- * Roll a claimed create forward: the pending document -> ready with size
- * and sha256, the registry row sweeping -> committed, and the answer of the
+ * Roll a claimed create forward: the pending document -> ready with size,
+ * sha256 and the blob's storage ETag (reads are pinned to it), the registry row sweeping -> committed, and the answer of the
  * Idempotency-Key that started the intent (idem_record_ready), all or none.
  */
 BINDERY_NODISCARD enum db_err sweep_db_roll_forward(struct db *db, const char *claimer,
 						    const struct sweep_item *it, uint64_t size,
-						    const char *sha256_hex);
+						    const char *sha256_hex, const char *etag);
 /*
  * Delete at most limit finished idempotency keys created more than ttl
  * seconds ago whose blob name starts with prefix; *pruned says how many.

@@ -128,8 +128,8 @@ blob_get_properties(struct blob_client *c, const char *name,
 
 int
 blob_get(struct blob_client *c, const char *name, uint64_t range_start,
-    uint64_t range_len, blob_headers_fn on_headers, blob_data_fn on_data,
-    void *ctx, struct blob_result *res)
+    uint64_t range_len, const char *if_match, blob_headers_fn on_headers,
+    blob_data_fn on_data, void *ctx, struct blob_result *res)
 {
 	struct blob_request r;
 	char range[64];
@@ -142,7 +142,8 @@ blob_get(struct blob_client *c, const char *name, uint64_t range_start,
 	r.on_headers = on_headers;
 	r.on_data = on_data;
 	r.cb_ctx = ctx;
-	if (blob_request_path_blob(c, &r, name) != 0) {
+	if (blob_request_path_blob(c, &r, name) != 0 ||
+	    (if_match && if_match[0] && blob_request_header(&r, "If-Match", if_match) != 0)) {
 		rc = blob_result_nomem(res);
 		goto out;
 	}

@@ -151,16 +151,17 @@ BINDERY_NODISCARD int blob_put_block(struct blob_client *, const char *name,
 
 /*
  * Put Block List of staged blocks ids[n], in that order, create-only
- * (If-None-Match: *), with opts' content type and tags and the size and
- * SHA-256 of the whole body as x-ms-meta-size / x-ms-meta-sha256 (the
- * caller hashed the bytes as they were staged, across requests).  A name
- * that holds a blob is BLOB_EXISTS (or BLOB_EXISTS_MAYBE_OURS after an
- * ambiguous try): verify by its metadata.  opts->before_commit is called
- * first, as for blob_upload_create.
+ * (If-None-Match: *), with opts' content type and tags and info's size and
+ * sha256_hex (the whole body's: the caller hashed the bytes as they were
+ * staged, across requests) as x-ms-meta-size / x-ms-meta-sha256; info's
+ * etag receives the new blob's ETag.  A name that holds a blob is
+ * BLOB_EXISTS (or BLOB_EXISTS_MAYBE_OURS after an ambiguous try): verify
+ * by its metadata.  opts->before_commit is called first, as for
+ * blob_upload_create.
  */
 BINDERY_NODISCARD int blob_commit_blocks(struct blob_client *, const char *name,
     const char *const *ids, size_t n, const struct blob_upload_opts *opts,
-    uint64_t size, const char *sha256_hex, struct blob_result *res);
+    struct blob_upload_info *info, struct blob_result *res);
 
 /* One block for blob_put_blocks: its id (base64, one length per blob), its
  * bytes (borrowed for the call) and, when the caller has it, their MD5. */
@@ -214,12 +215,15 @@ typedef int (*blob_headers_fn)(void *ctx, const struct blob_props *,
     uint64_t total_size);
 typedef int (*blob_data_fn)(void *ctx, const char *data, size_t len);
 /* Streamed download of [range_start, range_start + range_len) (range_len 0:
- * to the end).  on_headers (may be NULL) is called once before the first
- * body byte; on_data for each chunk.  A nonzero return from either aborts
- * with BLOB_ABORTED.  Retried only before the first byte reached on_data. */
+ * to the end), only while the blob's ETag is if_match (NULL or "": any;
+ * another ETag is BLOB_CONDITION_NOT_MET and no byte is delivered).
+ * on_headers (may be NULL) is called once before the first body byte;
+ * on_data for each chunk.  A nonzero return from either aborts with
+ * BLOB_ABORTED.  Retried only before the first byte reached on_data. */
 BINDERY_NODISCARD int blob_get(struct blob_client *, const char *name,
-    uint64_t range_start, uint64_t range_len, blob_headers_fn on_headers,
-    blob_data_fn on_data, void *ctx, struct blob_result *res);
+    uint64_t range_start, uint64_t range_len, const char *if_match,
+    blob_headers_fn on_headers, blob_data_fn on_data, void *ctx,
+    struct blob_result *res);
 
 /* Delete the blob and its snapshots.  if_tags (e.g. "\"state\" = 'pending'")
  * and if_match (an ETag) are optional; unmet -> BLOB_CONDITION_NOT_MET. */

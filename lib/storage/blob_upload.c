@@ -278,22 +278,23 @@ blob_put_block_list_create(struct blob_client *c, const char *name,
 
 int
 blob_commit_blocks(struct blob_client *c, const char *name, const char *const *ids, size_t n,
-    const struct blob_upload_opts *opts, uint64_t size, const char *sha256_hex,
-    struct blob_result *res)
+    const struct blob_upload_opts *opts, struct blob_upload_info *info, struct blob_result *res)
 {
 	struct blob_request r;
 	char size_str[32];
 	int rc;
 
 	blob_result_clear(res);
+	info->etag[0] = '\0';
 	if (!blob_name_ok(name) || n > MAX_BLOCKS || (n > 0 && ids == NULL) || opts == NULL ||
-	    !blob_tags_ok(opts->tags, opts->ntags) || sha256_hex == NULL ||
-	    strlen(sha256_hex) != 64)
+	    !blob_tags_ok(opts->tags, opts->ntags) || strlen(info->sha256_hex) != 64)
 		return blob_result_set(res, BLOB_BAD_INPUT, "bad blob name, ids, tags or digest");
 	if (opts->before_commit && opts->before_commit(opts->commit_ctx) != 0)
 		return blob_result_set(res, BLOB_ABORTED, "stopped before the commit");
-	snprintf(size_str, sizeof size_str, "%llu", (unsigned long long)size);
-	rc = commit_block_list(c, name, ids, n, opts, 1, size_str, sha256_hex, &r, res);
+	snprintf(size_str, sizeof size_str, "%llu", (unsigned long long)info->size);
+	rc = commit_block_list(c, name, ids, n, opts, 1, size_str, info->sha256_hex, &r, res);
+	if (rc == BLOB_OK)
+		blob_copy_field(info->etag, sizeof info->etag, r.rh.etag, strlen(r.rh.etag));
 	blob_request_free(&r);
 	return rc;
 }

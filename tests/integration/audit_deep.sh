@@ -2,6 +2,9 @@
 # bindery audit --deep re-reads a ready document's bytes: a blob overwritten
 # behind bindery's back with bytes of the same size (and no metadata to
 # compare) passes the shallow audit but is reported dangling by the deep one.
+# The document here is one made ready before sql/008 (its ETag not
+# recorded, so nothing pins it; tests/e2e/etag_pin.sh covers pinned ones,
+# which the shallow audit catches by their ETag).
 [ -n "${BASH_VERSION:-}" ] || exec bash "$0" "$@"
 here=$(cd "$(dirname "$0")" && pwd)
 . "$here/../lib/tap.sh"
@@ -26,6 +29,7 @@ like "$out" '^Status: 201' "a document created"
 id=$(jfield "$out" id)
 blob=$(sql "SELECT blob_name FROM documents WHERE id = ${id:-0}")
 like "$blob" '^[0-9a-z_-]+$' "its blob is $blob"
+sql "UPDATE documents SET blob_etag = NULL WHERE id = ${id:-0}"	# as before 008
 audit() { "$BINDERY_TEST_BIN/bindery" -c "$BINDERY_CONFIG" audit --json --prefix "$blob" "$@" 2>/dev/null; }
 
 out=$(audit --deep); rc=$?

@@ -214,7 +214,7 @@ get_str(struct blob_client *c, const char *name, uint64_t start, uint64_t len,
 {
 	memset(s, 0, sizeof *s);
 	buf_init(&s->b, 1 << 20);
-	return blob_get(c, name, start, len, sink_headers, sink_data, s, r);
+	return blob_get(c, name, start, len, NULL, sink_headers, sink_data, s, r);
 }
 
 static void
@@ -410,6 +410,48 @@ test_experiment_j(struct blob_client *c)
 }
 
 /* Experiment K: staged blocks of a losing create, and their purge. */
+/*
+ * Reads pinned to the committed blob (DESIGN.md "Reads are conditional"):
+ * the ETag a create answers is the one a read may require, Set Blob Tags
+ * (the flip after the commit) leaves it as it is, and a read under another
+ * ETag is refused before any byte arrives.
+ */
+static void
+test_etag_pin(struct blob_client *c)
+{
+	static const struct blob_tag pending[] = { { "state", "pending" } };
+	static const struct blob_tag committed[] = { { "state", "committed" } };
+	struct blob_upload_opts o = { NULL, pending, 1, -1, NULL, NULL };
+	struct blob_upload_info info;
+	struct blob_result r;
+	struct blob_props p;
+	struct sink s;
+	int rc;
+
+	if (upload_str(c, "e-pin", "pinned bytes", &o, &info, &r) != BLOB_OK)
+		tap_bail("upload e-pin: %s", blob_status_name(r.status));
+	tap_ok(info.etag[0] == '"', "the create answers the blob's ETag (%s)", info.etag);
+	tap_ok(blob_set_tags(c, "e-pin", committed, 1, NULL, &r) == BLOB_OK &&
+	    blob_get_properties(c, "e-pin", &p, &r) == BLOB_OK && strcmp(p.etag, info.etag) == 0,
+	    "Set Blob Tags leaves the ETag as it is (%s)", p.etag);
+	memset(&s, 0, sizeof s);
+	buf_init(&s.b, 1 << 10);
+	tap_ok(blob_get(c, "e-pin", 0, 0, info.etag, sink_headers, sink_data, &s, &r) == BLOB_OK &&
+	    s.b.len == 12, "a read under the committed ETag gets the bytes");
+	buf_free(&s.b);
+	memset(&s, 0, sizeof s);
+	buf_init(&s.b, 1 << 10);
+	rc = blob_get(c, "e-pin", 0, 0, "\"0x8D000000000000\"", sink_headers, sink_data, &s, &r);
+	tap_ok(rc == BLOB_CONDITION_NOT_MET && s.b.len == 0 && s.headers_calls == 0,
+	    "a read under another ETag is refused before any byte (%s)", blob_status_name(rc));
+	buf_free(&s.b);
+	memset(&s, 0, sizeof s);
+	buf_init(&s.b, 1 << 10);
+	tap_ok(blob_get(c, "e-pin", 2, 4, "\"0x8D000000000000\"", sink_headers, sink_data, &s, &r) ==
+	    BLOB_CONDITION_NOT_MET && s.b.len == 0, "... a range read too");
+	buf_free(&s.b);
+}
+
 static void
 test_experiment_k(struct blob_client *c, struct blob_client *staged)
 {
@@ -558,7 +600,7 @@ test_streaming(void)
 	memset(&s, 0, sizeof s);
 	s.hashing = 1;
 	gnutls_hash_init(&s.sha, GNUTLS_DIG_SHA256);
-	tap_ok(blob_get(c, "big/20MiB", 0, 0, sink_headers, sink_data, &s, &r) == BLOB_OK,
+	tap_ok(blob_get(c, "big/20MiB", 0, 0, NULL, sink_headers, sink_data, &s, &r) == BLOB_OK,
 	    "streamed download of 20 MiB");
 	gnutls_hash_deinit(s.sha, got);
 	tap_ok(memcmp(got, want, 32) == 0 && s.total == 20u * 1024 * 1024,
@@ -798,6 +840,7 @@ main(void)
 	test_basics(c);
 	test_experiment_i(c, staged);
 	test_experiment_j(c);
+	test_etag_pin(c);
 	test_experiment_k(c, staged);
 	test_experiment_g(c);
 	test_streaming();

@@ -137,7 +137,7 @@ test_resume_fences_out(char *a, size_t alen)
 
 	tap_ok(blobs_renew_held(S->db, a, LEASE("H0")) == DB_CONFLICT,
 	       "stale holder: renew (heartbeat) touches zero rows -> DB_CONFLICT");
-	tap_ok(docs_mark_ready(S->db, doc, a, "H0", 3, SHA_A) == DB_CONFLICT &&
+	tap_ok(docs_mark_ready(S->db, doc, a, "H0", 3, SHA_A, "\"0xA\"") == DB_CONFLICT &&
 	       doc_is(doc, "pending", 1, a) && row_is(a, "pending", "H1"),
 	       "stale holder: mark ready -> DB_CONFLICT, document still pending, row untouched");
 	tap_ok(blobs_claim_held(S->db, a, "H0", 60) == DB_CONFLICT && row_is(a, "pending", "H1"),
@@ -147,7 +147,7 @@ test_resume_fences_out(char *a, size_t alen)
 	       "stale holder: dropping the intent -> DB_CONFLICT, document and row still there");
 
 	tap_ok(blobs_renew_held(S->db, a, LEASE("H1")) == DB_OK, "live holder: renew succeeds");
-	tap_ok(docs_mark_ready(S->db, doc, a, "H1", 3, SHA_A) == DB_OK && doc_is(doc, "ready", 1, a) &&
+	tap_ok(docs_mark_ready(S->db, doc, a, "H1", 3, SHA_A, "\"0xA\"") == DB_OK && doc_is(doc, "ready", 1, a) &&
 	       row_is(a, "committed", "H1"),
 	       "live holder: mark ready -> document ready, row committed");
 	return doc;
@@ -198,7 +198,7 @@ test_sweeper_fences_out(uint64_t doc, const char *a, char *b, size_t blen, char 
 	tap_ok(sweep_db_release(S->db, claimer, b) == DB_OK && row_is(b, "pending", claimer),
 	       "sweeper: a released claim stays fenced (pending, the claimer still its holder)");
 	{
-		struct replace_blob nb = { b, "HB", 5, SHA_B, "text/plain" };
+		struct replace_blob nb = { b, "HB", 5, SHA_B, "\"0xB\"", "text/plain" };
 		struct doc out;
 		int stale = 0;
 
@@ -226,7 +226,7 @@ test_version_guard(uint64_t doc, const char *a, const char *c)
 	nm(d, sizeof d, "d");
 	nm(f, sizeof f, "f");
 	{
-		struct replace_blob nb = { c, "HC", 5, SHA_B, "text/plain" };
+		struct replace_blob nb = { c, "HC", 5, SHA_B, "\"0xB\"", "text/plain" };
 
 		tap_ok(docs_replace_commit(S->db, doc, &nb, 1, 60, &stale, &out) == DB_OK && !stale &&
 		       out.version == 2 && doc_is(doc, "ready", 2, c) && row_is(c, "committed", "HC") &&
@@ -236,7 +236,7 @@ test_version_guard(uint64_t doc, const char *a, const char *c)
 	if (docs_replace_intent(S->db, doc, d, LEASE("HD")) != DB_OK)
 		tap_bail("replace intent %s: %s", d, db_last_error(S->db));
 	{
-		struct replace_blob nb = { d, "HD", 5, SHA_B, "text/plain" };
+		struct replace_blob nb = { d, "HD", 5, SHA_B, "\"0xB\"", "text/plain" };
 
 		tap_ok(docs_replace_commit(S->db, doc, &nb, 1, 60, &stale, &out) == DB_CONFLICT && stale &&
 		       doc_is(doc, "ready", 2, c) && row_is(d, "pending", "HD"),
@@ -247,7 +247,7 @@ test_version_guard(uint64_t doc, const char *a, const char *c)
 	if (docs_replace_intent(S->db, doc, f, LEASE("HF")) != DB_OK)
 		tap_bail("replace intent %s: %s", f, db_last_error(S->db));
 	{
-		struct replace_blob nb = { f, "HF", 5, SHA_B, "text/plain" };
+		struct replace_blob nb = { f, "HF", 5, SHA_B, "\"0xB\"", "text/plain" };
 
 		tap_ok(docs_replace_commit(S->db, doc, &nb, 0, 60, &stale, &out) == DB_OK &&
 		       doc_is(doc, "ready", 3, f) && row_is(c, "retired", "HC"),

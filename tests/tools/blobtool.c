@@ -7,7 +7,7 @@
  *   blobtool mkcontainer | rmcontainer
  *   blobtool put NAME FILE [key=value ...]   create-only, "-" is stdin
  *   blobtool sas NAME PERMS SECONDS [DISPOSITION [CONTENT-TYPE]]
- *   blobtool stat NAME
+ *   blobtool stat NAME                      size=, sha256=, ..., etag= on one line
  *   blobtool rm NAME
  */
 #include <stdio.h>
@@ -94,9 +94,9 @@ main(int argc, char **argv)
 		if (blob_get_properties(c, argv[2], &p, &r) != BLOB_OK)
 			rc = fail("stat", &r);
 		else {
-			printf("size=%llu sha256=%s meta_size=%lld tags=%u type=%s\n",
+			printf("size=%llu sha256=%s meta_size=%lld tags=%u type=%s etag=%s\n",
 			    (unsigned long long)p.size, p.meta_sha256,
-			    (long long)p.meta_size, p.tag_count, p.content_type);
+			    (long long)p.meta_size, p.tag_count, p.content_type, p.etag);
 			rc = 0;
 		}
 	} else if (strcmp(argv[1], "rm") == 0 && argc >= 3) {
