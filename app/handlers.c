@@ -462,7 +462,7 @@ handle_get(struct app *app, struct request *r)
 
 struct list_ctx {
 	json_t *docs;
-	uint64_t last_id;
+	uint64_t last_seq;	/* the cursor: the last one's place in the list */
 	unsigned n;
 };
 
@@ -472,15 +472,61 @@ list_one(void *ctx, const struct doc *d)
 	struct list_ctx *lc = ctx;
 
 	json_array_append_new(lc->docs, render_doc_json(d));
-	lc->last_id = d->id;
+	lc->last_seq = d->ready_seq;
 	lc->n++;
 	return 0;
+}
+
+/*
+ * GET /documents?name=EXACT: the ready document of that name as a list of
+ * one (or none), so any client, a tus client above all, can find what it
+ * stored by the name it chose.  The name is compared exactly, as stored.
+ * A name picks at most one document, so limit or after beside it is a
+ * mistake the client should hear about rather than have ignored.
+ */
+static void
+list_by_name(struct app *app, struct request *r, enum http_query_result q, struct span name)
+{
+	struct buf scratch = BUF_INIT(32);
+	json_t *docs = NULL;
+	struct doc d;
+	enum db_err e;
+
+	/* First: a malformed query would make limit and after look present. */
+	if (q != HTTP_QUERY_FOUND) {
+		resp_error(r, 400, "bad_name", "the name parameter is malformed");
+		goto out;
+	}
+	if (http_query_get(r->query, "limit", &scratch) != HTTP_QUERY_NOT_FOUND) {
+		resp_error(r, 400, "bad_limit", "limit does not combine with name: a name matches at most"
+			   " one document");
+		goto out;
+	}
+	if (http_query_get(r->query, "after", &scratch) != HTTP_QUERY_NOT_FOUND) {
+		resp_error(r, 400, "bad_cursor", "after does not combine with name: a name matches at most"
+			   " one document");
+		goto out;
+	}
+	if (!check_name(r, name))
+		goto out;
+	e = docs_find_ready_by_name(app->svc->db, name, &d);
+	if (e != DB_OK && e != DB_NOT_FOUND) {
+		resp_error_retry(r, 503, "unavailable", "the database is unavailable", RETRY_AFTER);
+		goto out;
+	}
+	docs = json_array();
+	if (e == DB_OK)
+		json_array_append_new(docs, render_doc_json(&d));
+	resp_json(r, 200, json_pack("{s:O, s:o}", "documents", docs, "next", json_null()), NULL);
+out:
+	json_decref(docs);
+	buf_free(&scratch);
 }
 
 void
 handle_list(struct app *app, struct request *r)
 {
-	struct buf v = BUF_INIT(32);
+	struct buf v = BUF_INIT(4 * DOCUMENT_NAME_MAX);
 	struct list_ctx lc = { NULL, 0, 0 };
 	uint64_t limit = LIST_DEFAULT, after = 0;
 	enum http_query_result q;
@@ -489,6 +535,11 @@ handle_list(struct app *app, struct request *r)
 
 	if (!require_reader(app, r))
 		goto out;
+	q = http_query_get(r->query, "name", &v);
+	if (q != HTTP_QUERY_NOT_FOUND) {
+		list_by_name(app, r, q, buf_span(&v));
+		goto out;
+	}
 	q = http_query_get(r->query, "limit", &v);
 	if (q == HTTP_QUERY_FOUND) {
 		if (http_parse_uint(buf_span(&v), LIST_MAX, &limit) != HTTP_UINT_OK || limit == 0) {
@@ -511,7 +562,7 @@ handle_list(struct app *app, struct request *r)
 		resp_error_retry(r, 503, "unavailable", "the database is unavailable", RETRY_AFTER);
 		goto out;
 	}
-	snprintf(next, sizeof next, "%llu", (unsigned long long)lc.last_id);
+	snprintf(next, sizeof next, "%llu", (unsigned long long)lc.last_seq);
 	resp_json(r, 200, json_pack("{s:O, s:o}", "documents", lc.docs,
 				    "next", lc.n == limit ? json_string(next) : json_null()), NULL);
 out:

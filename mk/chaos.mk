@@ -13,5 +13,5 @@ EXTRA_DIST += tests/e2e/crash_matrix.sh tests/e2e/fencing.sh tests/e2e/faults.sh
 # Storage refusing a request bindery built (502 storage_error) through the
 # fault proxy and a lighttpd of its own; If-Match: * under a concurrent
 # replace held by a failpoint (issue 11, items 9 and 10).
-E2E_TESTS += tests/e2e/storage_errors.sh tests/e2e/if_match.sh tests/e2e/tus.sh tests/e2e/tus_crash.sh tests/e2e/etag_pin.sh
-EXTRA_DIST += tests/e2e/storage_errors.sh tests/e2e/if_match.sh tests/e2e/tus.sh tests/e2e/tus_crash.sh tests/e2e/etag_pin.sh
+E2E_TESTS += tests/e2e/storage_errors.sh tests/e2e/if_match.sh tests/e2e/tus.sh tests/e2e/tus_crash.sh tests/e2e/etag_pin.sh tests/e2e/list_order.sh
+EXTRA_DIST += tests/e2e/storage_errors.sh tests/e2e/if_match.sh tests/e2e/tus.sh tests/e2e/tus_crash.sh tests/e2e/etag_pin.sh tests/e2e/list_order.sh

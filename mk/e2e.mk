@@ -22,6 +22,17 @@ EXTRA_DIST += tests/e2e/slow_clients.sh tests/tools/slow_client.py
 # trickled over 40 s with request_deadline = 5, and a sweep during it.
 E2E_TESTS += tests/e2e/leases.sh
 EXTRA_DIST += tests/e2e/leases.sh
+# GET /documents?name=EXACT (issue 12, section 2): exact names, pending unlisted.
+E2E_TESTS += tests/e2e/list_by_name.sh
+EXTRA_DIST += tests/e2e/list_by_name.sh
+# The web servers pass tus (OPTIONS, PATCH, HEAD, DELETE, the tus headers) to
+# bindery, and Apache's body limits apply to PATCH (issue 12, section 2).
+E2E_TESTS += tests/e2e/tus_webserver.sh
+EXTRA_DIST += tests/e2e/tus_webserver.sh
+# 200 MiB through tus in 8 MiB PATCHes under an Apache limited to 16 MiB per
+# request, where a plain 20 MiB POST is 413 (issue 12, section 2).
+E2E_TESTS += tests/e2e/tus_apache_limits.sh
+EXTRA_DIST += tests/e2e/tus_apache_limits.sh
 # Real tus clients (issue 12, section 3): tus-js-client 4.3.1 from Node
 # (whole, aborted and resumed, responders killed mid-PATCH) and the checksum
 # extension with curl, through lighttpd and Apache.

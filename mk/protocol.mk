@@ -26,3 +26,6 @@ EXTRA_DIST += tests/bench/bench_sweep.sh
 # ... and the audit reports only findings a fresh read confirms (item 10).
 check_PROGRAMS += tests/integration/test_sweep_lease tests/integration/test_audit_race
 INTEGRATION_TESTS += tests/integration/test_sweep_lease tests/integration/test_audit_race
+# GET /documents?name=: docs_find_ready_by_name, exact and ready only (issue 12, section 2).
+check_PROGRAMS += tests/integration/test_docs_by_name
+INTEGRATION_TESTS += tests/integration/test_docs_by_name

@@ -9,7 +9,7 @@ lib_libbindery_a_SOURCES += lib/registry/db.c lib/registry/db.h \
 dist_sql_DATA += sql/001_schema.sql sql/002_idempotency_blob_index.sql \
 	sql/003_idempotency_answer_fields.sql \
 	sql/004_fencing.sql sql/005_idempotency_fingerprint.sql \
-	sql/006_leases.sql sql/007_uploads.sql sql/008_blob_etag.sql
+	sql/006_leases.sql sql/007_uploads.sql sql/008_blob_etag.sql sql/009_ready_sequence.sql
 
 UNIT_TESTS += tests/unit/sql_literal.sh
 EXTRA_DIST += tests/unit/sql_literal.sh

@@ -9,7 +9,7 @@
 #define TIME_FMT "'%Y-%m-%dT%H:%i:%s.%fZ'"
 #define DOC_COLUMNS "id, name, status, blob_name, COALESCE(size, 0), content_type," \
 	" COALESCE(sha256, ''), owner, version, DATE_FORMAT(created_at, " TIME_FMT ")," \
-	" DATE_FORMAT(updated_at, " TIME_FMT "), COALESCE(blob_etag, '')"
+	" DATE_FORMAT(updated_at, " TIME_FMT "), COALESCE(blob_etag, ''), COALESCE(ready_seq, 0)"
 
 /* Run fn inside a transaction: commit on DB_OK, roll back otherwise. */
 #define IN_TX(db, expr)                                  \
@@ -92,7 +92,27 @@ mark_ready_tx(struct db *db, uint64_t doc_id, const char *blob_name, const char 
 		return e;
 	if ((e = uploads_record_ready(db, blob_name)) != DB_OK)
 		return e;
-	return idem_record_ready(db, blob_name);
+	if ((e = idem_record_ready(db, blob_name)) != DB_OK)
+		return e;
+	return docs_assign_ready_seq(db, doc_id);
+}
+
+/* Last in the ready transaction: the counter row's lock is held only to
+ * the commit, and makes the sequence follow commit order. */
+static const char sql_bump_ready_counter[] =
+	"UPDATE ready_counter SET n = LAST_INSERT_ID(n + 1) WHERE id = 1";
+static const char sql_doc_ready_seq[] =
+	"UPDATE documents SET ready_seq = LAST_INSERT_ID() WHERE id = ? AND status = 'ready'";
+
+enum db_err
+docs_assign_ready_seq(struct db *db, uint64_t doc_id)
+{
+	struct db_param p[] = { DBP_U64(doc_id) };
+	enum db_err e;
+
+	if ((e = db_exec_one(db, sql_bump_ready_counter, NULL, 0)) != DB_OK)
+		return e;
+	return db_exec_one(db, sql_doc_ready_seq, p, ARRAY_LEN(p));
 }
 
 enum db_err
@@ -186,8 +206,9 @@ doc_cols(struct doc *d, struct row_text *t, struct db_col *c)
 	c[9] = DBC_STR(d->created_at);
 	c[10] = DBC_STR(d->updated_at);
 	c[11] = DBC_STR(d->blob_etag);
+	c[12] = DBC_U64(&d->ready_seq);
 }
-#define DOC_NCOLS 12
+#define DOC_NCOLS 13
 
 /* After a row was read into doc_cols: the status as an enum. */
 static enum db_err
@@ -229,7 +250,7 @@ list_row(void *arg)
 }
 
 static const char sql_list_ready[] =
-	"SELECT " DOC_COLUMNS " FROM documents WHERE status = 'ready' AND id > ? ORDER BY id LIMIT ?";
+	"SELECT " DOC_COLUMNS " FROM documents WHERE ready_seq > ? ORDER BY ready_seq LIMIT ?";
 
 enum db_err
 docs_list_ready(struct db *db, uint64_t after, unsigned limit,
@@ -244,6 +265,22 @@ docs_list_ready(struct db *db, uint64_t after, unsigned limit,
 	lc.ctx = ctx;
 	doc_cols(&lc.row, &lc.text, c);
 	return db_query(db, sql_list_ready, p, 2, c, DOC_NCOLS, list_row, &lc);
+}
+
+static const char sql_find_ready_by_name[] =
+	"SELECT " DOC_COLUMNS " FROM documents WHERE name = ? AND status = 'ready'";
+
+enum db_err
+docs_find_ready_by_name(struct db *db, struct span name, struct doc *out)
+{
+	struct db_col c[DOC_NCOLS];
+	struct db_param p[] = { DBP_SPAN(name) };
+	struct row_text t;
+
+	memset(out, 0, sizeof *out);
+	doc_cols(out, &t, c);
+	return doc_finish(db_query(db, sql_find_ready_by_name, p, 1, c, DOC_NCOLS, NULL, NULL),
+			  out, &t);
 }
 
 static const char sql_get_blob[] =

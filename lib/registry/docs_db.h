@@ -44,6 +44,7 @@ struct doc {
 	uint64_t version;		/* moves on every replace (the API's ETag shows it) */
 	char created_at[DOC_TIME_MAX];	/* RFC 3339 UTC */
 	char updated_at[DOC_TIME_MAX];
+	uint64_t ready_seq;		/* its place in the list: assigned when it became ready */
 	char blob_etag[DOC_ETAG_MAX];	/* the committed blob's storage ETag; "" when not
 					 * recorded (ready before 008): reads are pinned to it */
 };
@@ -134,9 +135,25 @@ BINDERY_NODISCARD enum db_err docs_abandon_intent(struct db *db, uint64_t doc_id
 /* A document by id, any status (the caller decides what it may see). */
 BINDERY_NODISCARD enum db_err docs_get(struct db *db, uint64_t id, struct doc *out);
 
-/* Ready documents with id > after, in id order, at most limit; on_doc per row. */
+/*
+ * Inside a ready transaction, as its last statement: the document's place
+ * in the list (ready_seq), the next value of the one counter row, whose
+ * lock makes the order that of the commits (sql/009).
+ */
+BINDERY_NODISCARD enum db_err docs_assign_ready_seq(struct db *db, uint64_t doc_id);
+
+/* Ready documents with ready_seq > after, in the order they became ready,
+ * at most limit; on_doc per row. */
 BINDERY_NODISCARD enum db_err docs_list_ready(struct db *db, uint64_t after, unsigned limit,
 					      int (*on_doc)(void *ctx, const struct doc *d), void *ctx);
+
+/*
+ * The ready document called name, compared exactly (the column's
+ * utf8mb4_nopad_bin: case and trailing spaces count), by one lookup on the
+ * documents_name index.  DB_NOT_FOUND when no document has the name or its
+ * document is still pending (readers see ready documents only).
+ */
+BINDERY_NODISCARD enum db_err docs_find_ready_by_name(struct db *db, struct span name, struct doc *out);
 
 /* A registry row by blob name. */
 BINDERY_NODISCARD enum db_err blobs_get(struct db *db, const char *name, struct blob_row *out);

@@ -285,6 +285,8 @@ sweep_db_roll_forward(struct db *db, const char *claimer, const struct sweep_ite
 		e = uploads_record_ready(db, it->name);
 	if (e == DB_OK)
 		e = idem_record_ready(db, it->name);
+	if (e == DB_OK)
+		e = docs_assign_ready_seq(db, it->document_id);
 	return finish_tx(db, e);
 }
 

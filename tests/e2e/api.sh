@@ -89,8 +89,10 @@ for s in "lighttpd=$BINDERY_TEST_LIGHTTPD_URL" "apache=$BINDERY_TEST_APACHE_URL"
 	like "$HTTP_BODY" '^\{"documents":\[\{' "$srv: list has documents"
 	like "$HTTP_BODY" '"next":"[0-9]+"' "$srv: a full page has a next cursor"
 	next=$(printf '%s' "$HTTP_BODY" | sed -n 's/.*"next":"\([0-9]*\)".*/\1/p')
+	first=$(jfield "$(printf '%s' "$HTTP_BODY" | sed -e 's/^{"documents":\[//' -e 's/}\],"next".*/}/')" id)
+	like "$first" '^[0-9]+$' "$srv: the first page's document is $first"
 	req GET "$url/documents?limit=1&after=$next"
-	unlike "$HTTP_BODY" "\"id\":\"$next\"" "$srv: the next page starts after the cursor"
+	unlike "$HTTP_BODY" "\"id\":\"$first\"" "$srv: the next page starts after the cursor"
 	req GET "$url/documents?limit=0"
 	is "$HTTP_CODE" 400 "$srv: limit=0 is 400"
 	is "$(jfield "$HTTP_BODY" error)" bad_limit "$srv: ... bad_limit"

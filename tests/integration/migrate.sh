@@ -64,8 +64,8 @@ is "$(explain "SELECT name FROM blobs WHERE state = 'retired' AND retire_after <
 	"range/blobs_state_retire" "the outbox: a range scan on (state, retire_after)"
 is "$(explain "SELECT name FROM blobs WHERE state IN ('sweeping', 'deleting') AND lease_until < NOW(6) LIMIT 500")" \
 	"range/blobs_state_lease" "expired claims: a range scan on (state, lease_until)"
-is "$(explain "SELECT id FROM documents WHERE status = 'ready' AND id > 0 ORDER BY id LIMIT 50")" \
-	"range/documents_status_id" "a list page: a range scan on (status, id)"
+is "$(explain "SELECT id FROM documents WHERE ready_seq > 0 ORDER BY ready_seq LIMIT 50")" \
+	"range/documents_ready_seq" "a list page: a range scan on ready_seq"
 # The sweeper's prune of finished Idempotency-Keys past the TTL (sweep_db.c).
 is "$(explain "DELETE FROM idempotency_keys WHERE created_at < NOW(6) - INTERVAL 86400 SECOND
 	AND status_code IS NOT NULL AND LEFT(blob_name, CHAR_LENGTH('')) = '' ORDER BY created_at LIMIT 500")" \

@@ -1,9 +1,9 @@
 #!/usr/bin/env python3
 """A client whose body ends before its Content-Length (issue 11, item 0).
 
-usage: short_body.py URL DECLARED-LENGTH BODY-FILE OUT-PREFIX [HEADER...]
+usage: short_body.py [--method METHOD] URL DECLARED-LENGTH BODY-FILE OUT-PREFIX [HEADER...]
 
-Sends a POST of URL (http://host:port/path?query) declaring DECLARED-LENGTH
+Sends a POST (or METHOD: a tus PATCH) of URL (http://host:port/path?query) declaring DECLARED-LENGTH
 bytes, sends BODY-FILE's bytes (fewer), then half-closes its side
 (shutdown(SHUT_WR)): the body has ended for good.  It reads the answer
 until the server closes or 20 s pass, and writes OUT-PREFIX.code (the
@@ -17,13 +17,17 @@ import urllib.parse
 
 
 def main():
-    url, declared, body_file, out = sys.argv[1:5]
-    extra = sys.argv[5:]
+    args = sys.argv[1:]
+    method = "POST"
+    if args[:1] == ["--method"]:
+        method, args = args[1], args[2:]
+    url, declared, body_file, out = args[0:4]
+    extra = args[4:]
     u = urllib.parse.urlsplit(url)
     path = u.path + ("?" + u.query if u.query else "")
     with open(body_file, "rb") as f:
         body = f.read()
-    head = ["POST %s HTTP/1.1" % path, "Host: %s" % u.netloc,
+    head = ["%s %s HTTP/1.1" % (method, path), "Host: %s" % u.netloc,
             "Content-Length: %d" % int(declared), "Connection: close"] + extra
     s = socket.create_connection((u.hostname, u.port or 80), timeout=20)
     answer = b""
