@@ -33,3 +33,8 @@ EXTRA_DIST += tests/e2e/tus_webserver.sh
 # request, where a plain 20 MiB POST is 413 (issue 12, section 2).
 E2E_TESTS += tests/e2e/tus_apache_limits.sh
 EXTRA_DIST += tests/e2e/tus_apache_limits.sh
+# Real tus clients (issue 12, section 3): tus-js-client 4.3.1 from Node
+# (whole, aborted and resumed, responders killed mid-PATCH) and the checksum
+# extension with curl, through lighttpd and Apache.
+E2E_TESTS += tests/e2e/tus_client.sh
+EXTRA_DIST += tests/e2e/tus_client.sh tests/e2e/tus_client.mjs tests/bench/bench_tus.sh

@@ -1,0 +1,247 @@
+// tus-js-client 4.3.1, the reference tus client, from Node against bindery's
+// /uploads (issue 12, section 3).  One case per run; tests/e2e/tus_client.sh
+// runs each case through lighttpd and through Apache, then checks the
+// document's bytes and runs `bindery audit`.
+//
+//   whole   FILE in 4 MiB chunks from an fs.ReadStream: success, and the
+//           last PATCH names the document (Location: /documents/ID).
+//   resume  FILE as a Buffer; abort() once two chunks are acknowledged; a
+//           NEW Upload given the stored upload URL (uploadUrl) finishes it,
+//           and its first PATCH starts past 0, at most where the first
+//           client was acknowledged.
+//   kill    FILE from an fs.ReadStream; once two chunks are acknowledged,
+//           Azurite (its PID) is stopped with SIGSTOP so the next PATCH
+//           stays inside bindery, holding the upload, while its Put Block
+//           waits on storage.  As soon as that Put Block sits unread in
+//           Azurite's socket, every bindery.fcgi process under the web
+//           server's PID gets SIGKILL, and Azurite SIGCONT.  retryDelays
+//           span the takeover time (heartbeat + request_deadline of the
+//           test config: the killed PATCH's holder renews nothing more) and
+//           the same Upload object finishes.
+//
+// Prints one line per check, "pass<TAB>what" or "fail<TAB>what", "note<TAB>
+// text", and "location<TAB>/documents/ID" for the shell test to fetch.
+// usage: BINDERY_TEST_TOKEN=TOKEN node tus_client.mjs CASE URL FILE NAME \
+//            [SERVER-PID AZURITE-PID AZURITE-PORT TAKEOVER-S]
+// (the token from the environment: a command line is visible to every user)
+import { createReadStream, readFileSync, readdirSync, readlinkSync, statSync } from 'node:fs';
+import tus from 'tus-js-client';
+
+const [kase, base, file, name, serverPid, azuritePid, azuritePort, takeoverS] = process.argv.slice(2);
+const token = process.env.BINDERY_TEST_TOKEN;
+const say = (kind, what) => console.log(`${kind}\t${String(what).replace(/[\t\n]/g, ' ')}`);
+const ok = (cond, what) => say(cond ? 'pass' : 'fail', what);
+const CHUNK = 4 * 1024 * 1024;
+const size = statSync(file).size;
+const endpoint = `${base}/uploads`;
+const sleep = ms => new Promise(r => setTimeout(r, ms));
+
+// The options every case shares: the bearer token, 4 MiB chunks, the
+// document's name and type, and a Location seen on any answer kept.
+function options(extra, seen) {
+	return {
+		endpoint,
+		headers: { Authorization: `Bearer ${token}` },
+		chunkSize: CHUNK,
+		metadata: { filename: name, filetype: 'application/octet-stream' },
+		retryDelays: [0, 1000, 3000, 5000],
+		onAfterResponse: (req, res) => {
+			const loc = res.getHeader('Location');
+			if (req.getMethod() === 'PATCH' && loc)
+				seen.location = loc;
+			seen.statuses.push(`${req.getMethod()} ${res.getStatus()}`);
+		},
+		...extra,
+	};
+}
+
+// run(upload, seen): start it; resolve with 'success' or the error.
+function run(upload, seen) {
+	return new Promise(resolve => {
+		upload.options.onSuccess = payload => {
+			const loc = payload.lastResponse.getHeader('Location');
+			if (loc)
+				seen.location = loc;
+			resolve('success');
+		};
+		upload.options.onError = err => resolve(err);
+		upload.start();
+	});
+}
+
+function report(result, seen, what) {
+	ok(result === 'success', `${what}: tus-js-client reports success (${result})`);
+	ok(/^\/documents\/[0-9]+$/.test(seen.location || ''),
+		`${what}: the last PATCH names the document (Location: ${seen.location})`);
+	if (seen.location)
+		say('location', seen.location);
+}
+
+async function caseWhole() {
+	const seen = { statuses: [] };
+	let chunks = 0;
+	const up = new tus.Upload(createReadStream(file), options({
+		onChunkComplete: () => { chunks++; },
+	}, seen));
+	const result = await run(up, seen);
+	report(result, seen, 'whole');
+	ok(chunks === Math.ceil(size / CHUNK), `whole: ${chunks} chunks acknowledged for ${size} bytes`);
+	ok(/^\/uploads\/[0-9a-f]{32}$/.test(up.url ? new URL(up.url).pathname : ''),
+		`whole: the upload URL is /uploads/{32 hex} (${up.url})`);
+}
+
+async function caseResume() {
+	const bytes = readFileSync(file);
+	const first = { statuses: [] };
+	let acked = 0;
+	let up;
+	const aborted = new Promise(resolve => {
+		up = new tus.Upload(bytes, options({
+			onChunkComplete: (_n, accepted) => {
+				acked = accepted;
+				if (accepted >= 2 * CHUNK)
+					up.abort().then(() => resolve('aborted'), e => resolve(e));
+			},
+			onSuccess: () => resolve('finished before the abort'),
+			onError: e => resolve(e),
+		}, first));
+		up.start();
+	});
+	const how = await aborted;
+	ok(how === 'aborted' && acked >= 2 * CHUNK && acked < size,
+		`resume: the first client aborted after ${acked} bytes acknowledged (${how})`);
+	const url = up.url;
+	if (!url) {
+		say('fail', 'resume: the first client has an upload URL to resume from');
+		return;
+	}
+	// A new client that knows only the stored URL.
+	const seen = { statuses: [] };
+	let firstPatch = null;
+	let firstProgress = null;
+	const again = new tus.Upload(bytes, options({
+		uploadUrl: url,
+		onBeforeRequest: req => {
+			if (req.getMethod() === 'PATCH' && firstPatch === null)
+				firstPatch = Number(req.getHeader('Upload-Offset'));
+		},
+		onProgress: sent => {
+			if (firstProgress === null)
+				firstProgress = sent;
+		},
+	}, seen));
+	const result = await run(again, seen);
+	report(result, seen, 'resume');
+	ok(again.url === url, `resume: the new client used the stored URL (${again.url})`);
+	ok(firstPatch > 0 && firstPatch <= acked,
+		`resume: its first PATCH starts at ${firstPatch}, past 0 and at most the ${acked} acknowledged`);
+	ok(firstProgress > 0, `resume: its first progress report is ${firstProgress}, not 0`);
+	ok(!seen.statuses.includes('POST 201'), 'resume: the new client created no second upload');
+}
+
+// The PIDs of every bindery.fcgi process below root (its children under
+// lighttpd; under Apache, mod_fcgid's process manager's children).
+function responders(root) {
+	const parent = new Map();
+	for (const d of readdirSync('/proc')) {
+		if (!/^[0-9]+$/.test(d))
+			continue;
+		try {
+			const stat = readFileSync(`/proc/${d}/stat`, 'latin1');
+			parent.set(d, stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+		} catch { /* gone meanwhile */ }
+	}
+	const below = new Set([String(root)]);
+	let grew = true;
+	while (grew) {
+		grew = false;
+		for (const [pid, ppid] of parent)
+			if (below.has(ppid) && !below.has(pid)) {
+				below.add(pid);
+				grew = true;
+			}
+	}
+	below.delete(String(root));
+	return [...below].filter(pid => {
+		try { return readlinkSync(`/proc/${pid}/exe`).endsWith('/bindery.fcgi'); } catch { return false; }
+	});
+}
+
+// Bytes a client sent to the (stopped) Azurite that it has not read yet:
+// the receive queues of the established sockets on its port.
+function azuriteUnread() {
+	const port = Number(azuritePort).toString(16).toUpperCase().padStart(4, '0');
+	let unread = 0;
+	for (const table of ['/proc/net/tcp', '/proc/net/tcp6']) {
+		let text = '';
+		try { text = readFileSync(table, 'latin1'); } catch { continue; }
+		for (const line of text.split('\n').slice(1)) {
+			const f = line.trim().split(/\s+/);
+			if (f.length < 5 || !f[1].endsWith(`:${port}`) || f[3] !== '01')
+				continue;
+			unread += parseInt(f[4].split(':')[1], 16);
+		}
+	}
+	return unread;
+}
+
+async function caseKill() {
+	const seen = { statuses: [] };
+	const kill = { stopped: false, done: false, killed: [], unread: 0, at: 0 };
+	const retries = [];
+	// Past the takeover time with room: 1+2+3+5+5 s, then 10 s steps.
+	const delays = [1000, 2000, 3000, 5000, 5000];
+	while (delays.reduce((a, b) => a + b, 0) < (Number(takeoverS) + 40) * 1000)
+		delays.push(10000);
+	const up = new tus.Upload(createReadStream(file), options({
+		retryDelays: delays,
+		onChunkComplete: (_n, accepted) => {
+			if (!kill.stopped && accepted >= 2 * CHUNK) {
+				process.kill(Number(azuritePid), 'SIGSTOP');
+				kill.stopped = true;
+			}
+		},
+		onShouldRetry: (err, attempt) => {
+			const status = err.originalResponse ? err.originalResponse.getStatus() : 0;
+			retries.push(status);
+			return status < 400 || status >= 500 || status === 409 || status === 423;
+		},
+	}, seen));
+	let settled = false;
+	const finished = run(up, seen).then(r => { settled = true; return r; });
+	// Wait for the PATCH after the second chunk to reach storage, then kill.
+	try {
+		while (!kill.stopped && !settled)
+			await sleep(20);
+		const t0 = Date.now();
+		while (!settled && (kill.unread = azuriteUnread()) === 0 && Date.now() - t0 < 30000)
+			await sleep(50);
+		kill.at = Date.now();
+		for (const pid of settled ? [] : responders(serverPid)) {
+			try {
+				process.kill(Number(pid), 'SIGKILL');
+				kill.killed.push(pid);
+			} catch { /* exited meanwhile */ }
+		}
+	} finally {
+		if (kill.stopped)
+			process.kill(Number(azuritePid), 'SIGCONT');
+	}
+	ok(kill.unread > 0, `kill: a PATCH reached storage (${kill.unread} bytes waiting in Azurite) before the kill`);
+	ok(kill.killed.length > 0, `kill: SIGKILL to the responders ${kill.killed.join(' ')}`);
+	const result = await finished;
+	report(result, seen, 'kill');
+	ok(retries.length > 0 && (retries[0] === 0 || retries[0] >= 500),
+		`kill: the killed PATCH failed with no answer or a 5xx (retried on: ${retries.join(' ')})`);
+	say('note', `kill: took ${((Date.now() - kill.at) / 1000).toFixed(1)} s after the kill; ` +
+		`statuses ${seen.statuses.join(', ')}`);
+	ok(retries.includes(409),
+		'kill: a retry met 409 while the killed PATCH still held the upload (takeover, not a free upload)');
+}
+
+const cases = { whole: caseWhole, resume: caseResume, kill: caseKill };
+if (!cases[kase]) {
+	say('fail', `unknown case ${kase}`);
+	process.exit(2);
+}
+await cases[kase]();
