@@ -142,7 +142,11 @@ record_tx(struct db *db, const struct upload_record *rec)
 	enum db_err e;
 	size_t i;
 
-	if ((e = db_exec_one(db, rec->release ? sql_renew_release : sql_renew, h, ARRAY_LEN(h))) != DB_OK)
+	if (rec->release)
+		e = db_exec_one(db, sql_renew_release, h, ARRAY_LEN(h));
+	else
+		e = db_exec_one(db, sql_renew, h, ARRAY_LEN(h));
+	if (e != DB_OK)
 		return e;
 	for (i = 0; i < rec->n; i++) {
 		const struct upload_block *b = &rec->blocks[i];
