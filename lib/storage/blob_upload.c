@@ -259,7 +259,9 @@ blob_stager_free(struct blob_stager *st)
 	if (st == NULL)
 		return;
 	for (i = 0; st->reqs && i < st->cap; i++) {
-		if (st->reqs[i].state == BLOB_REQUEST_RUNNING || st->reqs[i].state == BLOB_REQUEST_WAITING)
+		/* Started and not waited for: out of the client's active list
+		 * whatever its state (a finished one may not be collected yet). */
+		if (st->reqs[i].state != BLOB_REQUEST_IDLE)
 			blob_exec_cancel(st->c, &st->reqs[i]);
 		blob_request_free(&st->reqs[i]);
 	}
