@@ -80,6 +80,8 @@ static const struct key_def keys[] = {
 	K("auth", "reads_need_auth", KEY_BOOL, reads_need_auth),
 	K("auth", "public_origin", KEY_ORIGIN, public_origin),
 	K("auth", "trusted_proxies", KEY_PROXIES, trusted_proxies),
+	K("upload", "direct", KEY_BOOL, upload_direct),
+	K("upload", "direct_sas_lifetime", KEY_COUNT, direct_sas_lifetime),
 	K("download", "mode", KEY_DOWNLOAD_MODE, download_mode),
 	K("download", "sas_lifetime", KEY_COUNT, sas_lifetime),
 	K("sweep", "batch", KEY_COUNT, sweep_batch),
@@ -599,6 +601,7 @@ config_defaults(struct bindery_config *cfg)
 	cfg->body_min_rate_grace = 60;
 	cfg->download_mode = DOWNLOAD_PROXY;
 	cfg->sas_lifetime = 300;
+	cfg->direct_sas_lifetime = 900;
 	cfg->sweep_batch = 500;
 	cfg->sweep_parallel = 8;
 	cfg->sweep_lease = 300;
@@ -670,6 +673,12 @@ config_check(struct bindery_config *cfg, char *err, size_t errlen)
 	if (cfg->download_mode == DOWNLOAD_REDIRECT && cfg->storage_key == NULL) {
 		snprintf(err, errlen, "[download] mode = redirect needs [storage] key:"
 			 " a SAS cannot sign the download links; use mode = proxy");
+		return -1;
+	}
+	/* So does a direct upload's create-only SAS. */
+	if (cfg->upload_direct && cfg->storage_key == NULL) {
+		snprintf(err, errlen, "[upload] direct = true needs [storage] key:"
+			 " a SAS cannot sign the upload links");
 		return -1;
 	}
 	if (cfg->retire_grace == 0)

@@ -87,6 +87,10 @@ struct bindery_config {
 	struct origin_net trusted_proxies[CONFIG_MAX_PROXIES];
 	size_t ntrusted_proxies;
 
+	/* [upload] */
+	int upload_direct;		/* browsers may upload straight to storage */
+	unsigned direct_sas_lifetime;	/* seconds the create-only SAS of a direct upload lives */
+
 	/* [download] */
 	enum download_mode download_mode;
 	unsigned sas_lifetime;		/* seconds */

@@ -83,6 +83,9 @@ static const struct bad_case bad_cases[] = {
 	{ "[database]\nuser = u\nname = n\n", "needs socket or host" },
 	{ BASE "this is not ini\n", "syntax error" },
 	{ SAS_ONLY "[download]\nmode = redirect\n", "mode = redirect needs [storage] key" },
+	{ SAS_ONLY "[upload]\ndirect = true\n", "direct = true needs [storage] key" },
+	{ BASE "[upload]\ndirect = maybe\n", "[upload] direct: invalid value" },
+	{ BASE "[upload]\ndirect_sas_lifetime = 0\n", "[upload] direct_sas_lifetime: invalid value" },
 };
 
 /*
@@ -159,6 +162,8 @@ main(void)
 		TAP_EQ_INT(cfg->body_min_rate, 1024, "default body_min_rate");
 		TAP_EQ_INT(cfg->body_min_rate_grace, 60, "default body_min_rate_grace");
 		TAP_EQ_INT(cfg->heartbeat, 30, "default heartbeat");
+		tap_ok(cfg->upload_direct == 0, "direct uploads are off by default");
+		TAP_EQ_INT(cfg->direct_sas_lifetime, 900, "default direct_sas_lifetime");
 		TAP_EQ_INT(config_sweep_cutoff_min(cfg), 725, "default minimum cutoff 2 x (30 + 300 + 30) + 5");
 		tap_ok(cfg->sweep_cutoff >= config_sweep_cutoff_min(cfg), "the default cutoff meets it");
 		config_free(cfg);
