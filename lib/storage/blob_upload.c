@@ -520,6 +520,24 @@ sha_hex_of(const unsigned char sha[32], char hex[65])
 	hex[64] = '\0';
 }
 
+/* What every upload starts from (upload_begin makes its buffers). */
+static void
+upload_init(struct upload *u, struct blob_client *c, const char *name, blob_read_fn read_fn,
+    void *ctx, struct blob_result *res)
+{
+	memset(u, 0, sizeof *u);
+	u->c = c;
+	u->name = name;
+	u->read = read_fn;
+	u->ctx = ctx;
+	u->res = res;
+	u->nslots = c->in_flight;
+	u->bsize = c->block_size;
+	blob_result_clear(&u->read_err);
+	buf_init(&u->idtext, (size_t)MAX_BLOCKS * 32);
+	buf_init(&u->id, 64);
+}
+
 /* Buffers, hasher and requests for one upload; slot 0 is mapped for the
  * first block. */
 static int
@@ -847,18 +865,9 @@ blob_upload_stream(struct blob_client *c, const char *name,
 		return blob_result_set(res, BLOB_BAD_INPUT, "bad blob name, reader or tags");
 	if (blob_deadline_passed(c))
 		return blob_result_set(res, BLOB_DEADLINE, "deadline passed before the call");
-	memset(&u, 0, sizeof u);
-	u.c = c;
-	u.name = name;
+	upload_init(&u, c, name, read_fn, ctx, res);
 	u.opts = opts;
 	u.create_only = create_only;
-	u.read = read_fn;
-	u.ctx = ctx;
-	u.res = res;
-	u.nslots = c->in_flight;
-	u.bsize = c->block_size;
-	buf_init(&u.idtext, (size_t)MAX_BLOCKS * 32);
-	buf_init(&u.id, 64);
 	if ((rc = upload_begin(&u)) != BLOB_OK)
 		goto out;
 	/* The first block decides between one Put Blob and staged blocks;
@@ -903,20 +912,11 @@ blob_stage_stream(struct blob_client *c, const char *name, const struct blob_sta
 		return blob_result_set(res, BLOB_BAD_INPUT, "bad blob name, reader or options");
 	if (blob_deadline_passed(c))
 		return blob_result_set(res, BLOB_DEADLINE, "deadline passed before the call");
-	memset(&u, 0, sizeof u);
-	u.c = c;
-	u.name = name;
+	upload_init(&u, c, name, read_fn, ctx, res);
 	u.stage = opts;
 	u.first = opts->first_index;
-	u.read = read_fn;
-	u.ctx = ctx;
-	u.res = res;
-	u.nslots = c->in_flight;
-	u.bsize = opts->block_size > 0 && opts->block_size < c->block_size ? opts->block_size :
-	    c->block_size;
-	blob_result_clear(&u.read_err);
-	buf_init(&u.idtext, (size_t)MAX_BLOCKS * 32);
-	buf_init(&u.id, 64);
+	if (opts->block_size > 0 && opts->block_size < c->block_size)
+		u.bsize = opts->block_size;
 	if ((rc = upload_begin(&u)) == BLOB_OK)
 		rc = upload_stage_blocks(&u);
 	upload_end(&u);
