@@ -38,3 +38,8 @@ EXTRA_DIST += tests/e2e/tus_apache_limits.sh
 # extension with curl, through lighttpd and Apache.
 E2E_TESTS += tests/e2e/tus_client.sh
 EXTRA_DIST += tests/e2e/tus_client.sh tests/e2e/tus_client.mjs tests/bench/bench_tus.sh
+
+# Storage in production's shape: HTTPS, verified against [storage] ca_file,
+# an account-host URL (the TLS Azurite ./dev test starts; issue 17).
+E2E_TESTS += tests/e2e/tls_storage.sh
+EXTRA_DIST += tests/e2e/tls_storage.sh tests/tools/clock_skew_storage.py
