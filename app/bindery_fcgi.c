@@ -251,7 +251,10 @@ main(int argc, char **argv)
 			 * its blocking reads with it; see fcgi_read.
 			 */
 			req_pace_start(&r, &pace, fr.ipcFd);
+			r.fcgi_id = fr.requestId;
 			serve(&app, &r);
+			if (req_flush(&r) != 0)
+				log_warn("request %s: the answer's last bytes could not be sent", r.id);
 			log_request(&r);
 			FCGX_Finish_r(&fr);
 		}
