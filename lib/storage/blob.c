@@ -802,11 +802,19 @@ blob_sas_url(struct blob_client *c, const char *name, const char *perms,
     int64_t lifetime_s, const char *content_disposition,
     const char *content_type, struct buf *out, struct blob_result *res)
 {
+	return blob_sas_url_at(c, name, perms, (int64_t)time(NULL), lifetime_s,
+	    content_disposition, content_type, out, res);
+}
+
+int
+blob_sas_url_at(struct blob_client *c, const char *name, const char *perms,
+    int64_t now, int64_t lifetime_s, const char *content_disposition,
+    const char *content_type, struct buf *out, struct blob_result *res)
+{
 	struct sas_service_fields f;
 	struct blob_request r;
 	struct buf q = BUF_INIT(8192);
 	char start[24], expiry[24];
-	time_t now = time(NULL);
 	int rc;
 
 	blob_result_clear(res);
@@ -815,8 +823,8 @@ blob_sas_url(struct blob_client *c, const char *name, const char *perms,
 	if (c->keylen == 0)
 		return blob_result_set(res, BLOB_BAD_INPUT, "a SAS needs the account key");
 	memset(&f, 0, sizeof f);
-	sign_time_iso8601(now - 300, start);
-	sign_time_iso8601(now + (time_t)lifetime_s, expiry);
+	sign_time_iso8601((time_t)now - 300, start);
+	sign_time_iso8601((time_t)(now + lifetime_s), expiry);
 	f.permissions = perms;
 	f.start = start;
 	f.expiry = expiry;

@@ -303,5 +303,12 @@ BINDERY_NODISCARD int blob_undelete(struct blob_client *, const char *name,
 BINDERY_NODISCARD int blob_sas_url(struct blob_client *, const char *name,
     const char *perms, int64_t lifetime_s, const char *content_disposition,
     const char *content_type, struct buf *out, struct blob_result *res);
+/* The same with the clock read by the caller: the SAS expires at exactly
+ * now + lifetime_s (Unix seconds), which the caller reports and leases by.
+ * A direct upload's SAS is perms "c": create that one blob, nothing else. */
+BINDERY_NODISCARD int blob_sas_url_at(struct blob_client *, const char *name,
+    const char *perms, int64_t now, int64_t lifetime_s,
+    const char *content_disposition, const char *content_type,
+    struct buf *out, struct blob_result *res);
 
 #endif
