@@ -38,3 +38,7 @@ EXTRA_DIST += tests/e2e/tus_apache_limits.sh
 # extension with curl, through lighttpd and Apache.
 E2E_TESTS += tests/e2e/tus_client.sh
 EXTRA_DIST += tests/e2e/tus_client.sh tests/e2e/tus_client.mjs tests/bench/bench_tus.sh
+# Direct uploads (issue 13): the curl flow, what the create-only SAS cannot
+# do, finalize's checks, and the sweeper's cells for direct intents.
+E2E_TESTS += tests/e2e/direct.sh
+EXTRA_DIST += tests/e2e/direct.sh

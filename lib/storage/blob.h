@@ -290,6 +290,16 @@ struct blob_service_props {
 BINDERY_NODISCARD int blob_service_properties_get(struct blob_client *,
     struct blob_service_props *, struct blob_result *res);
 
+/*
+ * Set Blob Service Properties with one CORS rule (and nothing else, so the
+ * other properties stay): the origins may PUT and OPTIONS with the headers
+ * a direct upload sends (x-ms-blob-type, x-ms-tags, if-none-match,
+ * content-type) and read the answer's ETag.  Replaces the account's CORS
+ * rules.  An origin with a character CORS cannot list is BLOB_BAD_INPUT.
+ */
+BINDERY_NODISCARD int blob_service_cors_set(struct blob_client *,
+    const char *const *origins, size_t n, struct blob_result *res);
+
 /* Undelete Blob; an endpoint without it (Azurite: 501) gives
  * BLOB_NOT_SUPPORTED. */
 BINDERY_NODISCARD int blob_undelete(struct blob_client *, const char *name,
