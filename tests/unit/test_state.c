@@ -118,10 +118,11 @@ scan_file(const char *dir, const char *file)
 			continue;
 		if ((e = strstr(line, "ENUM(")) == NULL && (e = strstr(line, "enum(")) == NULL)
 			continue;
-		/* The column: the last identifier before ENUM (after MODIFY/CHANGE too). */
+		/* The column: the last identifier before ENUM (after ADD/MODIFY/CHANGE too). */
 		while (*p == ' ' || *p == '\t')
 			p++;
-		if (word_after(line, "MODIFY COLUMN", col, sizeof col) ||
+		if (word_after(line, "ADD COLUMN", col, sizeof col) ||
+		    word_after(line, "MODIFY COLUMN", col, sizeof col) ||
 		    word_after(line, "MODIFY", col, sizeof col)) {
 			;
 		} else {
