@@ -41,4 +41,4 @@ EXTRA_DIST += tests/e2e/tus_client.sh tests/e2e/tus_client.mjs tests/bench/bench
 # Direct uploads (issue 13): the curl flow, what the create-only SAS cannot
 # do, finalize's checks, and the sweeper's cells for direct intents.
 E2E_TESTS += tests/e2e/direct.sh
-EXTRA_DIST += tests/e2e/direct.sh
+EXTRA_DIST += tests/e2e/direct.sh tests/bench/bench_direct.sh
