@@ -20,7 +20,8 @@
 # directly): a direct intent is never claimed before its lease ends, even
 # by --older-than 0; once expired (expires_at moved back with SQL, said
 # so) a blob never finalized is deleted and the rows dropped; a finalize
-# killed after recording (ETag, size, SHA-256) is rolled forward; a
+# killed after recording (ETag, size, SHA-256) is rolled forward, a create
+# killed after writing its intent leaves rows the sweep drops; a
 # recorded intent whose blob was overwritten since is deleted with
 # If-Match, never made a document.
 [ -n "${BASH_VERSION:-}" ] || exec bash "$0" "$@"
@@ -279,6 +280,18 @@ chaos_sweep "$BINDERY_CONFIG" "$work/sweep.log"
 blob_exists "$never_blob"; isnt $? 0 "once expired: the blob never finalized is deleted"
 is "$(rows_of "$never_blob")" 0 "... its rows dropped"
 is "$(rows_of "$empty_blob")" 0 "an expired intent without a blob: its rows dropped"
+
+printf 'direct.after_intent exit once\n' >"$FP"
+create "$url" "$RUN-sw-intent" 5000 "" "${CHAOS_AUTH[@]}"
+: >"$FP"
+isnt "$HTTP_CODE" 201 "crash: a create killed after its intent was written gets no SAS"
+intent_blob=$(sql "SELECT blob_name FROM documents WHERE name = '$RUN-sw-intent'")
+is "$(rows_of "$intent_blob")" 2 "... its pending rows are there"
+chaos_sweep "$BINDERY_CONFIG" "$work/sweep.log"
+is "$(rows_of "$intent_blob")" 2 "... and stay before the lease ends"
+expire "$intent_blob"
+chaos_sweep "$BINDERY_CONFIG" "$work/sweep.log"
+is "$(rows_of "$intent_blob")" 0 "... the sweep drops them once it has"
 
 create "$url" "$RUN-sw-crash" "$FILE_SIZE" "" "${CHAOS_AUTH[@]}"
 crash_blob=$(blob_of "$ID") crash_id=$ID
