@@ -13,10 +13,14 @@
 int
 cmd_cors(struct cli *cli, int argc, char **argv)
 {
+	static const struct option opts[] = {
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
 	struct blob_result r;
 	int c, rc;
 
-	while ((c = getopt(argc, argv, "h")) != -1) {
+	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
 		if (c == 'h') {
 			printf("usage: bindery cors ORIGIN...\n\n"
 			       "Sets the Blob service's CORS rules to one rule: the ORIGINs (e.g.\n"

@@ -62,6 +62,8 @@ case $single_put_max in
 *K) single_put_max=$((${single_put_max%K} * KIB)) ;;
 esac
 
+sweep_cutoff=$(sed -n 's/^sweep_cutoff *= *//p' "$BINDERY_CONFIG" | tail -n 1)
+sweep_cutoff=${sweep_cutoff:-900}
 blob_of() { sql "SELECT blob_name FROM documents WHERE id = $1"; }
 blob_exists() { "$blobtool" stat "$1" >/dev/null 2>&1; }
 etag_of() { "$blobtool" stat "$1" | sed -n 's/.* etag=//p'; }
@@ -126,6 +128,24 @@ for server in lighttpd apache; do
 	like "$UPLOAD_URL" '[?&]sr=b(&|$)' "$s: ... one blob (sr=b)"
 	is "$(printf '%s' "$HTTP_BODY" | jq -r '.headers | [."x-ms-blob-type", ."x-ms-tags", ."If-None-Match", ."Content-Type"] | join("|")')" \
 		'BlockBlob|state=pending|*|application/x-test' "$s: ... and the headers to send"
+	expires=$(printf '%s' "$HTTP_BODY" | jq -r .expires_at)
+	se=$(printf '%s' "$UPLOAD_URL" | sed -n 's/.*[?&]se=\([^&]*\).*/\1/p' | sed 's/%3A/:/g')
+	is "$se" "$expires" "$s: ... the SAS expires (se) at expires_at"
+	lease=$(sql "SELECT CAST(UNIX_TIMESTAMP(expires_at) AS SIGNED) FROM blobs WHERE name = '$blob'")
+	# The database's NOW(6) is read a moment after the SAS's clock: up to a second more.
+	after=$((lease - $(date -u -d "$expires" +%s) - 300 - sweep_cutoff))
+	ok "[ $after -ge 0 ] && [ $after -le 1 ]" \
+		"$s: ... and the intent's lease ends 300 s + sweep_cutoff after it (+$after s)"
+	origin=$url
+	code=$(curl -s -o /dev/null -D "$work/preflight" -w '%{http_code}' -X OPTIONS -H "Origin: $origin" \
+		-H 'Access-Control-Request-Method: PUT' \
+		-H 'Access-Control-Request-Headers: x-ms-blob-type,x-ms-tags,if-none-match,content-type' "$UPLOAD_URL")
+	is "$code" 200 "$s: storage's CORS preflight for the page's origin ($origin) passes"
+	like "$(tr -d '\r' <"$work/preflight" | tr 'A-Z' 'a-z')" "access-control-allow-origin: $origin" \
+		"$s: ... allowing that origin"
+	code=$(curl -s -o /dev/null -w '%{http_code}' -X OPTIONS -H 'Origin: http://evil.example' \
+		-H 'Access-Control-Request-Method: PUT' "$UPLOAD_URL")
+	is "$code" 403 "$s: ... and refused for another origin (403)"
 	other_name=$(printf '%s' "$UPLOAD_URL" | sed "s|/$blob?|/${blob}x?|")
 	container_url=$(printf '%s' "$UPLOAD_URL" | sed "s|/$blob?|?restype=container\&comp=list\&|")
 	is "$(sas_call PUT "$other_name" -H 'x-ms-blob-type: BlockBlob' --data-binary "@$work/small")" 403 \
@@ -259,6 +279,15 @@ cgi_run "$work/off.out" "$work/off.conf" POST /documents/direct CONTENT_TYPE=app
 	<"$work/off.json"
 is "$CGI_CODE" 404 "direct = false: POST /documents/direct answers 404"
 is "$(jfield "$(cgi_body "$work/off.out")" error)" direct_disabled "... direct_disabled"
+
+# bindery cors: its usage.
+"$CHAOS_BIN/bindery" -c "$BINDERY_CONFIG" cors --help >"$work/cors.help" 2>&1
+is "$?" 0 "bindery cors --help exits 0"
+like "$(cat "$work/cors.help")" 'usage: bindery cors ORIGIN' "... and says how"
+"$CHAOS_BIN/bindery" -c "$BINDERY_CONFIG" cors >/dev/null 2>&1
+is "$?" 64 "bindery cors without an origin: usage (64)"
+"$CHAOS_BIN/bindery" -c "$BINDERY_CONFIG" cors 'http://a.example,http://b.example' >/dev/null 2>&1
+is "$?" 64 "... an origin with a comma: usage (64), nothing set"
 
 # ---- the sweeper ----
 chaos_failpoint_responder "$FP" || bail_out "no responder that reads $FP"
