@@ -248,6 +248,8 @@ commit_direct(struct services *s, const struct direct_row *row, const struct blo
 		return PROTO_UNAVAILABLE;
 	if ((pr = tag_committed(s, row->blob_name)) != PROTO_OK)
 		return pr;
+	if (FAILPOINT("direct.after_tag"))
+		return PROTO_UNAVAILABLE;
 	e = docs_mark_ready(s->db, row->document_id, row->blob_name, row->holder, p->size, sha256_hex, p->etag);
 	return e == DB_CONFLICT ? PROTO_UNAVAILABLE : from_db(e);
 }

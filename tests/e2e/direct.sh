@@ -20,7 +20,8 @@
 # directly): a direct intent is never claimed before its lease ends, even
 # by --older-than 0; once expired (expires_at moved back with SQL, said
 # so) a blob never finalized is deleted and the rows dropped; a finalize
-# killed after recording (ETag, size, SHA-256) is rolled forward, a create
+# killed after recording (ETag, size, SHA-256), or after its tag flip, is
+# rolled forward, a create
 # killed after writing its intent leaves rows the sweep drops; a
 # recorded intent whose blob was overwritten since is deleted with
 # If-Match, never made a document.
@@ -343,6 +344,19 @@ cmp -s "$work/got" "$work/file"; ok $? "... and the document reads back byte-ide
 "$blobtool" stat "$crash_blob" >"$work/stat"
 like "$(cat "$work/stat")" 'tags=1 ' "... its blob tagged by bindery"
 
+create "$url" "$RUN-sw-tagged" 5000 "" "${CHAOS_AUTH[@]}"
+tagged_blob=$(blob_of "$ID") tagged_id=$ID
+is "$(put "$work/small")" 201 "crash after the tag: uploaded"
+printf 'direct.after_tag exit once\n' >"$FP"
+req POST "$url$FINALIZE" "${NOBODY[@]}" "${CHAOS_AUTH[@]}"
+: >"$FP"
+isnt "$HTTP_CODE" 200 "... finalize killed after tagging the blob committed"
+is "$(sql "SELECT status FROM documents WHERE id = $tagged_id")" pending "... the document still pending"
+expire "$tagged_blob"
+chaos_sweep "$BINDERY_CONFIG" "$work/sweep.log"
+req GET "$url/documents/$tagged_id/content"
+is "$HTTP_CODE" 200 "... once expired the sweep rolls it forward, readable"
+
 create "$url" "$RUN-sw-changed" "$FILE_SIZE" "" "${CHAOS_AUTH[@]}"
 changed_blob=$(blob_of "$ID") changed_id=$ID
 is "$(put "$work/file")" 201 "changed: uploaded"
@@ -359,6 +373,6 @@ blob_exists "$changed_blob"; isnt $? 0 "... the sweep deletes it"
 is "$(rows_of "$changed_blob")" 0 "... drops the rows"
 req GET "$url/documents/$changed_id"
 is "$HTTP_CODE" 404 "... and no document appears"
-is "$(chaos_verify "$RUN-sw" "$work/before" "$crash_id")" "" \
+is "$(chaos_verify "$RUN-sw" "$work/before" "$crash_id,$tagged_id")" "" \
 	"MariaDB and Azurite agree: no orphan, nothing dangling, nothing stuck"
 done_testing
