@@ -275,6 +275,26 @@ direct_roll_forward(struct services *w, const char *claimer, const struct sweep_
 	}
 }
 
+/* A direct intent that is no document: its blob goes with If-Match on the
+ * ETag just read, so bytes that changed since are looked at again by a
+ * later run, never deleted unseen; then its rows. */
+static void
+direct_delete(struct services *w, const char *claimer, const struct sweep_item *it,
+	      const struct blob_props *p, struct sweep_report *rep)
+{
+	struct blob_result r;
+
+	if (blob_delete(w->blob, it->name, NULL, p->etag, &r) != 0 && r.status != BLOB_NOT_FOUND) {
+		log_warn("delete of direct upload %s: %s (HTTP %ld %s)", it->name, blob_status_name(r.status),
+			 r.http_status, r.code);
+		if (r.status != BLOB_CONDITION_NOT_MET)
+			note_trouble(rep, &r);
+		release(w, claimer, it, rep);
+		return;
+	}
+	drop_rows(w, claimer, it, &rep->deleted, rep);
+}
+
 /* Carry out the decision for a claimed intent whose facts are known. */
 static void
 act(struct services *w, const char *claimer, const struct sweep_item *it,
@@ -349,17 +369,7 @@ act(struct services *w, const char *claimer, const struct sweep_item *it,
 		direct_roll_forward(w, claimer, it, f, rep);
 		return;
 	case SWEEP_DELETE_IF_MATCH_THEN_DROP:
-		/* If-Match on the ETag just read: bytes that changed since are
-		 * looked at again by a later run, never deleted unseen. */
-		if (blob_delete(w->blob, it->name, NULL, p->etag, &r) != 0 && r.status != BLOB_NOT_FOUND) {
-			log_warn("delete of direct upload %s: %s (HTTP %ld %s)", it->name,
-				 blob_status_name(r.status), r.http_status, r.code);
-			if (r.status != BLOB_CONDITION_NOT_MET)
-				note_trouble(rep, &r);
-			release(w, claimer, it, rep);
-			return;
-		}
-		drop_rows(w, claimer, it, &rep->deleted, rep);
+		direct_delete(w, claimer, it, p, rep);
 		return;
 	}
 }
