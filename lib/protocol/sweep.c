@@ -240,6 +240,28 @@ leave(const struct sweep_item *it, const struct sweep_facts *f, const char *why,
 	rep->problems++;
 }
 
+/* The blob is committed and tagged so: its document becomes ready with
+ * this size, SHA-256 and ETag (the last step of a roll-forward). */
+static void
+mark_rolled_forward(struct services *w, const char *claimer, const struct sweep_item *it,
+		    const struct sweep_facts *f, uint64_t size, const char *sha256, const char *etag,
+		    struct sweep_report *rep)
+{
+	enum db_err e = sweep_db_roll_forward(w->db, claimer, it, size, sha256, etag);
+
+	if (e == DB_OK) {
+		log_info("rolled %s forward: document %llu is ready", it->name,
+			 (unsigned long long)it->document_id);
+		rep->rolled_forward++;
+	} else if (e == DB_CONFLICT) {
+		leave(it, f, "no pending document of this intent to roll forward", rep);
+	} else {
+		log_warn("roll forward of %s: %s", it->name, db_err_name(e));
+		release(w, claimer, it, rep);
+		rep->temporary = 1;
+	}
+}
+
 /*
  * Finalize recorded the bytes and they are still there: what it did not
  * finish, done the same way.  The tag goes first (DESIGN.md, "tag before
@@ -252,7 +274,6 @@ direct_roll_forward(struct services *w, const char *claimer, const struct sweep_
 {
 	const struct blob_tag committed[] = { { TAG_STATE_KEY, tag_state_name(TAG_STATE_COMMITTED) } };
 	struct blob_result r;
-	enum db_err e;
 
 	if (blob_set_tags(w->blob, it->name, committed, 1, NULL, &r) != 0) {
 		log_warn("tag of direct upload %s: %s (HTTP %ld %s)", it->name, blob_status_name(r.status),
@@ -261,18 +282,7 @@ direct_roll_forward(struct services *w, const char *claimer, const struct sweep_
 		release(w, claimer, it, rep);
 		return;
 	}
-	e = sweep_db_roll_forward(w->db, claimer, it, it->size, it->sha256, it->etag);
-	if (e == DB_OK) {
-		log_info("rolled direct upload %s forward: document %llu is ready", it->name,
-			 (unsigned long long)it->document_id);
-		rep->rolled_forward++;
-	} else if (e == DB_CONFLICT) {
-		leave(it, f, "no pending document of this intent to roll forward", rep);
-	} else {
-		log_warn("roll forward of %s: %s", it->name, db_err_name(e));
-		release(w, claimer, it, rep);
-		rep->temporary = 1;
-	}
+	mark_rolled_forward(w, claimer, it, f, it->size, it->sha256, it->etag, rep);
 }
 
 /* A direct intent that is no document: its blob goes with If-Match on the
@@ -330,18 +340,7 @@ act(struct services *w, const char *claimer, const struct sweep_item *it,
 		drop_rows(w, claimer, it, &rep->deleted, rep);
 		return;
 	case SWEEP_ROLL_FORWARD:
-		e = sweep_db_roll_forward(w->db, claimer, it, p->size, p->meta_sha256, p->etag);
-		if (e == DB_OK) {
-			log_info("rolled %s forward: document %llu is ready", it->name,
-				 (unsigned long long)it->document_id);
-			rep->rolled_forward++;
-		} else if (e == DB_CONFLICT) {
-			leave(it, f, "no pending document of this intent to roll forward", rep);
-		} else {
-			log_warn("roll forward of %s: %s", it->name, db_err_name(e));
-			release(w, claimer, it, rep);
-			rep->temporary = 1;
-		}
+		mark_rolled_forward(w, claimer, it, f, p->size, p->meta_sha256, p->etag, rep);
 		return;
 	case SWEEP_ROLL_BACK:
 		/* One path for every blob that must go once committed: the outbox. */
