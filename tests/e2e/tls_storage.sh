@@ -9,7 +9,9 @@
 #     certificate does not carry, a refused connection, a name that does
 #     not resolve.
 #   - the connection string forms reach it: the portal's https form with
-#     EndpointSuffix=localhost:PORT, and BlobEndpoint=.
+#     EndpointSuffix=localhost:PORT, and BlobEndpoint=; and a SAS-only
+#     configuration (an account SAS, blobtool account-sas) creates, reads
+#     and deletes.
 #   - an API subset (create, read, Range, replace, delete; sweep and audit
 #     clean afterwards) through a lighttpd of our own with FastCGI and with
 #     mod_cgi, and redirect mode's SAS URL read over https.
@@ -114,9 +116,36 @@ for form in \
 	ok $? "connection string ${form%%;*};...: migrate over https ($(head -c 200 "$work/cs.out"))"
 done
 
-# ---- an API subset through a server ----
 head -c $((5 * 1024 * 1024 + 17)) /dev/urandom >"$work/doc"	# more than one block
 head -c 70000 /dev/urandom >"$work/new"
+
+# ---- a SAS-only configuration (an account SAS, no key) ----
+sas=$(BINDERY_TEST_BLOB_ENDPOINT=$tls BLOBTOOL_CONTAINER=unused "$BINDERY_TEST_BIN/../tests/tools/blobtool" \
+	account-sas rwdlacutf 3600) || bail_out "blobtool account-sas failed"
+{
+	# (a SAS cannot sign direct uploads' links: they go off with the key)
+	sed -e "s|^name = bindery\$|name = $DBNAME|" -e "s|^endpoint = .*|endpoint = $tls\nca_file = $ca|" \
+		-e '/^key = /d' -e 's/^direct = .*/direct = false/' "$BINDERY_CONFIG"
+	# a line holds at most 198 characters: the SAS goes on continuation lines
+	printf '[storage]\nsas = %s\n' "${sas//&/&$'\n\t'}"
+} >"$work/sas.conf"
+chmod 0600 "$work/sas.conf"
+grep -q '^key = ' "$work/sas.conf" && bail_out "sas.conf still has the key"
+"$cli" -c "$work/sas.conf" migrate >"$work/sas.out" 2>&1
+ok $? "SAS-only: migrate over https ($(head -c 200 "$work/sas.out"))"
+out=$(cgi_req "$work/sas.conf" POST "/documents?name=tls-sas-$$" HTTP_AUTHORIZATION="Bearer $BINDERY_TEST_TOKEN" \
+	CONTENT_TYPE=application/octet-stream CONTENT_LENGTH=70000 <"$work/new")
+like "$out" '^Status: 201' "SAS-only: create"
+id=$(jfield "$out" id)
+cgi_run "$work/sas.got" "$work/sas.conf" GET "/documents/$id/content" </dev/null
+is "$CGI_CODE" 200 "SAS-only: content answers 200"
+tail -c 70000 "$work/sas.got" >"$work/sas.body"
+cmp -s "$work/new" "$work/sas.body"
+ok $? "SAS-only: read back byte-identical"
+out=$(cgi_req "$work/sas.conf" DELETE "/documents/$id" HTTP_AUTHORIZATION="Bearer $BINDERY_TEST_TOKEN" </dev/null)
+like "$out" '^Status: 204' "SAS-only: delete"
+
+# ---- an API subset through a server ----
 subset() { # LABEL URL
 	local label=$1 url=$2 id etag name=tls-$1-$$-$RANDOM
 	req GET "$url/healthz"

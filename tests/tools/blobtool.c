@@ -7,6 +7,7 @@
  *   blobtool mkcontainer | rmcontainer
  *   blobtool put NAME FILE [key=value ...]   create-only, "-" is stdin
  *   blobtool sas NAME PERMS SECONDS [DISPOSITION [CONTENT-TYPE]]
+ *   blobtool account-sas PERMS SECONDS   an account SAS query (blob service, srt=sco)
  *   blobtool stat NAME                      size=, sha256=, ..., etag= on one line
  *   blobtool rm NAME
  */
@@ -14,8 +15,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <time.h>
+
 #include "storage/blob.h"
 #include "storage/blob_internal.h"
+#include "storage/sign.h"
 #include "tools/blob_helpers.h"
 #include "base/buf.h"
 
@@ -25,6 +29,34 @@ fail(const char *what, const struct blob_result *r)
 	fprintf(stderr, "blobtool: %s: %s (HTTP %ld %s) %s\n", what,
 	    blob_status_name(r->status), r->http_status, r->code, r->message);
 	return 1;
+}
+
+/* Print an account SAS for the blob service (what a SAS-only bindery.conf
+ * carries): the query string, without '?'. */
+static int
+account_sas(const struct blob_settings *s, const char *perms, long long seconds)
+{
+	struct sas_account_fields f;
+	struct buf key = BUF_INIT(128), q = BUF_INIT(1024);
+	char expiry[24];
+	int rc = 1;
+
+	memset(&f, 0, sizeof f);
+	sign_time_iso8601(time(NULL) + (time_t)seconds, expiry);
+	f.permissions = perms;
+	f.services = "b";
+	f.resource_types = "sco";
+	f.expiry = expiry;
+	if (sign_base64_decode(s->key_b64, strlen(s->key_b64), &key) == SIGN_OK &&
+	    sas_sign_account((const unsigned char *)key.ptr, key.len, s->account, &f, &q) == SIGN_OK) {
+		printf("%s\n", buf_cstr(&q));
+		rc = 0;
+	} else {
+		fprintf(stderr, "blobtool: cannot sign an account SAS\n");
+	}
+	buf_free(&key);
+	buf_free(&q);
+	return rc;
 }
 
 int
@@ -88,6 +120,8 @@ main(int argc, char **argv)
 			rc = 0;
 		}
 		buf_free(&url);
+	} else if (strcmp(argv[1], "account-sas") == 0 && argc >= 4) {
+		rc = account_sas(&s, argv[2], strtoll(argv[3], NULL, 10));
 	} else if (strcmp(argv[1], "stat") == 0 && argc >= 3) {
 		struct blob_props p;
 
