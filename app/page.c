@@ -40,7 +40,7 @@ static const char page_style[] =
 	"#drop.over{border-color:#1a73e8;background:#eef4fd}\n"
 	"#uploads{list-style:none;padding:0;margin:0}#uploads li{display:grid;"
 	"grid-template-columns:minmax(8rem,1fr) 14rem minmax(8rem,1fr);gap:.6rem;align-items:center;padding:.2rem 0}\n"
-	"#uploads progress{width:100%}.err{color:#b00020}.done{color:#137333}\n"
+	"#up label{margin-right:1rem}#uploads progress{width:100%}.err{color:#b00020}.done{color:#137333}\n"
 	"nav.pager{display:flex;gap:1rem;margin:1rem 0}.muted{color:#666}\n"
 	".sr{position:absolute;left:-9999px}\n"
 	"</style>\n";
@@ -49,10 +49,10 @@ static const char page_style[] =
 static const char page_forms[] =
 	"<form id=\"up\" method=\"post\" action=\"/documents\" enctype=\"multipart/form-data\">\n"
 	"<fieldset><legend>Upload</legend>\n"
-	"<p><label>Name (optional) <input name=\"name\" maxlength=\"255\"></label>\n"
-	"<label>File <input id=\"file\" type=\"file\" name=\"file\" required></label>\n"
-	"<button id=\"send\">Upload</button>\n"
-	"<label>Token <input id=\"token\" type=\"password\" autocomplete=\"off\"></label></p>\n"
+	"<p><label>Token <input id=\"token\" type=\"password\" autocomplete=\"off\"></label></p>\n"
+	"<p><label>File <input id=\"file\" type=\"file\" name=\"file\" required></label>\n"
+	"<label>Name (optional) <input name=\"name\" maxlength=\"255\"></label>\n"
+	"<button id=\"send\">Upload</button></p>\n"
 	"<div id=\"drop\" hidden>Drop files here, or choose several above</div>\n"
 	"<ul id=\"uploads\" aria-live=\"polite\" aria-label=\"Uploads\"></ul>\n"
 	"<p id=\"msg\" role=\"status\"></p>\n"
@@ -60,7 +60,7 @@ static const char page_forms[] =
 
 static const char page_table_head[] =
 	"<section id=\"list\" aria-label=\"Documents\">\n<table><caption class=\"sr\">Documents</caption><thead><tr><th scope=\"col\">Name</th>"
-	"<th scope=\"col\" class=\"n\">Size</th><th scope=\"col\">Ready since</th>"
+	"<th scope=\"col\" class=\"n\">Size</th><th scope=\"col\">Created</th>"
 	"<th scope=\"col\">Actions</th></tr></thead><tbody id=\"docs\">\n";
 
 static const char page_tail[] =
