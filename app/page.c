@@ -45,13 +45,15 @@ static const char page_style[] =
 	".sr{position:absolute;left:-9999px}\n"
 	"</style>\n";
 
-/* The upload form is the no-JavaScript path too: a plain multipart POST. */
+/* The upload form is the no-JavaScript path too: a plain multipart POST,
+ * whose name field must come before the file (README: the API refuses a
+ * name after it), so the fields keep this order. */
 static const char page_forms[] =
 	"<form id=\"up\" method=\"post\" action=\"/documents\" enctype=\"multipart/form-data\">\n"
 	"<fieldset><legend>Upload</legend>\n"
 	"<p><label>Token <input id=\"token\" type=\"password\" autocomplete=\"off\"></label></p>\n"
-	"<p><label>File <input id=\"file\" type=\"file\" name=\"file\" required></label>\n"
-	"<label>Name (optional) <input name=\"name\" maxlength=\"255\"></label>\n"
+	"<p><label>Name (optional) <input name=\"name\" maxlength=\"255\"></label>\n"
+	"<label>File <input id=\"file\" type=\"file\" name=\"file\" required></label>\n"
 	"<button id=\"send\">Upload</button></p>\n"
 	"<div id=\"drop\" hidden>Drop files here, or choose several above</div>\n"
 	"<ul id=\"uploads\" aria-live=\"polite\" aria-label=\"Uploads\"></ul>\n"

@@ -42,3 +42,6 @@ EXTRA_DIST += tests/e2e/tus_client.sh tests/e2e/tus_client.mjs tests/bench/bench
 # links without JavaScript (issue 13, "The page").
 E2E_TESTS += tests/e2e/list_prefix.sh
 EXTRA_DIST += tests/e2e/list_prefix.sh
+# The page's CSP with and without direct uploads, and /page.js = app/page.js.
+E2E_TESTS += tests/e2e/page.sh
+EXTRA_DIST += tests/e2e/page.sh
