@@ -230,8 +230,9 @@ page_pager(struct buf *b, const struct list_query *lq, const struct page_ctx *pc
 /*
  * The page's head up to the table.  What the script needs from the
  * configuration travels as data- attributes on <body>, never as inline
- * script: whether direct uploads are on, the largest document, the tus
- * chunk and the size from which a file goes through tus.
+ * script: whether direct uploads are on and the largest file they take
+ * (one Put Blob: single_put_max, as POST /documents/direct has it), the tus
+ * chunk and the size from which a file goes through tus when they are off.
  */
 static enum buf_err
 page_head(struct buf *b, const struct bindery_config *cfg, const struct list_query *lq)
@@ -244,9 +245,9 @@ page_head(struct buf *b, const struct bindery_config *cfg, const struct list_que
 	if (e == BUF_OK)
 		e = buf_append_cstr(b, page_style);
 	if (e == BUF_OK)
-		e = buf_appendf(b, "</head><body data-direct=\"%d\" data-max-upload=\"%llu\""
+		e = buf_appendf(b, "</head><body data-direct=\"%d\" data-direct-max=\"%llu\""
 				" data-tus-chunk=\"%u\" data-tus-min=\"%llu\">\n<h1>bindery</h1>\n",
-				cfg->upload_direct ? 1 : 0, (unsigned long long)cfg->max_upload,
+				cfg->upload_direct ? 1 : 0, (unsigned long long)cfg->single_put_max,
 				PAGE_TUS_CHUNK, (unsigned long long)cfg->single_put_max);
 	if (e == BUF_OK)
 		e = buf_append_cstr(b, page_forms);

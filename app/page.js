@@ -229,13 +229,18 @@ async function formUpload(file, name, item) {
 		throw new Failure(r);
 }
 
+// Which way a file goes: direct to storage when the server has it on and
+// the file fits one Put Blob (data-direct-max); beyond that, or from
+// data-tus-min bytes on when direct is off, tus; anything else (and an
+// empty file, which tus and a Put Blob of nothing gain nothing from) one POST.
 async function uploadOne(file, name) {
 	const item = uploadItem(name);
+	const direct = settings.direct === '1';
 	try {
 		let done = false;
-		if (settings.direct === '1' && file.size > 0)
+		if (direct && file.size > 0 && file.size <= Number(settings.directMax))
 			done = await directUpload(file, name, item);
-		if (!done && file.size > 0 && (settings.direct === '1' || file.size >= Number(settings.tusMin)))
+		if (!done && file.size > 0 && (direct || file.size >= Number(settings.tusMin)))
 			done = await tusUpload(file, name, item);
 		if (!done)
 			await formUpload(file, name, item);

@@ -119,7 +119,10 @@ async function serverRun(srv, url) {
 
 		await noScriptUpload(srv, url, check, snap, tag);
 
-		// The form, with the script: a small file and the token.
+		// The form, with the script: a small file and the token, sent as
+		// one POST as the page does when direct uploads are off.
+		const pageDirect = await page.evaluate(() => document.body.dataset.direct);
+		await page.evaluate(() => { document.body.dataset.direct = '0'; });
 		const smallName = `${tag}-small.txt`;
 		await page.fill('input[name=name]', smallName);
 		await page.setInputFiles('#file', files.small);
@@ -137,7 +140,7 @@ async function serverRun(srv, url) {
 		      'the resumed upload downloads the same bytes as the file on disk (SHA-256)');
 		await snap(page, 'tus-download');
 		await replaceAndDelete(page, check, snap, tusName, download, appears);
-		await directUpload(page, check, snap, tag, appears, download);
+		await directUpload(page, check, snap, tag, appears, download, pageDirect);
 
 		await page.fill('#token', 'not-a-token-at-all-0000');
 		await page.setInputFiles('#file', files.small);
@@ -210,7 +213,9 @@ async function tusResume(page, check, snap, appears, name) {
 	const total = readFileSync(files.tus).length;
 	const chunks = Math.ceil(total / TUS_CHUNK);
 	const small = () => page.evaluate(c => {
-		document.body.dataset.tusMin = '1';	/* this file goes through tus */
+		/* this file goes through tus: too large for direct, large enough for tus */
+		document.body.dataset.directMax = '0';
+		document.body.dataset.tusMin = '1';
 		document.body.dataset.tusChunk = String(c);
 	}, TUS_CHUNK);
 	await page.route('**/uploads/**', async route => {
@@ -293,11 +298,12 @@ async function replaceAndDelete(page, check, snap, name, download, appears) {
 
 // A direct upload, when the page has them on: the file goes to storage
 // (PUT to the SAS URL), finalize makes it a document.
-async function directUpload(page, check, snap, tag, appears, download) {
-	if (await page.evaluate(() => document.body.dataset.direct) !== '1') {
+async function directUpload(page, check, snap, tag, appears, download, pageDirect) {
+	if (pageDirect !== '1') {
 		console.log('note\tdirect uploads are off on this page: no direct step');
 		return;
 	}
+	await page.reload();	/* the page as served: direct on, its own limits */
 	const name = `${tag}-direct.bin`;
 	const toStorage = page.waitForResponse(r => r.request().method() === 'PUT' && !r.url().startsWith(page.url().split('/').slice(0, 3).join('/')),
 		{ timeout: 20000 });

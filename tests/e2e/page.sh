@@ -22,12 +22,14 @@ csp_base="default-src 'self'; script-src 'self'; style-src 'unsafe-inline'; obje
 # The endpoint is http://127.0.0.1:PORT/devstoreaccount1: its origin drops the path.
 storage_origin=$(printf '%s' "$BINDERY_TEST_BLOB_ENDPOINT" | sed -E 's#^(https?://[^/]+).*#\1#')
 like "$storage_origin" '^http://127\.0\.0\.1:[0-9]+$' "the storage origin is worked out ($storage_origin)"
-grep -q '^direct = false$' "$BINDERY_CONFIG" || bail_out "the test configuration has no 'direct = false' line"
-sed 's/^direct = false$/direct = true/' "$BINDERY_CONFIG" >"$page_work/direct.conf"
+# Both settings from the stack's configuration, whichever it has.
+grep -Eq '^direct = (true|false)$' "$BINDERY_CONFIG" || bail_out "the test configuration has no 'direct =' line"
+sed -E 's/^direct = (true|false)$/direct = false/' "$BINDERY_CONFIG" >"$page_work/off.conf"
+sed -E 's/^direct = (true|false)$/direct = true/' "$BINDERY_CONFIG" >"$page_work/direct.conf"
 
 csp_of() { tr -d '\r' <"$1" | sed -n '1,/^$/s/^Content-Security-Policy: //p'; }
 
-cgi_run "$page_work/off.http" "$BINDERY_CONFIG" GET /
+cgi_run "$page_work/off.http" "$page_work/off.conf" GET /
 is "$CGI_CODE" 200 "direct off: the page is 200"
 is "$(csp_of "$page_work/off.http")" "$csp_base" "direct off: the usual CSP, no connect-src of its own"
 like "$(cgi_body "$page_work/off.http")" '<body data-direct="0"' "direct off: the page says so to its script"
