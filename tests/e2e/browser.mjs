@@ -26,14 +26,15 @@
 // A screenshot of each step goes to SCREENS/SERVER-NN-step.png.
 // Prints one line per check, "pass<TAB>what" or "fail<TAB>what";
 // tests/e2e/browser.sh turns them into TAP with tests/lib/tap.sh.
-// usage: node browser.mjs TOKEN DIR SCREENS STOLEN-NAME SERVER=URL...
+// usage: node browser.mjs TOKEN DIR SCREENS STOLEN-NAME DIRECT SERVER=URL...
+//   DIRECT is 1 when the stack's bindery.conf has [upload] direct = true
 //   DIR holds small.txt, tus.bin, replace.bin (written by browser.sh)
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 import { chromium } from 'playwright-core';
 
-const [token, dir, screens, stolenName, ...servers] = process.argv.slice(2);
+const [token, dir, screens, stolenName, expectDirect, ...servers] = process.argv.slice(2);
 const ok = (cond, what) => console.log(`${cond ? 'pass' : 'fail'}\t${what.replace(/[\t\n]/g, ' ')}`);
 const sha256 = path => createHash('sha256').update(readFileSync(path)).digest('hex');
 const files = { small: `${dir}/small.txt`, tus: `${dir}/tus.bin`, replace: `${dir}/replace.bin` };
@@ -299,18 +300,32 @@ async function replaceAndDelete(page, check, snap, name, download, appears) {
 // A direct upload, when the page has them on: the file goes to storage
 // (PUT to the SAS URL), finalize makes it a document.
 async function directUpload(page, check, snap, tag, appears, download, pageDirect) {
-	if (pageDirect !== '1') {
-		console.log('note\tdirect uploads are off on this page: no direct step');
+	check(pageDirect === expectDirect, `the page's data-direct is the configuration's (${pageDirect})`);
+	if (expectDirect !== '1') {
+		console.log('note\t[upload] direct is false in this stack\'s configuration: no direct step');
 		return;
 	}
 	await page.reload();	/* the page as served: direct on, its own limits */
 	const name = `${tag}-direct.bin`;
-	const toStorage = page.waitForResponse(r => r.request().method() === 'PUT' && !r.url().startsWith(page.url().split('/').slice(0, 3).join('/')),
+	const origin = new URL(page.url()).origin;
+	const grant = page.waitForResponse(r => r.request().method() === 'POST' && r.url().endsWith('/documents/direct'),
+		{ timeout: 20000 });
+	const toStorage = page.waitForResponse(r => r.request().method() === 'PUT' && new URL(r.url()).origin !== origin,
+		{ timeout: 20000 });
+	const finalize = page.waitForResponse(r => r.request().method() === 'POST' && /\/finalize$/.test(r.url()),
 		{ timeout: 20000 });
 	await page.fill('input[name=name]', name);
 	await page.setInputFiles('#file', files.replace);
 	await page.click('#send');
-	check((await toStorage).status() === 201, 'the direct upload PUTs the file to storage (201)');
+	const granted = await grant;
+	const given = granted.status() === 201 ? await granted.json() : {};
+	const put = await toStorage;
+	const sent = await put.request().allHeaders();
+	const want = Object.entries(given.headers || {});
+	check(put.status() === 201 && put.url() === given.upload_url && want.length > 0 &&
+	      want.every(([k, v]) => sent[k.toLowerCase()] === v),
+	      `the file goes to storage with exactly the granted headers (${put.status()}; ${want.map(([k]) => k).join(', ')})`);
+	check((await finalize).status() === 200, 'finalize answers 200');
 	check(await appears(`a.dl:has-text("${name}")`, 'attached'), 'after finalize the page lists it');
 	check(sha256(await download(name)) === sha256(files.replace), 'it downloads the same bytes');
 	await page.fill('input[name=name]', '');
