@@ -7,7 +7,8 @@
 # - GET /?prefix=P&limit=N shows those rows and a "Next page" link whose
 #   href carries the cursor and the prefix; following the links (as a
 #   browser without script does) walks every document once, past the
-#   first page; a bad prefix on the page is 400 JSON too.
+#   first page, and past 200 documents at the page's own 100 rows; a bad
+#   prefix on the page is 400 JSON too.
 [ -n "${BASH_VERSION:-}" ] || exec bash "$0" "$@"
 here=$(cd "$(dirname "$0")" && pwd)
 . "$here/../lib/tap.sh"
@@ -126,5 +127,27 @@ for s in "lighttpd=$BINDERY_TEST_LIGHTTPD_URL" "apache=$BINDERY_TEST_APACHE_URL"
 	for id in $ids; do
 		req DELETE "$url/documents/$id" "${auth[@]}"
 	done
+done
+
+# Past 200 at the page's own size (100 rows): 205 documents through
+# lighttpd, and the page's Next links, followed without script, show each
+# once, in ready order, over three pages.
+url=$BINDERY_TEST_LIGHTTPD_URL t="pfx-many-$$-$RANDOM-" ids= want=
+for i in $(seq -w 1 205); do
+	ids="$ids $(create "$url" "$t$i")"
+	want="$want,$i"
+done
+like "$ids" '^( [0-9]+){205}$' "205 documents created"
+curl -s -o "$work/m.html" "$url/?prefix=$t"
+walked=$(page_names "$work/m.html") href=$(next_href "$work/m.html") pages=1
+while [ -n "$href" ] && [ "$pages" -lt 10 ]; do
+	curl -s -o "$work/m.html" "$url$href"
+	walked="$walked,$(page_names "$work/m.html")"
+	href=$(next_href "$work/m.html")
+	pages=$((pages + 1))
+done
+is "$pages|$walked" "3|${want#,}" "the page's Next links walk 205 documents at 100 a page, each once, in order"
+for id in $ids; do
+	req DELETE "$url/documents/$id" "${auth[@]}"
 done
 done_testing
