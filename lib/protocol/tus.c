@@ -16,10 +16,8 @@
 #include "storage/sign.h"
 
 #define MAX_BLOCKS 50000u	/* a block list's limit */
-#define BLOCK_ID_ATTEMPT 12	/* bytes of the PATCH's attempt id in a block id ... */
-#define BLOCK_ID_RAW 16		/* ... then the block's sequence, 4 bytes big-endian */
-#define MAX_BATCH 16		/* blocks one PATCH stages at once, at most */
-#define READ_STEP ((size_t)256 * 1024)	/* body read between two pumps of the transfers */
+#define BLOCK_ID_ATTEMPT 12	/* bytes of the PATCH's attempt id that begin its block ids */
+#define READ_STEP ((size_t)256 * 1024)	/* a re-sent tail is read this much at a time */
 
 /* ---- pure decisions ------------------------------------------------------ */
 
@@ -56,6 +54,25 @@ int
 tus_blocks_fit(uint64_t nblocks, uint64_t remaining, uint64_t block_size)
 {
 	return nblocks + blocks_for(remaining, block_size) <= MAX_BLOCKS;
+}
+
+uint64_t
+tus_patch_block_size(int64_t declared, uint64_t room, uint64_t nblocks, uint64_t block_size,
+		     unsigned in_flight)
+{
+	uint64_t bs;
+
+	if (declared <= 0 || (uint64_t)declared > room || in_flight == 0)
+		return block_size;
+	bs = blocks_for((uint64_t)declared, in_flight);	/* declared / in_flight, rounded up */
+	if (bs < TUS_MIN_BLOCK)
+		bs = TUS_MIN_BLOCK;
+	if (bs >= block_size)
+		return block_size;
+	if (!tus_blocks_fit(nblocks + blocks_for((uint64_t)declared, bs), room - (uint64_t)declared,
+			    block_size))
+		return block_size;
+	return bs;
 }
 
 /* ---- the upload as answered ------------------------------------------------ */
@@ -152,16 +169,15 @@ struct patch_run {
 	struct held_intent hi;
 	struct sha256_ctx sha;		/* the document's, at u.recorded + staged */
 	gnutls_hash_hd_t sum;		/* Upload-Checksum's, or NULL */
-	char *block[MAX_BATCH];		/* a batch of block buffers, mapped on first use */
-	struct blob_stager *stager;	/* their Put Blocks, on the wire while the next is read */
-	size_t batch;			/* blocks staged at once: blocks_in_flight */
 	size_t block_size;
-	struct upload_block *staged;	/* checksum: staged, recorded once it verifies */
-	size_t nstaged;
-	uint64_t staged_bytes;		/* staged and not yet recorded */
+	size_t record_every;		/* blocks accepted between two records (no checksum) */
+	struct upload_block *staged;	/* accepted by storage, not yet recorded */
+	size_t nstaged, staged_cap;
+	uint64_t staged_bytes;
 	uint64_t room;			/* bytes the upload takes from this PATCH's offset */
 	uint64_t body_bytes;		/* ... and bytes this PATCH has read */
 	int64_t renewed_ms;
+	enum proto_result stopped;	/* why this PATCH stopped staging, else PROTO_OK */
 	int lost;			/* a fenced write touched no row */
 	int released;			/* the last record let go of the upload */
 };
@@ -201,20 +217,37 @@ read_body(struct patch_run *p, char *buf, size_t len)
 	return n;
 }
 
-/* Fill a block buffer: bytes read (short only at the body's end), -1 on
- * failure.  Between reads the blocks already started move along. */
+/* blob_stage_stream's reader: the body, refused past the upload's length.
+ * Each storage call started after progress gets request_deadline anew. */
 static long
-fill_block(struct patch_run *p, char *block)
+stage_read(void *arg, char *buf, size_t len)
+{
+	struct patch_run *p = arg;
+	long n = read_body(p, buf, len);
+
+	if (n < 0) {
+		p->stopped = p->lost ? PROTO_UNAVAILABLE : PROTO_BODY_ERROR;
+		return -1;
+	}
+	p->body_bytes += (uint64_t)n;
+	if (p->body_bytes > p->room) {
+		p->stopped = PROTO_TOO_LARGE;
+		return -1;
+	}
+	start_deadline(p->s);
+	return n;
+}
+
+/* Read up to len bytes (less only at the body's end); -1 on failure. */
+static long
+read_full(struct patch_run *p, char *buf, size_t len)
 {
 	size_t got = 0, want;
 	long n;
 
-	while (got < p->block_size) {
-		want = p->block_size - got < READ_STEP ? p->block_size - got : READ_STEP;
-		if (p->stager)
-			blob_stager_pump(p->stager);
-		n = read_body(p, block + got, want);
-		if (n < 0)
+	while (got < len) {
+		want = len - got < READ_STEP ? len - got : READ_STEP;
+		if ((n = read_body(p, buf + got, want)) < 0)
 			return -1;
 		if (n == 0)
 			break;
@@ -231,28 +264,20 @@ hex_nibble(char c)
 	return c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
 }
 
-/* The block id of block seq staged by attempt holder: fixed width, never reused. */
+/* The first BLOCK_ID_ATTEMPT bytes of attempt holder (hex), which begin
+ * the ids of the blocks it stages (then the block's 4-byte sequence,
+ * blob_stage_stream): fixed width, never reused by another attempt. */
 static int
-block_id(const char *holder, uint64_t seq, char *out, size_t outlen)
+block_id_prefix(const char *holder, unsigned char out[BLOCK_ID_ATTEMPT])
 {
-	unsigned char raw[BLOCK_ID_RAW];
-	struct buf b64 = BUF_INIT(UPLOAD_BLOCK_ID_MAX - 1);
-	int i, hi, lo, rc = -1;
+	int i, hi, lo;
 
 	for (i = 0; i < BLOCK_ID_ATTEMPT; i++) {
 		if ((hi = hex_nibble(holder[2 * i])) < 0 || (lo = hex_nibble(holder[2 * i + 1])) < 0)
-			goto out;
-		raw[i] = (unsigned char)(hi << 4 | lo);
+			return -1;
+		out[i] = (unsigned char)(hi << 4 | lo);
 	}
-	for (i = 0; i < 4; i++)
-		raw[BLOCK_ID_ATTEMPT + i] = (unsigned char)(seq >> (24 - 8 * i));
-	if (sign_base64_encode(raw, sizeof raw, &b64) != SIGN_OK ||
-	    copy_cstr(out, outlen, buf_cstr(&b64)) != 0)
-		goto out;
-	rc = 0;
-out:
-	buf_free(&b64);
-	return rc;
+	return 0;
 }
 
 /* The base64 of an MD5 digest, as Content-MD5 and the block row carry it. */
@@ -302,80 +327,71 @@ static enum proto_result
 keep_staged(struct patch_run *p, const struct upload_block *b)
 {
 	struct upload_block *more;
+	size_t cap;
 
-	more = alloc_realloc(p->staged, (p->nstaged + 1) * sizeof *p->staged);
-	if (more == NULL)
-		return PROTO_FAILED;
-	p->staged = more;
+	if (p->nstaged == p->staged_cap) {
+		cap = p->staged_cap ? 2 * p->staged_cap : 16;
+		if ((more = alloc_realloc(p->staged, cap * sizeof *p->staged)) == NULL)
+			return PROTO_FAILED;
+		p->staged = more;
+		p->staged_cap = cap;
+	}
 	p->staged[p->nstaged++] = *b;
 	return PROTO_OK;
 }
 
-/* A batch of blocks read and started, not yet recorded. */
-struct batch {
-	struct upload_block b[MAX_BATCH];
-	unsigned char md5[MAX_BATCH][16];
-	size_t len[MAX_BATCH];
-	size_t nb;
-};
-
-/* Block i of the batch, read whole: its id and MD5, and its Put Block started. */
+/* Record what storage accepted and this PATCH has not recorded yet;
+ * last: the PATCH's body is over.  A crash right after a record mid-way
+ * is the crash matrix's "mid_patch" cell. */
 static enum proto_result
-start_block(struct patch_run *p, struct batch *bt, size_t i)
+record_staged(struct patch_run *p, int last)
 {
-	uint64_t seq = p->u.nblocks + p->nstaged + i;
-	struct upload_block *b = &bt->b[i];
-	struct blob_block put;
+	enum proto_result pr;
 
-	if (seq >= MAX_BLOCKS)
-		return PROTO_CHUNK_TOO_SMALL;
-	memset(b, 0, sizeof *b);
-	b->size = bt->len[i];
-	if (block_id(p->hi.holder, seq, b->id, sizeof b->id) != 0 ||
-	    gnutls_hash_fast(GNUTLS_DIG_MD5, p->block[i], bt->len[i], bt->md5[i]) != 0 ||
-	    md5_text(bt->md5[i], b->md5, sizeof b->md5) != 0)
-		return PROTO_FAILED;
-	put = (struct blob_block){ b->id, p->block[i], bt->len[i], bt->md5[i] };
-	start_deadline(p->s);
-	return blob_stager_put(p->stager, &put) == BLOB_OK ? PROTO_OK : PROTO_UNAVAILABLE;
+	if (p->nstaged == 0)
+		return PROTO_OK;
+	if ((pr = record(p, p->staged, p->nstaged, p->staged_bytes, last)) != PROTO_OK)
+		return pr;
+	p->nstaged = 0;
+	p->staged_bytes = 0;
+	return FAILPOINT("tus.mid_patch") ? PROTO_UNAVAILABLE : PROTO_OK;
 }
 
-/*
- * Wait for the batch's Put Blocks, then record the blocks storage accepted,
- * in order (or keep them until the checksum is known).  A block that failed
- * ends the batch there: the ones before it are kept.
- */
-static enum proto_result
-finish_batch(struct patch_run *p, struct batch *bt, int last)
+/* blob_stage_stream's report of a block storage accepted, in order: kept,
+ * and recorded every record_every blocks (with a checksum, only once it
+ * verifies).  Nonzero stops the PATCH (why: p->stopped). */
+static int
+block_accepted(void *arg, const struct blob_staged *b)
 {
-	struct blob_result each[MAX_BATCH], r;
-	enum proto_result pr, failed = PROTO_OK;
-	uint64_t bytes = 0;
-	size_t i, ok;
+	struct patch_run *p = arg;
+	struct upload_block ub;
+	uint64_t after = p->u.recorded + p->staged_bytes + b->len;
+	enum proto_result pr;
 
-	if (blob_stager_wait(p->stager, each, &r) != BLOB_OK) {
-		log_blob("put block", p->u.blob_name, &r);
-		failed = from_blob(&r) == PROTO_BODY_ERROR ? PROTO_FAILED : from_blob(&r);
+	memset(&ub, 0, sizeof ub);
+	ub.size = b->len;
+	if (copy_cstr(ub.id, sizeof ub.id, b->id_b64) != 0 || md5_text(b->md5, ub.md5, sizeof ub.md5) != 0) {
+		p->stopped = PROTO_FAILED;
+		return 1;
 	}
-	for (ok = 0; ok < bt->nb && each[ok].status == BLOB_OK; ok++) {
-		sha256_update(&p->sha, bt->len[ok], (const uint8_t *)p->block[ok]);
-		if (p->sum && gnutls_hash(p->sum, p->block[ok], bt->len[ok]) != 0)
-			return PROTO_FAILED;
-		bytes += bt->len[ok];
+	/* A short block ends this PATCH; unless it ends the upload too, the
+	 * rest must still fit the block list. */
+	if (b->len < p->block_size && after < p->u.length &&
+	    !tus_blocks_fit(p->u.nblocks + p->nstaged + 1, p->u.length - after, p->s->cfg->block_size)) {
+		p->stopped = PROTO_CHUNK_TOO_SMALL;
+		return 1;
 	}
-	if (ok == 0)
-		return failed;
-	if (p->sum) {
-		for (i = 0; i < ok; i++)
-			if ((pr = keep_staged(p, &bt->b[i])) != PROTO_OK)
-				return pr;
-		p->staged_bytes += bytes;
-	} else if (record(p, bt->b, ok, bytes, last || failed != PROTO_OK) != PROTO_OK) {
-		return p->lost ? PROTO_UNAVAILABLE : PROTO_FAILED;
+	if ((pr = keep_staged(p, &ub)) != PROTO_OK) {
+		p->stopped = pr;
+		return 1;
 	}
-	if (failed != PROTO_OK)
-		return failed;
-	return FAILPOINT("tus.mid_patch") ? PROTO_UNAVAILABLE : PROTO_OK;
+	p->staged_bytes += b->len;
+	p->sha = *b->sha;
+	if (p->sum == NULL && p->nstaged >= p->record_every && (pr = record_staged(p, 0)) != PROTO_OK) {
+		p->stopped = pr;
+		return 1;
+	}
+	return 0;
 }
 
 /* The checksum came with the PATCH: record its blocks only if it matches. */
@@ -388,85 +404,59 @@ verify_and_record(struct patch_run *p)
 	p->sum = NULL;
 	if (memcmp(got, p->req->digest, p->req->digest_len) != 0)
 		return PROTO_CHECKSUM_MISMATCH;
-	if (p->nstaged == 0)
-		return PROTO_OK;
-	return record(p, p->staged, p->nstaged, p->staged_bytes, 1);
+	return record_staged(p, 1);
 }
 
-/* A block buffer for slot i of the batch, made on first use; NULL without memory. */
-static char *
-block_buffer(struct patch_run *p, size_t i)
+/* Why blob_stage_stream stopped: the PATCH's own reason, else storage's. */
+static enum proto_result
+stage_failure(struct patch_run *p, int rc, const struct blob_result *r)
 {
-	if (p->block[i] == NULL)
-		p->block[i] = alloc_malloc(p->block_size);
-	return p->block[i];
+	enum proto_result pr;
+
+	if (p->stopped != PROTO_OK)
+		return p->stopped;
+	if (rc == BLOB_BAD_INPUT)
+		return PROTO_CHUNK_TOO_SMALL;	/* past the block list's 50000 */
+	log_blob("put block", p->u.blob_name, r);
+	pr = from_blob(r);
+	return pr == PROTO_BODY_ERROR ? PROTO_FAILED : pr;
 }
 
 /*
- * Read up to a batch of blocks, starting each block's Put Block as soon as
- * it is whole, so it travels while the next is read.  bt->nb blocks were
- * started; *ended when the body ended (the last may be short).
- * PROTO_BODY_ERROR (or PROTO_UNAVAILABLE when the upload was lost) when
- * the body failed part-way: the whole blocks before still count.
- * PROTO_TOO_LARGE and PROTO_CHUNK_TOO_SMALL refuse the whole PATCH.
+ * The PATCH's bytes as blocks after the recorded ones: each Put Block on
+ * the wire while the next block is read and the one before is hashed
+ * (blob_stage_stream), each recorded once storage accepted it.  Whole
+ * blocks accepted before the body or storage failed still count (not
+ * with a checksum: all or nothing); nothing more is recorded for a PATCH
+ * refused as too large or too short.
  */
-static enum proto_result
-read_batch(struct patch_run *p, struct batch *bt, int *ended)
-{
-	enum proto_result pr;
-	long n;
-
-	bt->nb = 0;
-	*ended = 0;
-	while (bt->nb < p->batch) {
-		if (block_buffer(p, bt->nb) == NULL)
-			return PROTO_FAILED;
-		if ((n = fill_block(p, p->block[bt->nb])) < 0)
-			return p->lost ? PROTO_UNAVAILABLE : PROTO_BODY_ERROR;
-		if (n == 0 || (size_t)n < p->block_size)
-			*ended = 1;
-		if (n == 0)
-			break;
-		p->body_bytes += (uint64_t)n;
-		if (p->body_bytes > p->room)
-			return PROTO_TOO_LARGE;
-		/* A short block ends this PATCH; unless it ends the upload
-		 * too, the rest must still fit the block list. */
-		if (*ended && p->body_bytes < p->room &&
-		    !tus_blocks_fit(p->u.nblocks + p->nstaged + bt->nb + 1, p->room - p->body_bytes,
-				    p->block_size))
-			return PROTO_CHUNK_TOO_SMALL;
-		bt->len[bt->nb] = (size_t)n;
-		if ((pr = start_block(p, bt, bt->nb)) != PROTO_OK)
-			return pr;
-		bt->nb++;
-		if (*ended)
-			break;
-	}
-	return PROTO_OK;
-}
-
-/* The PATCH's bytes, a batch of blocks at a time, until its body ends. */
 static enum proto_result
 stream_blocks(struct patch_run *p)
 {
-	struct batch bt;
-	enum proto_result pr, read;
-	int ended;
+	struct blob_stage_opts o;
+	struct blob_result r;
+	enum proto_result pr = PROTO_OK, rec;
+	int rc;
 
-	p->room = p->u.length - p->u.recorded;
-	if (blob_stager_new(p->s->blob, p->u.blob_name, p->batch, &p->stager) != BLOB_OK)
+	memset(&o, 0, sizeof o);
+	if (block_id_prefix(p->hi.holder, o.id_prefix) != 0)
 		return PROTO_FAILED;
-	do {
-		read = read_batch(p, &bt, &ended);
-		if (read == PROTO_TOO_LARGE || read == PROTO_CHUNK_TOO_SMALL || read == PROTO_FAILED)
-			return read;	/* nothing of this PATCH's batch is recorded */
-		if (bt.nb > 0 && (pr = finish_batch(p, &bt, ended || read != PROTO_OK)) != PROTO_OK)
-			return pr;
-		if (read != PROTO_OK)
-			return read;	/* the whole blocks before the failure are kept */
-	} while (!ended);
-	return p->sum ? verify_and_record(p) : PROTO_OK;
+	p->room = p->u.length - p->u.recorded;
+	o.first_index = (uint32_t)p->u.nblocks;
+	o.block_size = p->block_size;
+	o.sha = p->sha;
+	o.extra = p->sum;
+	o.accepted = block_accepted;
+	o.ctx = p;
+	start_deadline(p->s);
+	if ((rc = blob_stage_stream(p->s->blob, p->u.blob_name, &o, stage_read, p, &r)) != BLOB_OK)
+		pr = stage_failure(p, rc, &r);
+	if (p->sum != NULL)
+		return pr == PROTO_OK ? verify_and_record(p) : pr;
+	if (pr == PROTO_TOO_LARGE || pr == PROTO_CHUNK_TOO_SMALL || p->lost)
+		return pr;
+	rec = record_staged(p, 1);
+	return pr != PROTO_OK ? pr : rec;
 }
 
 /* A re-sent tail: the body must be the last recorded block's bytes. */
@@ -475,22 +465,30 @@ check_tail(struct patch_run *p)
 {
 	unsigned char raw[16];
 	char md5[UPLOAD_MD5_MAX];
-	char extra;
+	char extra, *tail;
+	enum proto_result pr = PROTO_OFFSET_MISMATCH;
 	long n;
 
-	if (block_buffer(p, 0) == NULL)
+	if ((tail = alloc_malloc(p->u.last_size ? p->u.last_size : 1)) == NULL)
 		return PROTO_FAILED;
-	if ((n = fill_block(p, p->block[0])) < 0)
-		return p->lost ? PROTO_UNAVAILABLE : PROTO_BODY_ERROR;
+	if ((n = read_full(p, tail, p->u.last_size)) < 0) {
+		pr = p->lost ? PROTO_UNAVAILABLE : PROTO_BODY_ERROR;
+		goto out;
+	}
 	if ((uint64_t)n != p->u.last_size ||
-	    (n > 0 && (gnutls_hash_fast(GNUTLS_DIG_MD5, p->block[0], (size_t)n, raw) != 0 ||
+	    (n > 0 && (gnutls_hash_fast(GNUTLS_DIG_MD5, tail, (size_t)n, raw) != 0 ||
 		       md5_text(raw, md5, sizeof md5) != 0)))
-		return PROTO_OFFSET_MISMATCH;
-	if (read_body(p, &extra, 1) != 0)
-		return PROTO_TOO_LARGE;
+		goto out;
+	if (read_body(p, &extra, 1) != 0) {
+		pr = PROTO_TOO_LARGE;
+		goto out;
+	}
 	if (n > 0 && strcmp(md5, p->u.last_md5) != 0)
-		return PROTO_OFFSET_MISMATCH;	/* not the bytes recorded there */
-	return PROTO_OK;
+		goto out;	/* not the bytes recorded there */
+	pr = PROTO_OK;
+out:
+	alloc_free(tail);
+	return pr;
 }
 
 /* ---- the PATCH that finishes ------------------------------------------- */
@@ -668,10 +666,12 @@ admit_patch(struct patch_run *p, enum tus_offset_verdict *v)
 	room = p->u.length - req->offset;
 	if (req->content_length >= 0 && (uint64_t)req->content_length > room)
 		return PROTO_TOO_LARGE;
+	p->block_size = tus_patch_block_size(req->content_length, room, p->u.nblocks,
+					     p->s->cfg->block_size, p->s->cfg->blocks_in_flight);
 	/* A declared non-final chunk too small for the block list to ever finish. */
 	if (*v == TUS_OFFSET_APPEND && req->content_length >= 0 && (uint64_t)req->content_length < room &&
 	    !tus_blocks_fit(p->u.nblocks + blocks_for((uint64_t)req->content_length, p->block_size),
-			room - (uint64_t)req->content_length, p->block_size))
+			room - (uint64_t)req->content_length, p->s->cfg->block_size))
 		return PROTO_CHUNK_TOO_SMALL;
 	return PROTO_OK;
 }
@@ -728,16 +728,15 @@ tus_patch(struct services *s, const struct tus_patch *req, struct tus_state *out
 {
 	struct patch_run p;
 	enum proto_result pr;
-	size_t i;
 
 	memset(out, 0, sizeof *out);
 	memset(&p, 0, sizeof p);
 	p.s = s;
 	p.req = req;
-	p.block_size = s->cfg->block_size;
-	p.batch = s->cfg->blocks_in_flight < MAX_BATCH ? s->cfg->blocks_in_flight : MAX_BATCH;
-	if (p.batch == 0)
-		p.batch = 1;
+	/* A record is a database commit on the thread that moves the
+	 * transfers, so not one per block: every half of blocks_in_flight,
+	 * and a killed PATCH loses at most that many accepted blocks. */
+	p.record_every = s->cfg->blocks_in_flight / 2 ? s->cfg->blocks_in_flight / 2 : 1;
 	start_deadline(s);
 	pr = run_patch(&p);
 	if (pr == PROTO_OK && read_upload(s, req->owner, req->id, &p.u) == PROTO_OK)
@@ -746,10 +745,7 @@ tus_patch(struct services *s, const struct tus_patch *req, struct tus_state *out
 		pr = PROTO_UNAVAILABLE;
 	if (p.sum)
 		gnutls_hash_deinit(p.sum, NULL);
-	blob_stager_free(p.stager);	/* before the buffers its transfers borrow */
 	alloc_free(p.staged);
-	for (i = 0; i < MAX_BATCH; i++)
-		alloc_free(p.block[i]);
 	blob_client_set_deadline(s->blob, 0);
 	return pr;
 }

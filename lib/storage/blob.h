@@ -21,6 +21,9 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <gnutls/gnutls.h>
+#include <gnutls/crypto.h>
+#include <nettle/sha2.h>
 
 #include "base/buf.h"
 #include "base/compat.h"
@@ -163,37 +166,43 @@ BINDERY_NODISCARD int blob_commit_blocks(struct blob_client *, const char *name,
     const char *const *ids, size_t n, const struct blob_upload_opts *opts,
     struct blob_upload_info *info, struct blob_result *res);
 
-/* One block for a stager (below): its id (base64, one length per blob), its
- * bytes (borrowed until the stager's wait) and, when the caller has it,
- * their MD5. */
-struct blob_block {
-	const char *id_b64;
-	const void *data;
+/* A block blob_stage_stream staged, reported once storage accepted it. */
+struct blob_staged {
+	const char *id_b64;		/* the block's id, as Put Block List wants it */
 	size_t len;
-	const unsigned char *md5;	/* 16 bytes, or NULL: computed here */
+	unsigned char md5[16];		/* its Content-MD5 */
+	const struct sha256_ctx *sha;	/* the running SHA-256 through this block */
+};
+
+struct blob_stage_opts {
+	unsigned char id_prefix[12];	/* ids: these 12 bytes, then the 4-byte index */
+	uint32_t first_index;		/* the first block's index */
+	size_t block_size;		/* 0, or less than the client's block_size */
+	struct sha256_ctx sha;		/* the running SHA-256 before the first byte */
+	gnutls_hash_hd_t extra;		/* NULL, or fed every byte staged (a checksum) */
+	/*
+	 * Called in the caller's thread for each block storage accepted, in
+	 * index order, never for a block after one that failed: nonzero
+	 * stops the stream (BLOB_ABORTED).  (tus records them here.)
+	 */
+	int (*accepted)(void *ctx, const struct blob_staged *);
+	void *ctx;
 };
 
 /*
- * Put Blocks in flight together, at most blocks_in_flight at a time
- * (Content-MD5 on each, retried like any Put Block), so a caller can read
- * the next block while the ones before it are on the wire.
- * blob_stager_put starts a block's Put Block at once, waiting for a slot
- * first when blocks_in_flight are running; blob_stager_pump moves the
- * transfers along without blocking (call it between reads);
- * blob_stager_wait waits for every block put since the last wait and fills
- * each[] in that order (the first failure in that order is returned, and
- * in res), leaving the stager empty for more.  At most cap blocks between
- * waits.  A stager is for one blob and one thread.
+ * Stage a body as uncommitted blocks of a blob and commit nothing: the
+ * pipeline of blob_upload_create (read one block while the ones before it
+ * are hashed on a thread of their own and on the wire, at most
+ * blocks_in_flight at a time, Content-MD5 on each), with the caller's ids
+ * and running SHA-256, for a body that is one part of a longer upload.
+ * Blocks are of the client's block_size, or opts' when smaller, but the
+ * last, which may be short.  When read_fn
+ * fails, the blocks already read are still sent and reported, then its
+ * failure is returned as BLOB_ABORTED; so is a nonzero from accepted.
+ * More than 50000 blocks in all is BLOB_BAD_INPUT.
  */
-struct blob_stager;
-BINDERY_NODISCARD int blob_stager_new(struct blob_client *, const char *name, size_t cap,
-    struct blob_stager **out);
-BINDERY_NODISCARD int blob_stager_put(struct blob_stager *, const struct blob_block *b);
-void blob_stager_pump(struct blob_stager *);
-BINDERY_NODISCARD int blob_stager_wait(struct blob_stager *, struct blob_result *each,
-    struct blob_result *res);
-/* Cancels what is still running; NULL is a no-op. */
-void blob_stager_free(struct blob_stager *);
+BINDERY_NODISCARD int blob_stage_stream(struct blob_client *, const char *name,
+    const struct blob_stage_opts *, blob_read_fn, void *ctx, struct blob_result *res);
 
 struct blob_block_counts {
 	unsigned committed, uncommitted;

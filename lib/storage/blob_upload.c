@@ -15,6 +15,8 @@
 #include <curl/curl.h>
 #include <gnutls/gnutls.h>
 #include <gnutls/crypto.h>
+#include <nettle/md5.h>
+#include <nettle/sha2.h>
 
 #include "base/state.h"
 #include "storage/blob.h"
@@ -136,141 +138,6 @@ blob_put_block(struct blob_client *c, const char *name, const char *block_id_b64
 	return rc;
 }
 
-/* Put Blocks in flight together (blob.h): the requests and their results. */
-struct blob_stager {
-	struct blob_client *c;
-	char *name;
-	struct blob_request *reqs;
-	struct blob_result *each;
-	size_t cap, n, running;
-};
-
-int
-blob_stager_new(struct blob_client *c, const char *name, size_t cap, struct blob_stager **out)
-{
-	struct blob_stager *st;
-
-	*out = NULL;
-	if (!blob_name_ok(name) || cap == 0)
-		return BLOB_BAD_INPUT;
-	if ((st = calloc(1, sizeof *st)) == NULL || (st->name = strdup(name)) == NULL ||
-	    (st->reqs = calloc(cap, sizeof *st->reqs)) == NULL ||
-	    (st->each = calloc(cap, sizeof *st->each)) == NULL) {
-		blob_stager_free(st);
-		return BLOB_NOMEM;
-	}
-	st->c = c;
-	st->cap = cap;
-	*out = st;
-	return BLOB_OK;
-}
-
-/* Note a finished request's result in its slot. */
-static void
-stager_note(struct blob_stager *st, struct blob_request *done)
-{
-	st->each[done - st->reqs] = done->res;
-	st->running--;
-}
-
-void
-blob_stager_pump(struct blob_stager *st)
-{
-	struct blob_request *done;
-	int64_t next;
-
-	while (st->running > 0 && (done = blob_exec_collect(st->c, &next)) != NULL)
-		stager_note(st, done);
-}
-
-/* Block until one started request finishes; 0 when none was running. */
-static int
-stager_wait_one(struct blob_stager *st)
-{
-	struct blob_request *done;
-	int64_t next;
-
-	while (st->running > 0) {
-		if ((done = blob_exec_collect(st->c, &next)) != NULL) {
-			stager_note(st, done);
-			return 1;
-		}
-		blob_exec_poll(st->c, next, 1000);
-	}
-	return 0;
-}
-
-int
-blob_stager_put(struct blob_stager *st, const struct blob_block *b)
-{
-	struct blob_request *req;
-
-	if (st->n == st->cap || b->id_b64 == NULL || strlen(b->id_b64) > 88 ||
-	    (b->len > 0 && b->data == NULL))
-		return BLOB_BAD_INPUT;
-	req = &st->reqs[st->n];
-	blob_result_set(&st->each[st->n], BLOB_ABORTED, "not sent");
-	if (blob_deadline_passed(st->c)) {
-		blob_result_set(&st->each[st->n++], BLOB_DEADLINE, "block not started");
-		return BLOB_DEADLINE;
-	}
-	for (;;) {
-		if (put_block_req(st->c, req, st->name, b->id_b64, b->data, b->len, b->md5) == 0 &&
-		    blob_exec_start(st->c, req) == 0)
-			break;
-		blob_request_free(req);
-		if (!stager_wait_one(st)) {	/* nothing to wait for: no memory */
-			blob_result_nomem(&st->each[st->n++]);
-			return BLOB_NOMEM;
-		}
-	}
-	st->n++;
-	st->running++;
-	return BLOB_OK;
-}
-
-int
-blob_stager_wait(struct blob_stager *st, struct blob_result *each, struct blob_result *res)
-{
-	size_t i, n = st->n;
-
-	blob_result_clear(res);
-	while (stager_wait_one(st))
-		;
-	for (i = 0; i < n; i++) {
-		each[i] = st->each[i];
-		blob_request_free(&st->reqs[i]);
-		memset(&st->reqs[i], 0, sizeof st->reqs[i]);
-	}
-	st->n = 0;
-	for (i = 0; i < n; i++)
-		if (each[i].status != BLOB_OK) {
-			*res = each[i];
-			return res->status;
-		}
-	return BLOB_OK;
-}
-
-void
-blob_stager_free(struct blob_stager *st)
-{
-	size_t i;
-
-	if (st == NULL)
-		return;
-	for (i = 0; st->reqs && i < st->cap; i++) {
-		/* Started and not waited for: out of the client's active list
-		 * whatever its state (a finished one may not be collected yet). */
-		if (st->reqs[i].state != BLOB_REQUEST_IDLE)
-			blob_exec_cancel(st->c, &st->reqs[i]);
-		blob_request_free(&st->reqs[i]);
-	}
-	free(st->reqs);
-	free(st->each);
-	free(st->name);
-	free(st);
-}
-
 static int
 block_list_body(const char *const *ids, size_t nids, struct buf *body)
 {
@@ -362,25 +229,27 @@ blob_commit_blocks(struct blob_client *c, const char *name, const char *const *i
  * A streamed upload is a pipeline over in_flight block buffers.  The
  * caller's thread reads a block from read_fn one chunk at a time, moving
  * curl along between chunks; a hashing thread then takes the block's MD5
- * (its Content-MD5) and feeds it to the body's SHA-256, blocks in order;
- * then the caller's thread starts its Put Block.  Hashing costs about
- * 0.6 s of CPU per 256 MiB (GnuTLS: MD5 ~550 MiB/s, SHA-256 ~1.4 GiB/s);
- * done on the thread that drives curl it stalled the transfers in flight.
+ * (its Content-MD5) and feeds it to the body's SHA-256, blocks in order,
+ * keeping the SHA-256 state as it stands after each block; then the
+ * caller's thread starts its Put Block.  Hashing costs about 0.6 s of CPU
+ * per 256 MiB (nettle: MD5 ~600 MB/s, SHA-256 ~1.4 GB/s); done on the
+ * thread that drives curl it stalled the transfers in flight.
  *
  * The hashing thread touches only the block buffers queued to it and the
- * two hash handles, and publishes each digest under hasher.mu before it
+ * hash contexts, and publishes each digest under hasher.mu before it
  * wakes curl_multi_poll; the caller's thread leaves a queued buffer alone
  * until then.  The thread lives for one upload and is joined on every
  * path.  If it cannot be started, blocks are hashed inline.
  */
-enum slot_state { SLOT_FREE, SLOT_READING, SLOT_HASHING, SLOT_SENDING };
+enum slot_state { SLOT_FREE, SLOT_READING, SLOT_HASHING, SLOT_SENDING, SLOT_SENT };
 
 struct upload_slot {
-	char *data;		/* block_size bytes, mapped on first use */
+	char *data;		/* bsize bytes, mapped on first use */
 	size_t len;
 	unsigned index;		/* the block's number in the body */
 	unsigned char md5[16];	/* written by the hasher before it publishes */
-	enum slot_state state;
+	struct sha256_ctx sha;	/* ... and the body's SHA-256 through this block */
+	enum slot_state state;	/* SENT: accepted, waiting to be reported in order */
 	struct blob_request req;
 };
 
@@ -392,7 +261,9 @@ struct hasher {
 	struct upload_slot **queue;	/* ring of cap; FIFO keeps SHA-256 in order */
 	unsigned cap, head, count;
 	unsigned hashed;		/* blocks hashed so far (they go in order) */
-	gnutls_hash_hd_t sha, md5;
+	struct sha256_ctx sha;
+	struct md5_ctx md5;
+	gnutls_hash_hd_t extra;		/* the caller's, or NULL */
 	CURLM *wake;
 };
 
@@ -409,9 +280,14 @@ struct upload {
 	struct blob_result *res;
 	struct hasher h;
 	int have_hasher;		/* h must be freed (even half made) */
+	size_t bsize;			/* bytes of a block (the last may be short) */
 	struct upload_slot *slots;	/* nslots = in_flight buffers */
 	unsigned nslots;
 	struct upload_slot *filling;	/* the block being read, or NULL */
+	const struct blob_stage_opts *stage;	/* blob_stage_stream's, else NULL */
+	struct blob_result read_err;	/* staging: read_fn failed; sent what was read */
+	unsigned first;			/* staging: the index of the stream's first block */
+	unsigned reported;		/* staging: blocks reported so far */
 	unsigned char token[12];	/* makes this attempt's block ids unique */
 	struct buf idtext;		/* nblocks ids of idlen, each NUL-ended */
 	struct buf id;
@@ -424,10 +300,12 @@ struct upload {
 static int
 hash_block(struct hasher *h, struct upload_slot *s)
 {
-	if (gnutls_hash(h->md5, s->data, s->len) < 0 ||
-	    gnutls_hash(h->sha, s->data, s->len) < 0)
+	md5_update(&h->md5, s->len, (const uint8_t *)s->data);
+	md5_digest(&h->md5, sizeof s->md5, s->md5);	/* also resets it for the next */
+	sha256_update(&h->sha, s->len, (const uint8_t *)s->data);
+	s->sha = h->sha;
+	if (h->extra != NULL && gnutls_hash(h->extra, s->data, s->len) < 0)
 		return -1;
-	gnutls_hash_output(h->md5, s->md5);	/* also resets it for the next */
 	return 0;
 }
 
@@ -463,23 +341,24 @@ hasher_main(void *arg)
 	return NULL;
 }
 
-/* Hash handles and queue; the thread itself is started by hasher_start. */
+/* Hash contexts and queue, the SHA-256 going on from sha (NULL: a new
+ * one) and extra fed too when not NULL (borrowed); the thread itself is
+ * started by hasher_start. */
 static int
-hasher_init(struct hasher *h, unsigned cap, CURLM *wake)
+hasher_init(struct hasher *h, unsigned cap, CURLM *wake, const struct sha256_ctx *sha,
+    gnutls_hash_hd_t extra)
 {
 	memset(h, 0, sizeof *h);
 	h->cap = cap;
 	h->wake = wake;
+	h->extra = extra;
+	md5_init(&h->md5);
+	if (sha != NULL)
+		h->sha = *sha;
+	else
+		sha256_init(&h->sha);
 	if ((h->queue = calloc(cap, sizeof *h->queue)) == NULL)
 		return -1;
-	if (gnutls_hash_init(&h->sha, GNUTLS_DIG_SHA256) < 0) {
-		h->sha = NULL;
-		return -1;
-	}
-	if (gnutls_hash_init(&h->md5, GNUTLS_DIG_MD5) < 0) {
-		h->md5 = NULL;
-		return -1;
-	}
 	if (pthread_mutex_init(&h->mu, NULL) != 0)
 		return -1;
 	if (pthread_cond_init(&h->cv, NULL) != 0) {
@@ -546,11 +425,8 @@ static void
 hasher_free(struct hasher *h, unsigned char *sha_out)
 {
 	hasher_stop(h);
-	if (h->sha != NULL)
-		gnutls_hash_deinit(h->sha, sha_out);
-	if (h->md5 != NULL)
-		gnutls_hash_deinit(h->md5, NULL);
-	h->sha = h->md5 = NULL;
+	if (sha_out != NULL)
+		sha256_digest(&h->sha, 32, sha_out);
 	if (h->started == -1) {
 		pthread_cond_destroy(&h->cv);
 		pthread_mutex_destroy(&h->mu);
@@ -564,7 +440,7 @@ hasher_free(struct hasher *h, unsigned char *sha_out)
 static int
 upload_read_chunk(struct upload *u, struct upload_slot *s, struct blob_result *res)
 {
-	size_t n = u->c->block_size - s->len;
+	size_t n = u->bsize - s->len;
 	long got;
 
 	if (n > READ_CHUNK)
@@ -583,13 +459,13 @@ upload_read_chunk(struct upload *u, struct upload_slot *s, struct blob_result *r
  * heap once one such chunk was freed (its mmap threshold adapts) and keep
  * it after the upload; munmap gives it back at once. */
 static int
-slot_map(struct blob_client *c, struct upload_slot *s)
+slot_map(const struct upload *u, struct upload_slot *s)
 {
 	void *p;
 
 	if (s->data != NULL)
 		return 0;
-	p = mmap(NULL, c->block_size, PROT_READ | PROT_WRITE,
+	p = mmap(NULL, u->bsize, PROT_READ | PROT_WRITE,
 	    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (p == MAP_FAILED)
 		return -1;
@@ -598,10 +474,10 @@ slot_map(struct blob_client *c, struct upload_slot *s)
 }
 
 static void
-slot_unmap(struct blob_client *c, struct upload_slot *s)
+slot_unmap(const struct upload *u, struct upload_slot *s)
 {
 	if (s->data != NULL)
-		munmap(s->data, c->block_size);
+		munmap(s->data, u->bsize);
 	s->data = NULL;
 }
 
@@ -644,6 +520,24 @@ sha_hex_of(const unsigned char sha[32], char hex[65])
 	hex[64] = '\0';
 }
 
+/* What every upload starts from (upload_begin makes its buffers). */
+static void
+upload_init(struct upload *u, struct blob_client *c, const char *name, blob_read_fn read_fn,
+    void *ctx, struct blob_result *res)
+{
+	memset(u, 0, sizeof *u);
+	u->c = c;
+	u->name = name;
+	u->read = read_fn;
+	u->ctx = ctx;
+	u->res = res;
+	u->nslots = c->in_flight;
+	u->bsize = c->block_size;
+	blob_result_clear(&u->read_err);
+	buf_init(&u->idtext, (size_t)MAX_BLOCKS * 32);
+	buf_init(&u->id, 64);
+}
+
 /* Buffers, hasher and requests for one upload; slot 0 is mapped for the
  * first block. */
 static int
@@ -657,9 +551,12 @@ upload_begin(struct upload *u)
 	for (i = 0; i < u->nslots; i++)
 		blob_request_init(&u->slots[i].req, "PUT");
 	u->have_hasher = 1;	/* hasher_free copes with a half-made one */
-	if (hasher_init(&u->h, u->nslots, u->c->multi) != 0 ||
-	    gnutls_rnd(GNUTLS_RND_NONCE, u->token, sizeof u->token) < 0 ||
-	    slot_map(u->c, &u->slots[0]) != 0)
+	if (hasher_init(&u->h, u->nslots, u->c->multi, u->stage ? &u->stage->sha : NULL,
+	    u->stage ? u->stage->extra : NULL) != 0 || slot_map(u, &u->slots[0]) != 0)
+		return blob_result_nomem(u->res);
+	if (u->stage != NULL)
+		memcpy(u->token, u->stage->id_prefix, sizeof u->token);
+	else if (gnutls_rnd(GNUTLS_RND_NONCE, u->token, sizeof u->token) < 0)
 		return blob_result_nomem(u->res);
 	return BLOB_OK;
 }
@@ -722,8 +619,35 @@ upload_put_single(struct upload *u, struct blob_upload_info *info)
 	return rc;
 }
 
-/* A block whose transfer finished frees its buffer; a failed one ends the
- * upload with its result. */
+/* Staging: report the accepted blocks that are next in order, freeing
+ * their buffers. */
+static int
+upload_report(struct upload *u)
+{
+	const struct blob_stage_opts *o = u->stage;
+	struct blob_staged b;
+	struct upload_slot *s;
+	unsigned i;
+
+	for (i = 0; i < u->nslots; i++) {
+		s = &u->slots[i];
+		if (s->state != SLOT_SENT || s->index != u->reported)
+			continue;
+		b.id_b64 = u->idtext.ptr + (size_t)s->index * (u->idlen + 1);
+		b.len = s->len;
+		memcpy(b.md5, s->md5, sizeof b.md5);
+		b.sha = &s->sha;
+		if (o->accepted != NULL && o->accepted(o->ctx, &b) != 0)
+			return blob_result_set(u->res, BLOB_ABORTED, "the caller stopped staging");
+		s->state = SLOT_FREE;
+		u->reported++;
+		i = (unsigned)-1;	/* the next in order may sit in any slot */
+	}
+	return BLOB_OK;
+}
+
+/* A block whose transfer finished frees its buffer (staging: once it is
+ * reported, in order); a failed one ends the upload with its result. */
 static int
 upload_collect_sent(struct upload *u, int64_t *next_retry, int *progressed)
 {
@@ -737,10 +661,10 @@ upload_collect_sent(struct upload *u, int64_t *next_retry, int *progressed)
 		}
 		if ((s = slot_of(u->slots, u->nslots, done)) == NULL)
 			return blob_result_set(u->res, BLOB_FAILED, "lost a block transfer");
-		s->state = SLOT_FREE;
+		s->state = u->stage != NULL ? SLOT_SENT : SLOT_FREE;
 		*progressed = 1;
 	}
-	return BLOB_OK;
+	return u->stage != NULL ? upload_report(u) : BLOB_OK;
 }
 
 /* A hashed block goes out as a Put Block with its Content-MD5. */
@@ -779,10 +703,10 @@ upload_block_read(struct upload *u, struct upload_slot *s)
 		s->state = SLOT_FREE;
 		return BLOB_OK;
 	}
-	if (u->nblocks >= MAX_BLOCKS)
+	if (u->first + u->nblocks >= MAX_BLOCKS)
 		return blob_result_set(u->res, BLOB_BAD_INPUT, "body needs more "
 		    "than 50000 blocks: raise block_size");
-	block_id(u->token, u->nblocks, &u->id);
+	block_id(u->token, u->first + u->nblocks, &u->id);
 	if (u->id.len == 0 || (u->idlen && u->id.len != u->idlen) ||
 	    buf_append(&u->idtext, u->id.ptr, u->id.len + 1) != BUF_OK)
 		return blob_result_nomem(u->res);
@@ -807,19 +731,28 @@ upload_fill(struct upload *u, int *progressed)
 			if (u->slots[i].state == SLOT_FREE)
 				s = &u->slots[i];
 		if (s != NULL) {
-			if (slot_map(u->c, s) != 0)
+			if (slot_map(u, s) != 0)
 				return blob_result_nomem(u->res);
 			s->len = 0;
 			s->state = SLOT_READING;
 			u->filling = s;
 		}
 	}
-	if (s != NULL && !u->eof && s->len < u->c->block_size) {
-		if ((rc = upload_read_chunk(u, s, u->res)) != BLOB_OK)
+	if (s != NULL && !u->eof && s->len < u->bsize) {
+		if ((rc = upload_read_chunk(u, s, u->res)) != BLOB_OK && u->stage == NULL)
 			return rc;
+		if (rc != BLOB_OK) {
+			/* Staging keeps what was read whole: the blocks
+			 * before this one still go out and are reported. */
+			u->read_err = *u->res;
+			u->eof = 1;
+			s->state = SLOT_FREE;
+			u->filling = NULL;
+			return BLOB_OK;
+		}
 		*progressed = 1;
 	}
-	if (s != NULL && (u->eof || s->len == u->c->block_size)) {
+	if (s != NULL && (u->eof || s->len == u->bsize)) {
 		if ((rc = upload_block_read(u, s)) != BLOB_OK)
 			return rc;
 		u->filling = NULL;
@@ -848,14 +781,19 @@ upload_stage_blocks(struct upload *u)
 			return rc;
 		for (i = 0; i < u->nslots; i++)
 			busy |= u->slots[i].state == SLOT_HASHING ||
-			    u->slots[i].state == SLOT_SENDING;
+			    u->slots[i].state == SLOT_SENDING || u->slots[i].state == SLOT_SENT;
 		if (u->eof && u->filling == NULL && !busy)
-			return BLOB_OK;
+			break;
 		/* Nothing to do until a socket, the hasher or a retry
 		 * timer calls. */
 		if (!progressed)
 			blob_exec_poll(u->c, next_retry, 1000);
 	}
+	if (u->read_err.status != BLOB_OK) {
+		*u->res = u->read_err;
+		return u->res->status;
+	}
+	return BLOB_OK;
 }
 
 /* Every block is staged: Put Block List commits them, in order, as the
@@ -876,7 +814,7 @@ upload_commit_blocks(struct upload *u, struct blob_upload_info *info)
 	for (i = 0; i < u->nblocks; i++)
 		ids[i] = u->idtext.ptr + (size_t)i * (u->idlen + 1);
 	for (i = 0; i < u->nslots; i++)
-		slot_unmap(u->c, &u->slots[i]);
+		slot_unmap(u, &u->slots[i]);
 	rc = commit_block_list(u->c, u->name, ids, u->nblocks, u->opts,
 	    u->create_only, u->size_str, u->sha_hex, &commit, u->res);
 	if (rc == BLOB_OK)
@@ -900,7 +838,7 @@ upload_end(struct upload *u)
 		if (u->slots[i].state == SLOT_SENDING)
 			blob_exec_cancel(u->c, &u->slots[i].req);
 		blob_request_free(&u->slots[i].req);
-		slot_unmap(u->c, &u->slots[i]);
+		slot_unmap(u, &u->slots[i]);
 	}
 	free(u->slots);
 	buf_free(&u->idtext);
@@ -927,22 +865,14 @@ blob_upload_stream(struct blob_client *c, const char *name,
 		return blob_result_set(res, BLOB_BAD_INPUT, "bad blob name, reader or tags");
 	if (blob_deadline_passed(c))
 		return blob_result_set(res, BLOB_DEADLINE, "deadline passed before the call");
-	memset(&u, 0, sizeof u);
-	u.c = c;
-	u.name = name;
+	upload_init(&u, c, name, read_fn, ctx, res);
 	u.opts = opts;
 	u.create_only = create_only;
-	u.read = read_fn;
-	u.ctx = ctx;
-	u.res = res;
-	u.nslots = c->in_flight;
-	buf_init(&u.idtext, (size_t)MAX_BLOCKS * 32);
-	buf_init(&u.id, 64);
 	if ((rc = upload_begin(&u)) != BLOB_OK)
 		goto out;
 	/* The first block decides between one Put Blob and staged blocks;
 	 * nothing is in flight yet, so it is read straight through. */
-	while (!u.eof && u.slots[0].len < c->block_size)
+	while (!u.eof && u.slots[0].len < u.bsize)
 		if ((rc = upload_read_chunk(&u, &u.slots[0], res)) != BLOB_OK)
 			goto out;
 	if (u.eof && u.slots[0].len <= c->single_put_max)
@@ -968,6 +898,29 @@ blob_upload_create(struct blob_client *c, const char *name,
     struct blob_upload_info *info, struct blob_result *res)
 {
 	return blob_upload_stream(c, name, opts, read_fn, ctx, info, res, 1);
+}
+
+int
+blob_stage_stream(struct blob_client *c, const char *name, const struct blob_stage_opts *opts,
+    blob_read_fn read_fn, void *ctx, struct blob_result *res)
+{
+	struct upload u;
+	int rc;
+
+	blob_result_clear(res);
+	if (!blob_name_ok(name) || read_fn == NULL || opts == NULL)
+		return blob_result_set(res, BLOB_BAD_INPUT, "bad blob name, reader or options");
+	if (blob_deadline_passed(c))
+		return blob_result_set(res, BLOB_DEADLINE, "deadline passed before the call");
+	upload_init(&u, c, name, read_fn, ctx, res);
+	u.stage = opts;
+	u.first = opts->first_index;
+	if (opts->block_size > 0 && opts->block_size < c->block_size)
+		u.bsize = opts->block_size;
+	if ((rc = upload_begin(&u)) == BLOB_OK)
+		rc = upload_stage_blocks(&u);
+	upload_end(&u);
+	return rc;
 }
 
 int

@@ -23,35 +23,22 @@ need_stack BINDERY_CONFIG BINDERY_TEST_BIN BINDERY_TEST_TOKEN BINDERY_TEST_VAR
 	missing "apache2 with mod_cgid is not installed"
 stack_init "$BINDERY_TEST_VAR"
 stack_alive mariadb && stack_alive azurite || missing "MariaDB or Azurite of the test stack is not running"
-avoid="$DB_PORT $BLOB_PORT $HTTP_PORT $APACHE_PORT"
-
-# Our own state directory inside the test stack's: our servers' PID files,
-# logs, configs, and the directory www-data reads the program from.
-stack_init "$BINDERY_TEST_VAR/cgi"
-stack_stop apache 30	# whatever an interrupted run left behind
-stack_stop lighttpd 20
-rm -f "$STACK_VAR/ports.env"
-APACHE_PORT='' HTTP_PORT=''
-STACK_AVOID_PORTS=$avoid
-stack_port APACHE_PORT "${BINDERY_CGI_PORT_START:-18100}" || bail_out "no free port"
-stack_port HTTP_PORT $((APACHE_PORT + 1)) || bail_out "no free port"
 
 work=$(mktemp -d)
 cleanup() {
-	stack_stop apache 30
-	stack_stop lighttpd 20
-	stack_remove_www
+	stack_cgi_stop
 	rm -rf "$work"
 }
 trap cleanup EXIT
 trap 'exit 130' INT
 trap 'exit 143' TERM
 
-stack_www_prepare "$BINDERY_TEST_BIN" "$BINDERY_CONFIG" || bail_out "cannot prepare the www directory"
-www=$(stack_www_dir) || bail_out "no www directory"
+# Our own state directory inside the test stack's: our servers' PID files,
+# logs, configs, and the directory www-data reads the program from.
+stack_cgi_prepare "$BINDERY_TEST_VAR/cgi" "${BINDERY_CGI_PORT_START:-18100}" "$BINDERY_TEST_BIN" \
+	"$BINDERY_CONFIG" || bail_out "cannot prepare the CGI servers"
+www=$STACK_CGI_WWW
 conf=$STACK_VAR/apache-cgid.conf
-stack_render "$here/../../conf/apache-cgid.conf" "$conf" PORT="$APACHE_PORT" VAR="$STACK_VAR" \
-	RUNDIR="$www" BINDIR="$www/bin" CONFIG="$www/bindery.conf" || bail_out "bad conf/apache-cgid.conf"
 
 # A failpoint build can be told to die or fail at a named step (lib/base/failpoint.h);
 # the file lives where www-data may rewrite it ("once" disarms itself).
@@ -297,9 +284,6 @@ stack_stop apache 30
 # (./dev test always installs lighttpd: there its absence is a failure.)
 lighttpd_tests=0
 if [ -x "$(stack_lighttpd_bin)" ] && [ -n "$HTTP_PORT" ]; then
-	stack_render "$here/../../conf/lighttpd-cgi.conf" "$STACK_VAR/lighttpd-cgi.conf" \
-		PORT="$HTTP_PORT" VAR="$STACK_VAR" BINDIR="$BINDERY_TEST_BIN" CONFIG="$BINDERY_CONFIG" ||
-		bail_out "bad conf/lighttpd-cgi.conf"
 	if stack_lighttpd_start "$STACK_VAR/lighttpd-cgi.conf"; then
 		before=$TAP_N
 		subset lighttpd-cgi "http://127.0.0.1:$HTTP_PORT"

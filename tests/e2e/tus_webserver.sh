@@ -33,37 +33,18 @@ need_stack BINDERY_TEST_LIGHTTPD_URL BINDERY_TEST_APACHE_URL BINDERY_TEST_TOKEN 
 [ -f /usr/lib/apache2/modules/mod_cgid.so ] || missing "apache2 with mod_cgid is not installed"
 [ -x "$(stack_lighttpd_bin)" ] || missing "lighttpd is not installed"
 command -v python3 >/dev/null || missing "python3 is not installed (./dev installs it)"
-stack_init "$BINDERY_TEST_VAR"
-avoid="$DB_PORT $BLOB_PORT $HTTP_PORT $APACHE_PORT"
-
-# Our own state directory for the two CGI servers.
-stack_init "$BINDERY_TEST_VAR/tus-webserver"
-stack_stop apache 30	# whatever an interrupted run left behind
-stack_stop lighttpd 20
-rm -f "$STACK_VAR/ports.env"
-APACHE_PORT='' HTTP_PORT=''
-STACK_AVOID_PORTS=$avoid
-stack_port APACHE_PORT 18300 || bail_out "no free port"
-stack_port HTTP_PORT $((APACHE_PORT + 1)) || bail_out "no free port"
 work=$(mktemp -d)
 cleanup() {
-	stack_stop apache 30
-	stack_stop lighttpd 20
-	stack_remove_www
+	stack_cgi_stop
 	rm -rf "$work"
 }
 trap cleanup EXIT
 trap 'exit 130' INT
 trap 'exit 143' TERM
 
-stack_www_prepare "$BINDERY_TEST_BIN" "$BINDERY_CONFIG" || bail_out "cannot prepare the www directory"
-www=$(stack_www_dir) || bail_out "no www directory"
-stack_render "$here/../../conf/apache-cgid.conf" "$STACK_VAR/apache-cgid.conf" PORT="$APACHE_PORT" \
-	VAR="$STACK_VAR" RUNDIR="$www" BINDIR="$www/bin" CONFIG="$www/bindery.conf" ||
-	bail_out "bad conf/apache-cgid.conf"
-stack_render "$here/../../conf/lighttpd-cgi.conf" "$STACK_VAR/lighttpd-cgi.conf" PORT="$HTTP_PORT" \
-	VAR="$STACK_VAR" BINDIR="$BINDERY_TEST_BIN" CONFIG="$BINDERY_CONFIG" ||
-	bail_out "bad conf/lighttpd-cgi.conf"
+# Our own state directory for the two CGI servers.
+stack_cgi_prepare "$BINDERY_TEST_VAR/tus-webserver" 18300 "$BINDERY_TEST_BIN" "$BINDERY_CONFIG" ||
+	bail_out "cannot prepare the CGI servers"
 stack_apache_start "$STACK_VAR/apache-cgid.conf" || bail_out "Apache mod_cgid did not start (log in $STACK_LOG)"
 stack_lighttpd_start "$STACK_VAR/lighttpd-cgi.conf" || bail_out "lighttpd mod_cgi did not start (log in $STACK_LOG)"
 

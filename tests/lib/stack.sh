@@ -386,6 +386,45 @@ stack_private_lighttpd_stop() {
 	stack_lighttpd_stop
 }
 
+# stack_cgi_prepare STATE-DIR BASE-PORT BIN CONFIG: the CGI servers of a
+# test's own, made ready but not started: state in STATE-DIR (stack_init:
+# STACK_VAR is that directory afterwards; whatever an interrupted run left
+# there is stopped first), APACHE_PORT and HTTP_PORT = APACHE_PORT + 1 free
+# and clear of the test stack's ports, the www directory Apache's www-data
+# reads BIN/bindery.fcgi and CONFIG from (STACK_CGI_WWW), and
+# $STACK_VAR/apache-cgid.conf and lighttpd-cgi.conf rendered from conf/.
+# The caller may add to a config, then starts what it needs
+# (stack_apache_start, stack_lighttpd_start) and calls stack_cgi_stop from
+# its cleanup.  Status 1, with a line on stderr, on failure.
+stack_cgi_prepare() {
+	local dir=$1 base=$2 bin=$3 config=$4
+	STACK_AVOID_PORTS=$(sed -n 's/^[A-Z_]*=//p' "$BINDERY_TEST_VAR/ports.env" 2>/dev/null | tr '\n' ' ')
+	STACK_CGI_DIR=$dir
+	stack_cgi_stop		# whatever an interrupted run left behind
+	rm -f "$STACK_VAR/ports.env"
+	APACHE_PORT='' HTTP_PORT=''
+	stack_port APACHE_PORT "$base" && stack_port HTTP_PORT $((APACHE_PORT + 1)) ||
+		{ stack_log "no free port from $base"; return 1; }
+	stack_www_prepare "$bin" "$config" && STACK_CGI_WWW=$(stack_www_dir) ||
+		{ stack_log "cannot prepare the www directory"; return 1; }
+	stack_render "$STACK_TOP/conf/apache-cgid.conf" "$STACK_VAR/apache-cgid.conf" PORT="$APACHE_PORT" \
+		VAR="$STACK_VAR" RUNDIR="$STACK_CGI_WWW" BINDIR="$STACK_CGI_WWW/bin" \
+		CONFIG="$STACK_CGI_WWW/bindery.conf" || { stack_log "bad conf/apache-cgid.conf"; return 1; }
+	stack_render "$STACK_TOP/conf/lighttpd-cgi.conf" "$STACK_VAR/lighttpd-cgi.conf" PORT="$HTTP_PORT" \
+		VAR="$STACK_VAR" BINDIR="$bin" CONFIG="$config" || { stack_log "bad conf/lighttpd-cgi.conf"; return 1; }
+}
+
+# stack_cgi_stop: stop stack_cgi_prepare's servers, if any, and remove its
+# www directory (a cleanup trap may call it at any time: it never touches
+# the test stack's own servers).
+stack_cgi_stop() {
+	[ -n "${STACK_CGI_DIR:-}" ] || return 0
+	stack_init "$STACK_CGI_DIR"
+	stack_stop apache 30
+	stack_stop lighttpd 20
+	stack_remove_www
+}
+
 # --- Apache + mod_fcgid ----------------------------------------------------
 
 # stack_www_dir: print a directory www-data can reach, holding what Apache's

@@ -80,11 +80,35 @@ test_blocks_fit(void)
 	tap_ok(tus_blocks_fit(1, 49999 * bs, bs), "... but of exactly 49999 more blocks: fits");
 }
 
+static void
+test_patch_block_size(void)
+{
+	const uint64_t bs = 4 * MIB, up = 256 * MIB;
+
+	TAP_EQ_INT(tus_patch_block_size(8 * MIB, up, 0, bs, 4), 2 * MIB,
+		   "an 8 MiB PATCH with 4 in flight: blocks of 2 MiB");
+	TAP_EQ_INT(tus_patch_block_size(8 * MIB + 1, up, 0, bs, 4), 2 * MIB + 1,
+		   "rounded up, so the PATCH stays 4 blocks (and one short)");
+	TAP_EQ_INT(tus_patch_block_size(64 * MIB, up, 0, bs, 4), bs, "never above block_size");
+	TAP_EQ_INT(tus_patch_block_size(2 * MIB, up, 0, bs, 4), TUS_MIN_BLOCK,
+		   "never below TUS_MIN_BLOCK");
+	TAP_EQ_INT(tus_patch_block_size(-1, up, 0, bs, 4), bs, "no declared length: block_size");
+	TAP_EQ_INT(tus_patch_block_size(0, up, 0, bs, 4), bs, "an empty PATCH: block_size");
+	TAP_EQ_INT(tus_patch_block_size(8 * MIB, 4 * MIB, 0, bs, 4), bs,
+		   "more than the upload's room: block_size (the PATCH is refused anyway)");
+	TAP_EQ_INT(tus_patch_block_size(8 * MIB, up, 0, bs, 1), bs, "one in flight: block_size");
+	TAP_EQ_INT(tus_patch_block_size(8 * MIB, 8 * MIB + 49997 * bs, 0, bs, 4), bs,
+		   "4 small blocks and 49997 full ones are over 50000 (2 + 49997 are not): block_size");
+	TAP_EQ_INT(tus_patch_block_size(8 * MIB, 8 * MIB + 49995 * bs, 1, bs, 4), 2 * MIB,
+		   "... but 4 + 49995 + 1 recorded fit: small blocks");
+}
+
 int
 main(void)
 {
 	test_acknowledged();
 	test_offsets();
 	test_blocks_fit();
+	test_patch_block_size();
 	return tap_done();
 }
