@@ -39,8 +39,8 @@ probe_read(void *ctx, char *buf, size_t len)
 static void
 say_result(const char *what, const struct blob_result *r)
 {
-	printf("  %s: %s (HTTP %ld%s%s)\n", what, blob_status_name(r->status), r->http_status,
-	       r->code[0] ? " " : "", r->code);
+	printf("  %s: %s (HTTP %ld%s%s)%s%s\n", what, blob_status_name(r->status), r->http_status,
+	       r->code[0] ? " " : "", r->code, r->message[0] ? ": " : "", r->message);
 }
 
 /*

@@ -50,8 +50,9 @@ cmd_migrate(struct cli *cli, int argc, char **argv)
 										 : EXIT_CONFIG;
 	}
 	if (!dry_run && blob_container_create(cli->svc->blob, &br) != 0) {
-		fprintf(stderr, "bindery migrate: cannot create container %s: %s (HTTP %ld %s)\n",
-			cli->cfg->storage_container, blob_status_name(br.status), br.http_status, br.code);
+		fprintf(stderr, "bindery migrate: cannot create container %s: %s (HTTP %ld %s): %s\n",
+			cli->cfg->storage_container, blob_status_name(br.status), br.http_status, br.code,
+			br.message);
 		return br.status == BLOB_AUTH_FAILED ? EXIT_CONFIG : EXIT_UNAVAILABLE;
 	}
 	if (cli->verbose || rep.applied)

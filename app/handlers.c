@@ -836,7 +836,7 @@ handle_healthz(struct app *app, struct request *r)
 {
 	struct blob_props props;
 	struct blob_result res;
-	const char *db = "ok", *storage = "ok";
+	const char *db = "ok", *storage = "ok", *why = "storage does not answer";
 	json_t *j;
 
 	if (db_ping(app->svc->db) != DB_OK)
@@ -844,8 +844,15 @@ handle_healthz(struct app *app, struct request *r)
 	/* A probe for a name that never exists: 404 proves reachability and auth. */
 	blob_client_set_deadline(app->svc->blob, blob_now_ms() + 3000);
 	if (blob_get_properties(app->svc->blob, ".bindery-healthz", &props, &res) != 0 &&
-	    res.status != BLOB_NOT_FOUND)
+	    res.status != BLOB_NOT_FOUND) {
 		storage = res.status == BLOB_AUTH_FAILED ? "unauthorized" : "unavailable";
+		/* The cause in words (a refused certificate, DNS, a clock
+		 * off); blob.h keeps credentials out of it. */
+		if (res.message[0] != '\0')
+			why = res.message;
+		log_warn("healthz: storage: %s (HTTP %ld %s): %s", blob_status_name(res.status),
+			 res.http_status, res.code, res.message);
+	}
 	blob_client_set_deadline(app->svc->blob, 0);
 	if (strcmp(db, "ok") == 0 && strcmp(storage, "ok") == 0) {
 		resp_json(r, 200, json_pack("{s:s, s:s}", "database", db, "storage", storage), NULL);
@@ -853,7 +860,7 @@ handle_healthz(struct app *app, struct request *r)
 	}
 	j = json_pack("{s:s, s:s, s:s, s:s}", "database", db, "storage", storage, "error",
 		      strcmp(db, "ok") ? "database_unavailable" : "storage_unavailable", "message",
-		      strcmp(db, "ok") ? "the database does not answer" : "storage does not answer");
+		      strcmp(db, "ok") ? "the database does not answer" : why);
 	resp_json(r, 503, j, "Retry-After: 5\r\n");
 }
 

@@ -45,3 +45,8 @@ EXTRA_DIST += tests/e2e/list_prefix.sh
 # The page's CSP with and without direct uploads, and /page.js = app/page.js.
 E2E_TESTS += tests/e2e/page.sh
 EXTRA_DIST += tests/e2e/page.sh
+
+# Storage in production's shape: HTTPS, verified against [storage] ca_file,
+# an account-host URL (the TLS Azurite ./dev test starts; issue 17).
+E2E_TESTS += tests/e2e/tls_storage.sh
+EXTRA_DIST += tests/e2e/tls_storage.sh tests/tools/clock_skew_storage.py

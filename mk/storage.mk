@@ -8,9 +8,10 @@ check_PROGRAMS += tests/unit/test_sign tests/integration/test_blob \
 	tests/tools/blobtool
 UNIT_TESTS += tests/unit/test_sign
 INTEGRATION_TESTS += tests/integration/test_blob \
-	tests/integration/test_blob_interop.sh
+	tests/integration/test_blob_interop.sh tests/integration/test_blob_tls.sh
 tests_integration_test_blob_LDADD = $(LDADD) -lpthread
-EXTRA_DIST += tests/integration/test_blob_interop.sh tests/tools/blob_helpers.h
+EXTRA_DIST += tests/integration/test_blob_interop.sh tests/integration/test_blob_tls.sh \
+	tests/tools/blob_helpers.h
 
 # The benchmark program is built with everything else and run by
 # tests/bench/bench_blob.sh; it is not a test.

@@ -63,6 +63,8 @@ static const struct key_def keys[] = {
 	K("storage", "sas", KEY_SAS, storage_sas),
 	K("storage", "container", KEY_STRING, storage_container),
 	K("storage", "prefix", KEY_STRING, storage_prefix),
+	K("storage", "ca_file", KEY_STRING, storage_ca_file),
+	K("storage", "ca_path", KEY_STRING, storage_ca_path),
 	K("limits", "max_upload", KEY_SIZE, max_upload),
 	K("limits", "block_size", KEY_SIZE, block_size),
 	K("limits", "blocks_in_flight", KEY_COUNT, blocks_in_flight),
@@ -813,6 +815,8 @@ config_free(struct bindery_config *cfg)
 	free(cfg->storage_sas);
 	free(cfg->storage_container);
 	free(cfg->storage_prefix);
+	free(cfg->storage_ca_file);
+	free(cfg->storage_ca_path);
 	for (i = 0; i < cfg->ntokens; i++) {
 		free(cfg->tokens[i].owner);
 		free(cfg->tokens[i].token);

@@ -58,6 +58,8 @@ struct bindery_config {
 	char *storage_sas;		/* SAS query string without '?', or NULL */
 	char *storage_container;
 	char *storage_prefix;		/* blob name prefix, "" by default */
+	char *storage_ca_file;		/* CAs for an https endpoint, or NULL: the system's */
+	char *storage_ca_path;		/* a directory of CAs (c_rehash), or NULL */
 
 	/* [limits] */
 	uint64_t max_upload;		/* bytes of a document */

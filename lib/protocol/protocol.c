@@ -214,8 +214,9 @@ sole_state_tag(const struct blob_tag_set *t)
 void
 log_blob(const char *step, const char *blob_name, const struct blob_result *r)
 {
-	log_warn("%s %s: %s (HTTP %ld %s, request id %s)", step, blob_name, blob_status_name(r->status),
-		 r->http_status, r->code, r->request_id[0] ? r->request_id : "none");
+	log_warn("%s %s: %s (HTTP %ld %s, request id %s): %s", step, blob_name,
+		 blob_status_name(r->status), r->http_status, r->code,
+		 r->request_id[0] ? r->request_id : "none", r->message);
 }
 
 /*

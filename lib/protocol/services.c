@@ -26,6 +26,8 @@ open_services(const struct bindery_config *cfg, unsigned db_wait, struct service
 										  : cfg->block_size),
 		.connect_timeout_ms = 5000,
 		.low_speed_time_s = 30,
+		.ca_file = cfg->storage_ca_file,
+		.ca_path = cfg->storage_ca_path,
 		.max_retries = 3,
 	};
 	struct db_settings ds = {

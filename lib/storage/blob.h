@@ -76,6 +76,9 @@ struct blob_settings {		/* all borrowed; copied by blob_client_new */
 				 * never more than block_size */
 	long connect_timeout_ms; /* (0: 10000) */
 	long low_speed_time_s;	/* abort a transfer below 1 byte/s for this long (0: 30) */
+	const char *ca_file;	/* CA certificates for https (PEM), or NULL */
+	const char *ca_path;	/* a directory of them (c_rehash), or NULL; neither:
+				 * the system's store.  Verification is never off. */
 	unsigned max_retries;	/* retries after the first attempt */
 };
 

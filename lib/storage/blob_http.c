@@ -35,6 +35,7 @@
 #define BACKOFF_BASE_MS	200
 #define BACKOFF_CAP_MS	10000
 #define RETRY_AFTER_CAP_MS 60000
+#define CLOCK_SKEW_NOTE_S 300	/* a Date this far from ours is worth a word */
 
 static const char *const status_names[] = {
 	"BLOB_OK", "BLOB_EXISTS", "BLOB_EXISTS_MAYBE_OURS",
@@ -211,6 +212,21 @@ blob_parse_decimal(const char *s, size_t n)
 	return v;
 }
 
+/* An HTTP-date as unix seconds, or -1. */
+static int64_t
+http_date_seconds(const char *v, size_t n)
+{
+	char tmp[64];
+	time_t when;
+
+	if (n == 0 || n >= sizeof tmp)
+		return -1;
+	memcpy(tmp, v, n);
+	tmp[n] = '\0';
+	when = curl_getdate(tmp, NULL);
+	return when == (time_t)-1 ? -1 : (int64_t)when;
+}
+
 /* Retry-After is delay-seconds or an HTTP-date (RFC 9110, 10.2.3); the
  * wait in milliseconds, capped, or -1 when the value is neither. */
 static long
@@ -246,7 +262,7 @@ static void
 answer_headers_reset(struct blob_answer_headers *rh)
 {
 	memset(rh, 0, sizeof *rh);
-	rh->meta_size = rh->content_length = rh->range_total = -1;
+	rh->meta_size = rh->content_length = rh->range_total = rh->date = -1;
 	rh->retry_after_ms = -1;
 }
 
@@ -296,6 +312,8 @@ on_header_line(char *line, size_t size, size_t nmemb, void *ud)
 		blob_copy_field(rh->meta_sha256, sizeof rh->meta_sha256, v, n);
 	else if (span_eq_nocase_cstr(name, "Last-Modified"))
 		blob_copy_field(rh->last_modified, sizeof rh->last_modified, v, n);
+	else if (span_eq_nocase_cstr(name, "Date"))
+		rh->date = http_date_seconds(v, n);
 	else if (span_eq_nocase_cstr(name, "x-ms-meta-size"))
 		rh->meta_size = blob_parse_decimal(v, n);
 	else if (span_eq_nocase_cstr(name, "Content-Length"))
@@ -442,6 +460,8 @@ blob_client_new(const struct blob_settings *s, struct blob_client **out,
 	c->account = strdup(s->account);
 	c->container = strdup(s->container);
 	c->sas = s->sas ? strdup(s->sas[0] == '?' ? s->sas + 1 : s->sas) : NULL;
+	c->ca_file = s->ca_file ? strdup(s->ca_file) : NULL;
+	c->ca_path = s->ca_path ? strdup(s->ca_path) : NULL;
 	c->in_flight = s->blocks_in_flight ? s->blocks_in_flight : 4;
 	if (c->in_flight > 64)
 		c->in_flight = 64;
@@ -458,6 +478,7 @@ blob_client_new(const struct blob_settings *s, struct blob_client **out,
 	c->active = calloc(c->in_flight, sizeof *c->active);
 	if (c->url_base == NULL || c->path_prefix == NULL || c->account == NULL ||
 	    c->container == NULL || (s->sas && c->sas == NULL) ||
+	    (s->ca_file && c->ca_file == NULL) || (s->ca_path && c->ca_path == NULL) ||
 	    c->multi == NULL || c->easy == NULL || c->easy_busy == NULL ||
 	    c->active == NULL) {
 		rc = blob_result_nomem(res);
@@ -508,6 +529,8 @@ blob_client_free(struct blob_client *c)
 	free(c->path_prefix);
 	free(c->account);
 	free(c->container);
+	free(c->ca_file);
+	free(c->ca_path);
 	if (c->sas) {
 		memset(c->sas, 0, strlen(c->sas));
 		free(c->sas);
@@ -588,9 +611,16 @@ attempt_configure(struct blob_client *c, struct blob_request *r, CURL *e,
 	curl_easy_setopt(e, CURLOPT_TIMEOUT_MS, c->deadline_ms > 0 ?
 	    (long)(left_ms > 1 ? left_ms : 1) : 0L);
 	curl_easy_setopt(e, CURLOPT_TCP_KEEPALIVE, 1L);
-	/* TLS verification stays at libcurl's default (on) for https. */
+	/* TLS verification stays on for https; only where the trusted CAs
+	 * come from can be chosen. */
 	curl_easy_setopt(e, CURLOPT_SSL_VERIFYPEER, 1L);
 	curl_easy_setopt(e, CURLOPT_SSL_VERIFYHOST, 2L);
+	if (c->ca_file != NULL)
+		curl_easy_setopt(e, CURLOPT_CAINFO, c->ca_file);
+	if (c->ca_path != NULL)
+		curl_easy_setopt(e, CURLOPT_CAPATH, c->ca_path);
+	r->curl_err[0] = '\0';
+	curl_easy_setopt(e, CURLOPT_ERRORBUFFER, r->curl_err);
 	curl_easy_setopt(e, CURLOPT_HEADERFUNCTION, on_header_line);
 	curl_easy_setopt(e, CURLOPT_HEADERDATA, r);
 	curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, on_body);
@@ -805,6 +835,65 @@ blob_status_for_http(long http, const char *code, int create_only)
 	}
 }
 
+/*
+ * A transfer that got no answer, in words that name the cause (a refused
+ * certificate, a host name that does not resolve, a refused connection),
+ * with libcurl's own detail.  The message never holds a credential: the
+ * URL is not in it.
+ */
+static void
+explain_curl(struct blob_result *res, CURLcode cc, const char *detail)
+{
+	const char *what;
+	char m[160 + CURL_ERROR_SIZE];	/* blob_result_set cuts it to fit */
+
+	switch (cc) {
+	case CURLE_PEER_FAILED_VERIFICATION:
+#if LIBCURL_VERSION_NUM < 0x073e00
+	case CURLE_SSL_CACERT:
+#endif
+		what = "TLS: storage's certificate was refused (an untrusted issuer: set "
+		    "[storage] ca_file; or a name that does not match the endpoint's host)";
+		break;
+	case CURLE_SSL_CONNECT_ERROR:
+		what = "TLS: the handshake with storage failed";
+		break;
+	case CURLE_SSL_CACERT_BADFILE:
+		what = "TLS: the CA certificates ([storage] ca_file or ca_path) cannot be read";
+		break;
+	case CURLE_COULDNT_RESOLVE_HOST:
+		what = "DNS: storage's host name does not resolve";
+		break;
+	case CURLE_COULDNT_CONNECT:
+		what = "storage refused the connection or cannot be reached";
+		break;
+	default:
+		what = curl_easy_strerror(cc);
+		break;
+	}
+	snprintf(m, sizeof m, "%s%s%s", what, detail[0] ? ": " : "", detail);
+	(void)blob_result_set(res, curl_transient(cc) ? BLOB_TRANSIENT : BLOB_FAILED, m);
+}
+
+/* Azure refuses a Shared Key or SAS signed more than 15 minutes away from
+ * its own clock, with the same 403 AuthenticationFailed as a wrong key:
+ * when the answer's Date says the clocks differ, say so. */
+static void
+explain_clock(struct blob_result *res, int64_t date)
+{
+	int64_t skew;
+	char m[sizeof res->message + 80];	/* blob_result_set cuts it to fit */
+
+	if (date < 0)
+		return;
+	skew = date - (int64_t)time(NULL);
+	if (skew < CLOCK_SKEW_NOTE_S && skew > -CLOCK_SKEW_NOTE_S)
+		return;
+	snprintf(m, sizeof m, "%s (storage's clock is %lld s %s ours: check the clock)",
+	    res->message, (long long)(skew < 0 ? -skew : skew), skew < 0 ? "behind" : "ahead of");
+	(void)blob_result_set(res, res->status, m);
+}
+
 /* An attempt ended: decide the result, or schedule a retry. */
 static void
 attempt_finish(struct blob_client *c, struct blob_request *r, CURLcode cc)
@@ -825,8 +914,7 @@ attempt_finish(struct blob_client *c, struct blob_request *r, CURLcode cc)
 		if (r->answer_overflow)
 			(void)blob_result_set(res, BLOB_FAILED, "answer too large");
 		else
-			(void)blob_result_set(res, curl_transient(cc) ? BLOB_TRANSIENT :
-			    BLOB_FAILED, curl_easy_strerror(cc));
+			explain_curl(res, cc, r->curl_err);
 		ambiguous_now = cc != CURLE_COULDNT_CONNECT &&
 		    cc != CURLE_COULDNT_RESOLVE_HOST;
 	} else {
@@ -843,6 +931,8 @@ attempt_finish(struct blob_client *c, struct blob_request *r, CURLcode cc)
 			    "not supported by this endpoint");
 		if (res->status == BLOB_OK)
 			res->message[0] = res->code[0] = '\0';
+		else if (res->status == BLOB_AUTH_FAILED)
+			explain_clock(res, r->rh.date);
 		else if (res->message[0] == '\0') {
 			char m[128];
 

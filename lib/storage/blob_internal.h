@@ -51,6 +51,7 @@ struct blob_answer_headers {
 	char blob_content_md5[32];
 	char meta_sha256[65];
 	char last_modified[64];
+	int64_t date;			/* the answer's Date, unix seconds; -1 without */
 	int64_t meta_size;
 	int64_t content_length;
 	int64_t range_total;
@@ -85,6 +86,7 @@ struct blob_request {
 
 	enum blob_request_state state;
 	CURL *easy;
+	char curl_err[CURL_ERROR_SIZE];	/* libcurl's detail of a failed attempt */
 	struct curl_slist *slist;
 	unsigned attempt;
 	int ambiguous;			/* an earlier try may have taken effect */
@@ -100,6 +102,7 @@ struct blob_client {
 	char *account;
 	char *container;
 	char *sas;		/* NULL with a key */
+	char *ca_file, *ca_path;	/* NULL: the system's trust store */
 	unsigned char key[128];
 	size_t keylen;
 	int https;

@@ -23,6 +23,7 @@
 
 static const char *endpoint, *account, *key_b64;
 static char container[64];
+static const char *ca_file;
 
 static struct blob_settings
 settings(size_t block, unsigned inflight, size_t single)
@@ -40,6 +41,7 @@ settings(size_t block, unsigned inflight, size_t single)
 	s.connect_timeout_ms = 2000;
 	s.low_speed_time_s = 30;
 	s.max_retries = 2;
+	s.ca_file = ca_file;
 	return s;
 }
 
@@ -824,6 +826,7 @@ main(void)
 	endpoint = getenv("BINDERY_TEST_BLOB_ENDPOINT");
 	account = getenv("BINDERY_TEST_BLOB_ACCOUNT");
 	key_b64 = getenv("BINDERY_TEST_BLOB_KEY");
+	ca_file = getenv("BINDERY_TEST_BLOB_CA_FILE");	/* https: the stack's own CA */
 	if (endpoint == NULL || endpoint[0] == '\0')
 		tap_missing("BINDERY_TEST_BLOB_ENDPOINT is not set");
 	if (account == NULL || key_b64 == NULL)

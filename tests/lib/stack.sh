@@ -5,7 +5,7 @@
 # in one state directory (STACK_VAR: var/ for ./dev up, var/test/ for
 # ./dev test, $BINDERY_TEST_VAR inside tests):
 #
-#   ports.env     the ports chosen once (DB_PORT BLOB_PORT HTTP_PORT APACHE_PORT)
+#   ports.env     the ports chosen once (DB_PORT BLOB_PORT HTTP_PORT APACHE_PORT TLS_BLOB_PORT)
 #   secrets.env   generated passwords and tokens (mode 0600)
 #   run/NAME.pid  one PID file per component we started (written by the
 #                 process itself just before it execs the real program)
@@ -36,7 +36,7 @@ stack_init() {
 	STACK_LOG=$STACK_VAR/log
 	mkdir -p "$STACK_RUN" "$STACK_LOG" "$STACK_VAR/tmp"
 	STACK_SOCK=$STACK_RUN/mysqld.sock
-	DB_PORT='' BLOB_PORT='' HTTP_PORT='' APACHE_PORT=''
+	DB_PORT='' BLOB_PORT='' HTTP_PORT='' APACHE_PORT='' TLS_BLOB_PORT=''
 	# shellcheck disable=SC1091
 	[ -f "$STACK_VAR/ports.env" ] && . "$STACK_VAR/ports.env"
 	# shellcheck disable=SC1091
@@ -62,7 +62,7 @@ stack_port() {
 	if [ -n "$cur" ]; then
 		return 0
 	fi
-	used=" ${STACK_AVOID_PORTS:-} ${DB_PORT:-} ${BLOB_PORT:-} ${HTTP_PORT:-} ${APACHE_PORT:-} "
+	used=" ${STACK_AVOID_PORTS:-} ${DB_PORT:-} ${BLOB_PORT:-} ${HTTP_PORT:-} ${APACHE_PORT:-} ${TLS_BLOB_PORT:-} "
 	while :; do
 		if [ "$p" -ge 10100 ] && [ "$p" -le 10199 ]; then
 			p=10200
@@ -83,8 +83,8 @@ stack_forget_port() {
 }
 
 stack_save_ports() {
-	printf 'DB_PORT=%s\nBLOB_PORT=%s\nHTTP_PORT=%s\nAPACHE_PORT=%s\n' \
-		"${DB_PORT:-}" "${BLOB_PORT:-}" "${HTTP_PORT:-}" "${APACHE_PORT:-}" \
+	printf 'DB_PORT=%s\nBLOB_PORT=%s\nHTTP_PORT=%s\nAPACHE_PORT=%s\nTLS_BLOB_PORT=%s\n' \
+		"${DB_PORT:-}" "${BLOB_PORT:-}" "${HTTP_PORT:-}" "${APACHE_PORT:-}" "${TLS_BLOB_PORT:-}" \
 		>"$STACK_VAR/ports.env.tmp" && mv "$STACK_VAR/ports.env.tmp" "$STACK_VAR/ports.env"
 }
 
@@ -204,7 +204,9 @@ stack_wait_http() {
 	port=${url#*://*:}
 	port=${port%%/*}
 	for ((i = 0; i < limit * 10; i++)); do
-		code=$(curl -s -o /dev/null -m 2 -w '%{http_code}' "$url" 2>/dev/null) || code=000
+		# shellcheck disable=SC2086 # options, split on purpose
+		code=$(curl -s -o /dev/null -m 2 -w '%{http_code}' ${STACK_WAIT_CURL_OPTS:-} "$url" \
+			2>/dev/null) || code=000
 		# An answer counts only from our own process: another stack may
 		# have taken the port between the check and our bind, and then
 		# this one would quietly talk to the other's server.
@@ -335,6 +337,56 @@ stack_azurite_start() {
 }
 
 stack_azurite_stop() { stack_stop azurite 20; }
+
+# --- Azurite over TLS, addressed like a real account -------------------------
+
+# The account-host name of the TLS Azurite: libcurl resolves any *.localhost
+# name to the loopback address itself, so production's URL shape
+# (https://ACCOUNT.blob.SUFFIX) runs on this machine.
+STACK_TLS_BLOB_HOST=devstoreaccount1.blob.localhost
+
+# stack_tls_certs: a CA made for this stack and a certificate it signed for
+# $STACK_TLS_BLOB_HOST and 127.0.0.1 (not "localhost", so another name
+# can show a host-name mismatch), in $STACK_VAR/azurite-tls-ca/.  Sets
+# STACK_TLS_CA (the CA's PEM for [storage] ca_file).
+stack_tls_certs() {
+	local d=$STACK_VAR/azurite-tls-ca
+	STACK_TLS_CA=$d/ca.pem
+	[ -s "$d/server.pem" ] && [ -s "$STACK_TLS_CA" ] && return 0
+	mkdir -p "$d" && chmod 0755 "$d" || return 1
+	openssl req -x509 -newkey rsa:2048 -nodes -days 30 -subj "/CN=bindery test CA $$" \
+		-keyout "$d/ca.key" -out "$STACK_TLS_CA" -addext basicConstraints=critical,CA:TRUE \
+		-addext keyUsage=critical,keyCertSign,cRLSign 2>"$d/openssl.log" &&
+	openssl req -newkey rsa:2048 -nodes -subj "/CN=$STACK_TLS_BLOB_HOST" -keyout "$d/server.key" \
+		-out "$d/server.csr" 2>>"$d/openssl.log" &&
+	printf 'subjectAltName=DNS:%s,IP:127.0.0.1\nextendedKeyUsage=serverAuth\n' "$STACK_TLS_BLOB_HOST" \
+		>"$d/server.ext" &&
+	openssl x509 -req -in "$d/server.csr" -CA "$STACK_TLS_CA" -CAkey "$d/ca.key" -CAcreateserial \
+		-days 30 -extfile "$d/server.ext" -out "$d/server.pem" 2>>"$d/openssl.log" ||
+		{ stack_log "cannot make the TLS certificates (see $d/openssl.log)"; return 1; }
+	chmod 0644 "$STACK_TLS_CA" "$d/server.pem"
+}
+
+# stack_azurite_tls_start: a second Azurite, HTTPS only, with its own data,
+# on TLS_BLOB_PORT; its endpoint is stack_tls_blob_endpoint.
+stack_azurite_tls_start() {
+	local bin=$STACK_TOP/node_modules/.bin/azurite-blob d=$STACK_VAR/azurite-tls-ca
+	stack_alive azurite-tls && return 0
+	stack_tls_certs || return 1
+	if [ -z "${TLS_BLOB_PORT:-}" ] || ! stack_port_free "$TLS_BLOB_PORT"; then
+		stack_forget_port TLS_BLOB_PORT
+		stack_port TLS_BLOB_PORT "${STACK_TLS_BLOB_PORT_START:-10300}" || return 1
+	fi
+	mkdir -p "$STACK_VAR/azurite-tls"
+	stack_spawn azurite-tls "$STACK_LOG/azurite-tls.log" "$bin" --blobHost 127.0.0.1 \
+		--blobPort "$TLS_BLOB_PORT" --location "$STACK_VAR/azurite-tls" --disableTelemetry \
+		--cert "$d/server.pem" --key "$d/server.key" || return 1
+	STACK_WAIT_CURL_OPTS="--cacert $STACK_TLS_CA" \
+		stack_wait_http "$(stack_tls_blob_endpoint)/?comp=list" 60 azurite-tls && return 0
+	tail -n 20 "$STACK_LOG/azurite-tls.log" >&2
+	return 1
+}
+stack_tls_blob_endpoint() { printf 'https://%s:%s' "$STACK_TLS_BLOB_HOST" "$TLS_BLOB_PORT"; }
 
 # --- lighttpd --------------------------------------------------------------
 
@@ -490,6 +542,7 @@ stack_stop_all() {
 	stack_stop apache 30
 	stack_stop lighttpd 20
 	stack_stop azurite 20
+	stack_stop azurite-tls 20
 	stack_stop mariadb 60
 }
 

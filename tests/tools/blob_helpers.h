@@ -57,6 +57,10 @@ settings_from_env(struct blob_settings *s)
 	s->blocks_in_flight = (unsigned)env_size("BLOBTOOL_IN_FLIGHT", 4);
 	s->single_put_max = env_size("BLOBTOOL_SINGLE_PUT_MAX", 4 * 1024 * 1024);
 	s->max_retries = 3;
+	/* https: a CA of the stack's own; empty or unset: the system's store */
+	s->ca_file = getenv("BINDERY_TEST_BLOB_CA_FILE");
+	if (s->ca_file != NULL && s->ca_file[0] == '\0')
+		s->ca_file = NULL;
 	return s->endpoint && s->account && s->key_b64 && s->container;
 }
 
