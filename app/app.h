@@ -40,6 +40,10 @@ void handle_upload_head(struct app *app, struct request *r);
 void handle_upload_patch(struct app *app, struct request *r);
 void handle_upload_delete(struct app *app, struct request *r);
 
+/* Direct uploads (direct.c). */
+void handle_documents_direct(struct app *app, struct request *r);
+void handle_document_finalize(struct app *app, struct request *r);
+
 /* ---- shared by the handlers (handlers.c) ---- */
 
 /* A caller who may write: 1; else the body is drained, 401 answered, 0. */
@@ -61,6 +65,11 @@ int check_name(struct request *r, struct span name);
 int if_match_holds(void *ctx, const struct doc *d);
 /* 409 name_taken; when the caller's own resumable upload holds name, the answer names it. */
 void reply_name_taken(struct app *app, struct request *r, struct span name);
+/* The Idempotency-Key header into out (*present says whether one came);
+ * -1 when it is not 1-255 visible ASCII characters. */
+int idempotency_key_of(struct request *r, char *out, size_t outlen, int *present);
+/* status + the document's JSON and ETag (201 adds its Location). */
+void reply_document(struct request *r, int status, const struct doc *d);
 /* The answer for a protocol failure that is not about a body (everything but PROTO_OK). */
 void reply_proto_failure(struct request *r, enum proto_result pr);
 

@@ -110,6 +110,8 @@ serve(struct app *app, struct request *r)
 	case ROUTE_HEALTHZ: handle_healthz(app, r); break;
 	case ROUTE_DOCUMENTS_LIST: handle_list(app, r); break;
 	case ROUTE_DOCUMENTS_CREATE: handle_create(app, r); break;
+	case ROUTE_DOCUMENTS_DIRECT: handle_documents_direct(app, r); break;
+	case ROUTE_DOCUMENT_FINALIZE: handle_document_finalize(app, r); break;
 	case ROUTE_DOCUMENT_GET: handle_get(app, r); break;
 	case ROUTE_DOCUMENT_DELETE: handle_delete(app, r); break;
 	case ROUTE_CONTENT_GET: handle_content_get(app, r); break;
@@ -251,7 +253,10 @@ main(int argc, char **argv)
 			 * its blocking reads with it; see fcgi_read.
 			 */
 			req_pace_start(&r, &pace, fr.ipcFd);
+			r.fcgi_id = fr.requestId;
 			serve(&app, &r);
+			if (req_flush(&r) != 0)
+				log_warn("request %s: the answer's last bytes could not be sent", r.id);
 			log_request(&r);
 			FCGX_Finish_r(&fr);
 		}

@@ -144,7 +144,7 @@ reply_proto_failure(struct request *r, enum proto_result pr)
 	reply_failure(r, pr, BODY_FINE);
 }
 
-static void
+void
 reply_document(struct request *r, int status, const struct doc *d)
 {
 	char extra[256], etag[64];
@@ -221,8 +221,8 @@ raw_read(void *ctx, char *buf, size_t len)
 	return n;
 }
 
-static int
-idempotency_key(struct request *r, char *out, size_t outlen, int *present)
+int
+idempotency_key_of(struct request *r, char *out, size_t outlen, int *present)
 {
 	struct span k = req_param(r, "HTTP_IDEMPOTENCY_KEY");
 	size_t i;
@@ -401,7 +401,7 @@ handle_create(struct app *app, struct request *r)
 	up.body.expected_size = -1;
 	if (!require_writer(r))
 		goto out;
-	if (idempotency_key(r, key, sizeof key, &has_key) != 0) {
+	if (idempotency_key_of(r, key, sizeof key, &has_key) != 0) {
 		resp_error(r, 400, "bad_idempotency_key", "Idempotency-Key must be 1-255 visible ASCII characters");
 		goto out;
 	}
@@ -891,6 +891,8 @@ handle_refusal_before_database(struct app *app, struct request *r)
 		}
 		return 0;
 	case ROUTE_DOCUMENT_DELETE:
+	case ROUTE_DOCUMENTS_DIRECT:
+	case ROUTE_DOCUMENT_FINALIZE:
 		return !require_writer(r);
 	case ROUTE_DOCUMENTS_LIST:
 	case ROUTE_DOCUMENT_GET:

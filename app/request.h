@@ -38,6 +38,7 @@ struct request {
 	/* How long a read may wait for the client (see req_pace_start). */
 	struct body_pace_limits pace;
 	int conn_fd;			/* FastCGI: the web server's connection; CGI: 0 */
+	int fcgi_id;			/* FastCGI: the request's id in its records */
 	int64_t body_start_ms;		/* when the first body read began; 0 before */
 	int body_timeout;		/* the client was too slow: answer 408 */
 
@@ -47,6 +48,10 @@ struct request {
 	int head_only;			/* HEAD: headers, no body */
 	const char *always;		/* header lines every answer carries ("X: y\r\n"), or NULL */
 };
+
+/* FastCGI: send the body bytes req_write has gathered (before the request
+ * is finished, and before anything else is written). */
+int req_flush(struct request *r);
 
 /* A request parameter (CGI meta-variable such as "CONTENT_TYPE", or
  * "HTTP_IF_MATCH"); the empty span when absent. */

@@ -25,8 +25,11 @@ static const struct route_path table[] = {
 	{ { "healthz" }, 1, "GET, HEAD", { { "GET", ROUTE_HEALTHZ } } },
 	{ { "documents" }, 1, "GET, HEAD, POST",
 	  { { "GET", ROUTE_DOCUMENTS_LIST }, { "POST", ROUTE_DOCUMENTS_CREATE } } },
+	/* Before {id}: "direct" is no id, but the first match wins. */
+	{ { "documents", "direct" }, 2, "POST", { { "POST", ROUTE_DOCUMENTS_DIRECT } } },
 	{ { "documents", ID_SEGMENT }, 2, "GET, HEAD, DELETE",
 	  { { "GET", ROUTE_DOCUMENT_GET }, { "DELETE", ROUTE_DOCUMENT_DELETE } } },
+	{ { "documents", ID_SEGMENT, "finalize" }, 3, "POST", { { "POST", ROUTE_DOCUMENT_FINALIZE } } },
 	{ { "documents", ID_SEGMENT, "content" }, 3, "GET, HEAD, PUT",
 	  { { "GET", ROUTE_CONTENT_GET }, { "PUT", ROUTE_CONTENT_PUT } } },
 	{ { "uploads" }, 1, "OPTIONS, POST",

@@ -18,6 +18,8 @@ enum route_id {
 	ROUTE_HEALTHZ,		/* GET /healthz */
 	ROUTE_DOCUMENTS_LIST,	/* GET /documents */
 	ROUTE_DOCUMENTS_CREATE,	/* POST /documents */
+	ROUTE_DOCUMENTS_DIRECT,	/* POST /documents/direct (a direct upload's intent) */
+	ROUTE_DOCUMENT_FINALIZE,/* POST /documents/{id}/finalize */
 	ROUTE_DOCUMENT_GET,	/* GET /documents/{id} */
 	ROUTE_DOCUMENT_DELETE,	/* DELETE /documents/{id} */
 	ROUTE_CONTENT_GET,	/* GET /documents/{id}/content */

@@ -50,3 +50,8 @@ EXTRA_DIST += tests/e2e/page.sh
 # an account-host URL (the TLS Azurite ./dev test starts; issue 17).
 E2E_TESTS += tests/e2e/tls_storage.sh
 EXTRA_DIST += tests/e2e/tls_storage.sh tests/tools/clock_skew_storage.py
+
+# Direct uploads (issue 13): the curl flow, what the create-only SAS cannot
+# do, finalize's checks, and the sweeper's cells for direct intents.
+E2E_TESTS += tests/e2e/direct.sh
+EXTRA_DIST += tests/e2e/direct.sh tests/bench/bench_direct.sh

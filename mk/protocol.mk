@@ -3,6 +3,7 @@
 lib_libbindery_a_SOURCES += lib/protocol/services.c lib/protocol/services.h \
 	lib/protocol/protocol.c lib/protocol/protocol.h lib/protocol/protocol_internal.h \
 	lib/protocol/tus.c lib/protocol/tus.h \
+	lib/protocol/direct.c lib/protocol/direct.h \
 	lib/protocol/sweep.c lib/protocol/sweep.h \
 	lib/protocol/audit.c lib/protocol/audit.h
 

@@ -5,11 +5,13 @@ lib_libbindery_a_SOURCES += lib/registry/db.c lib/registry/db.h \
 	lib/registry/docs_db.c lib/registry/docs_db.h \
 	lib/registry/sweep_db.c lib/registry/sweep_db.h \
 	lib/registry/audit_db.c lib/registry/audit_db.h \
-	lib/registry/uploads_db.c lib/registry/uploads_db.h
+	lib/registry/uploads_db.c lib/registry/uploads_db.h \
+	lib/registry/direct_db.c lib/registry/direct_db.h
 dist_sql_DATA += sql/001_schema.sql sql/002_idempotency_blob_index.sql \
 	sql/003_idempotency_answer_fields.sql \
 	sql/004_fencing.sql sql/005_idempotency_fingerprint.sql \
-	sql/006_leases.sql sql/007_uploads.sql sql/008_blob_etag.sql sql/009_ready_sequence.sql
+	sql/006_leases.sql sql/007_uploads.sql sql/008_blob_etag.sql sql/009_ready_sequence.sql \
+	sql/010_direct_uploads.sql
 
 UNIT_TESTS += tests/unit/sql_literal.sh
 EXTRA_DIST += tests/unit/sql_literal.sh

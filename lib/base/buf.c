@@ -215,3 +215,17 @@ ct_equal(const void *a, size_t alen, const void *b, size_t blen)
 		diff |= x[i] ^ y[i];
 	return diff == 0;
 }
+
+void
+hex_lower(const void *p, size_t n, char *out)
+{
+	static const char digits[] = "0123456789abcdef";
+	const unsigned char *d = p;
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		out[2 * i] = digits[d[i] >> 4];
+		out[2 * i + 1] = digits[d[i] & 15];
+	}
+	out[2 * n] = '\0';
+}

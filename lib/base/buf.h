@@ -76,5 +76,8 @@ char *span_dup(struct span s);
 
 /* Constant-time comparison of two byte strings (length is not secret). */
 int ct_equal(const void *a, size_t alen, const void *b, size_t blen);
+/* Write the n bytes at p as 2n lower-case hex digits and a NUL to out
+ * (which holds 2n + 1). */
+void hex_lower(const void *p, size_t n, char *out);
 
 #endif

@@ -26,6 +26,12 @@ static const char *const purpose_names[PURPOSE_COUNT] = {
 	[PURPOSE_REPLACE] = "replace",
 };
 
+static const char *const route_names[UPLOAD_ROUTE_COUNT] = {
+	[UPLOAD_ROUTE_UNKNOWN] = "",
+	[UPLOAD_VIA_SERVER] = "server",
+	[UPLOAD_VIA_DIRECT] = "direct",
+};
+
 /* The guard is built from the same literal as the name, so the two cannot drift. */
 #define TAG_GUARD(value) "\"" TAG_STATE_KEY "\" = '" value "'"
 #define TAG_ENTRY(value) { value, TAG_GUARD(value) }
@@ -80,6 +86,12 @@ intent_purpose_name(enum intent_purpose p)
 }
 
 const char *
+upload_route_name(enum upload_route r)
+{
+	return name_at(route_names, UPLOAD_ROUTE_COUNT, (unsigned)r);
+}
+
+const char *
 tag_state_name(enum tag_state t)
 {
 	return (unsigned)t < TAG_STATE_COUNT ? tag_states[t].name : "";
@@ -101,6 +113,12 @@ enum intent_purpose
 intent_purpose_from_name(const char *name)
 {
 	return (enum intent_purpose)index_of(purpose_names, PURPOSE_COUNT, name);
+}
+
+enum upload_route
+upload_route_from_name(const char *name)
+{
+	return (enum upload_route)index_of(route_names, UPLOAD_ROUTE_COUNT, name);
 }
 
 enum tag_state

@@ -46,6 +46,14 @@ enum intent_purpose {
 };
 #define PURPOSE_COUNT 3
 
+/* blobs.route: how an intent's bytes reach storage (sql/010). */
+enum upload_route {
+	UPLOAD_ROUTE_UNKNOWN = 0,
+	UPLOAD_VIA_SERVER,		/* through bindery: a request body or tus PATCHes */
+	UPLOAD_VIA_DIRECT,		/* from the client with a create-only SAS; finalize verifies */
+};
+#define UPLOAD_ROUTE_COUNT 3
+
 /* The blob's `state` tag, as storage holds it. */
 enum tag_state {
 	TAG_STATE_NONE = 0,	/* no blob, or a blob without a state tag */
@@ -66,6 +74,7 @@ enum tag_state {
 const char *doc_status_name(enum doc_status s);
 const char *registry_state_name(enum registry_state s);
 const char *intent_purpose_name(enum intent_purpose p);
+const char *upload_route_name(enum upload_route r);
 const char *tag_state_name(enum tag_state t);
 
 /*
@@ -76,6 +85,7 @@ const char *tag_state_name(enum tag_state t);
 enum doc_status doc_status_from_name(const char *name);
 enum registry_state registry_state_from_name(const char *name);
 enum intent_purpose intent_purpose_from_name(const char *name);
+enum upload_route upload_route_from_name(const char *name);
 enum tag_state tag_state_from_name(const char *name);
 
 /*

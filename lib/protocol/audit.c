@@ -324,6 +324,17 @@ etag_moved(const struct listed *x, const struct audit_row *row)
 }
 
 /*
+ * Is the comparison by ETag possible?  Then it decides alone: the same ETag
+ * is the same bytes, and a sha256 in metadata is not bindery's word on a
+ * direct upload (its client set it; finalize hashed the bytes instead).
+ */
+static int
+etag_pinned(const struct listed *x, const struct audit_row *row)
+{
+	return row->doc_etag[0] != '\0' && x->etag != NULL;
+}
+
+/*
  * What a blob (x, NULL when there is none) and the rows of its name (row,
  * NULL when there is neither a registry row nor a document) show, as F_*.
  * Pure: the audit's first reads and its re-read go through the same rules.
@@ -340,9 +351,9 @@ findings_of(const struct listed *x, const struct audit_row *row, unsigned stale_
 			f |= F_UNREGISTERED;
 		if (x == NULL)
 			return f | F_DANGLING_MISSING;
-		if (x->size != row->doc_size ||
-		    (x->sha256[0] && row->doc_sha256[0] && strcmp(x->sha256, row->doc_sha256) != 0) ||
-		    etag_moved(x, row))
+		if (x->size != row->doc_size || etag_moved(x, row) ||
+		    (!etag_pinned(x, row) && x->sha256[0] && row->doc_sha256[0] &&
+		     strcmp(x->sha256, row->doc_sha256) != 0))
 			return f | F_DANGLING_DIFFERS;
 		return x->tag != TAG_STATE_COMMITTED ? f | F_TAG_MISMATCH : f;
 	}

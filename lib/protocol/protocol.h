@@ -39,6 +39,10 @@ enum proto_result {
 	PROTO_CHUNK_TOO_SMALL,	/* 400: the rest cannot fit the block list's 50,000 blocks */
 	PROTO_TOO_LARGE,	/* 413: more bytes than Upload-Length */
 	PROTO_FINISHED,		/* 409: the upload's document is ready; nothing to terminate */
+	/* Direct uploads (direct.h): */
+	PROTO_NOT_UPLOADED,	/* 409 not_uploaded: finalize found no blob at the name */
+	PROTO_SIZE_MISMATCH,	/* 422: the blob is not the declared size */
+	PROTO_DIGEST_MISMATCH,	/* 422: the bytes' SHA-256 is not the declared one */
 };
 
 struct proto_body {

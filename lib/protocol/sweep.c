@@ -17,6 +17,7 @@
 
 static const char *const action_names[] = {
 	"drop", "purge-then-drop", "delete-pending-then-drop", "roll-forward", "roll-back", "leave",
+	"direct-roll-forward", "delete-if-match-then-drop",
 };
 
 const char *
@@ -39,6 +40,12 @@ sweep_decide(const struct sweep_facts *f)
 		return SWEEP_LEAVE;
 	if (!f->blob_exists)
 		return f->uncommitted_blocks ? SWEEP_PURGE_THEN_DROP : SWEEP_DROP;
+	/* A direct intent's tags are the client's: only finalize's record of
+	 * the bytes, still in place, makes it a document (DESIGN.md "Direct
+	 * uploads"). */
+	if (f->direct)
+		return f->recorded && f->etag_matches ? SWEEP_DIRECT_ROLL_FORWARD
+						      : SWEEP_DELETE_IF_MATCH_THEN_DROP;
 	switch (f->tag) {
 	case TAG_STATE_PENDING:
 		/* Staged blocks on the name go with the blob. */
@@ -157,6 +164,16 @@ probe_blob(struct blob_client *b, const struct sweep_item *it, struct sweep_fact
 	}
 	f->blob_exists = 1;
 	f->tag = state_tag(&tags);
+	if (f->direct) {
+		if (blob_get_properties(b, it->name, p, r) != 0) {
+			if (r->status != BLOB_NOT_FOUND)
+				return -1;
+			f->blob_exists = 0;	/* gone since the tags were read */
+			return 0;
+		}
+		f->etag_matches = f->recorded && strcmp(it->etag, p->etag) == 0;
+		return 0;
+	}
 	if (f->tag == TAG_STATE_COMMITTED && f->purpose == PURPOSE_CREATE) {
 		if (blob_get_properties(b, it->name, p, r) != 0)
 			return -1;
@@ -171,6 +188,8 @@ init_facts(const struct sweep_item *it, struct sweep_facts *f)
 	memset(f, 0, sizeof *f);
 	f->purpose = it->purpose == PURPOSE_REPLACE ? PURPOSE_REPLACE : PURPOSE_CREATE;
 	f->referenced = item_referenced(it);
+	f->direct = it->route == UPLOAD_VIA_DIRECT;
+	f->recorded = f->direct && it->etag[0] != '\0' && it->has_size && is_sha256_hex(it->sha256);
 }
 
 static void
@@ -219,6 +238,61 @@ leave(const struct sweep_item *it, const struct sweep_facts *f, const char *why,
 						    " does not match"
 						  : "blob carries no state tag bindery wrote");
 	rep->problems++;
+}
+
+/*
+ * Finalize recorded the bytes and they are still there: what it did not
+ * finish, done the same way.  The tag goes first (DESIGN.md, "tag before
+ * row"), set whole whatever the client put there; the document is pinned
+ * to the recorded ETag, which the probe just found on the blob.
+ */
+static void
+direct_roll_forward(struct services *w, const char *claimer, const struct sweep_item *it,
+		    const struct sweep_facts *f, struct sweep_report *rep)
+{
+	const struct blob_tag committed[] = { { TAG_STATE_KEY, tag_state_name(TAG_STATE_COMMITTED) } };
+	struct blob_result r;
+	enum db_err e;
+
+	if (blob_set_tags(w->blob, it->name, committed, 1, NULL, &r) != 0) {
+		log_warn("tag of direct upload %s: %s (HTTP %ld %s)", it->name, blob_status_name(r.status),
+			 r.http_status, r.code);
+		note_trouble(rep, &r);
+		release(w, claimer, it, rep);
+		return;
+	}
+	e = sweep_db_roll_forward(w->db, claimer, it, it->size, it->sha256, it->etag);
+	if (e == DB_OK) {
+		log_info("rolled direct upload %s forward: document %llu is ready", it->name,
+			 (unsigned long long)it->document_id);
+		rep->rolled_forward++;
+	} else if (e == DB_CONFLICT) {
+		leave(it, f, "no pending document of this intent to roll forward", rep);
+	} else {
+		log_warn("roll forward of %s: %s", it->name, db_err_name(e));
+		release(w, claimer, it, rep);
+		rep->temporary = 1;
+	}
+}
+
+/* A direct intent that is no document: its blob goes with If-Match on the
+ * ETag just read, so bytes that changed since are looked at again by a
+ * later run, never deleted unseen; then its rows. */
+static void
+direct_delete(struct services *w, const char *claimer, const struct sweep_item *it,
+	      const struct blob_props *p, struct sweep_report *rep)
+{
+	struct blob_result r;
+
+	if (blob_delete(w->blob, it->name, NULL, p->etag, &r) != 0 && r.status != BLOB_NOT_FOUND) {
+		log_warn("delete of direct upload %s: %s (HTTP %ld %s)", it->name, blob_status_name(r.status),
+			 r.http_status, r.code);
+		if (r.status != BLOB_CONDITION_NOT_MET)
+			note_trouble(rep, &r);
+		release(w, claimer, it, rep);
+		return;
+	}
+	drop_rows(w, claimer, it, &rep->deleted, rep);
 }
 
 /* Carry out the decision for a claimed intent whose facts are known. */
@@ -291,6 +365,12 @@ act(struct services *w, const char *claimer, const struct sweep_item *it,
 	case SWEEP_LEAVE:
 		leave(it, f, NULL, rep);
 		return;
+	case SWEEP_DIRECT_ROLL_FORWARD:
+		direct_roll_forward(w, claimer, it, f, rep);
+		return;
+	case SWEEP_DELETE_IF_MATCH_THEN_DROP:
+		direct_delete(w, claimer, it, p, rep);
+		return;
 	}
 }
 
@@ -354,11 +434,14 @@ sweep_intent(struct services *w, const char *claimer, const struct sweep_item *i
 		act(w, claimer, it, &f, &p, rep);
 		return;
 	}
-	if (blob_delete(w->blob, it->name, tag_state_guard(TAG_STATE_PENDING), NULL, &r) == 0) {
+	/* Not for a direct intent: its client tagged the blob pending, and
+	 * finalize may have verified it (roll forward). */
+	if (!f.direct &&
+	    blob_delete(w->blob, it->name, tag_state_guard(TAG_STATE_PENDING), NULL, &r) == 0) {
 		drop_rows(w, claimer, it, &rep->deleted, rep);
 		return;
 	}
-	if (r.status != BLOB_NOT_FOUND && r.status != BLOB_CONDITION_NOT_MET) {
+	if (!f.direct && r.status != BLOB_NOT_FOUND && r.status != BLOB_CONDITION_NOT_MET) {
 		log_warn("intent %s: %s (HTTP %ld %s); released for a later run", it->name,
 			 blob_status_name(r.status), r.http_status, r.code);
 		note_trouble(rep, &r);
@@ -676,6 +759,8 @@ dry_run(struct services *s, const struct sweep_opts *o, struct work *wk, struct 
 			case SWEEP_ROLL_FORWARD: rep->rolled_forward++; break;
 			case SWEEP_ROLL_BACK: rep->rolled_back++; break;
 			case SWEEP_LEAVE: rep->problems++; break;
+			case SWEEP_DIRECT_ROLL_FORWARD: rep->rolled_forward++; break;
+			case SWEEP_DELETE_IF_MATCH_THEN_DROP: rep->deleted++; break;
 			}
 		}
 		if (wk->nitems < o->batch)

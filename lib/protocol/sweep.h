@@ -34,6 +34,9 @@ struct sweep_facts {
 				 * and both agree with the intent where it knows them */
 	int referenced;		/* a document (any status) other than the intent's own
 				 * pending one points at the name */
+	int direct;		/* the client uploaded (route direct): its tags prove nothing */
+	int recorded;		/* direct: finalize recorded (ETag, size, SHA-256) */
+	int etag_matches;	/* direct: the blob's ETag now is the recorded one */
 };
 
 enum sweep_action {
@@ -43,6 +46,9 @@ enum sweep_action {
 	SWEEP_ROLL_FORWARD,		/* create finished storage-side: document ready */
 	SWEEP_ROLL_BACK,		/* replace never committed: through the outbox */
 	SWEEP_LEAVE,			/* not ours to decide: log, count a problem */
+	SWEEP_DIRECT_ROLL_FORWARD,	/* direct, verified, unchanged: tag committed, document ready */
+	SWEEP_DELETE_IF_MATCH_THEN_DROP,/* direct, never verified (or changed since): delete
+					 * with If-Match on the ETag just read, then the rows */
 };
 
 const char *sweep_action_name(enum sweep_action a);

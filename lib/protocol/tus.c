@@ -589,19 +589,6 @@ make_ready(struct patch_run *p, const struct blob_upload_info *info)
 	return from_db(e);
 }
 
-static void
-hex_of(const unsigned char *d, size_t n, char *out)
-{
-	static const char digits[] = "0123456789abcdef";
-	size_t i;
-
-	for (i = 0; i < n; i++) {
-		out[2 * i] = digits[d[i] >> 4];
-		out[2 * i + 1] = digits[d[i] & 15];
-	}
-	out[2 * n] = '\0';
-}
-
 /* Steps 2 (the commit), 3 and 4 once every byte is recorded. */
 static enum proto_result
 finish(struct patch_run *p)
@@ -613,7 +600,7 @@ finish(struct patch_run *p)
 	memset(&info, 0, sizeof info);
 	info.size = p->u.length;
 	sha256_digest(&done, sizeof info.sha256, info.sha256);
-	hex_of(info.sha256, sizeof info.sha256, info.sha256_hex);
+	hex_lower(info.sha256, sizeof info.sha256, info.sha256_hex);
 	if (FAILPOINT("tus.after_last_block"))
 		return PROTO_UNAVAILABLE;
 	if ((pr = commit_blocks(p, &info)) != PROTO_OK)

@@ -20,14 +20,16 @@ finish_tx(struct db *db, enum db_err e)
  * are conditional on its own holder), even after the claim is released
  * back to pending.  A pending row is taken once its lease has expired;
  * with an idle cutoff (`bindery sweep --older-than N`) also once it has
- * not been renewed for N seconds. */
+ * not been renewed for N seconds, unless it is a direct intent: its SAS
+ * may still create the blob until just before its lease ends, so no idle
+ * cutoff takes it earlier (DESIGN.md "Leases"). */
 #define CLAIM_SET "UPDATE blobs SET state = 'sweeping', claimed_by = ?, holder = ?," \
 	" lease_until = NOW(6) + INTERVAL ? SECOND WHERE state = 'pending' AND "
 static const char sql_claim_expired[] =
 	CLAIM_SET "expires_at < NOW(6)"
 	" AND LEFT(name, CHAR_LENGTH(?)) = ? ORDER BY expires_at LIMIT ?";
 static const char sql_claim_idle[] =
-	CLAIM_SET "(expires_at < NOW(6) OR touched_at < NOW(6) - INTERVAL ? SECOND)"
+	CLAIM_SET "(expires_at < NOW(6) OR (touched_at < NOW(6) - INTERVAL ? SECOND AND route <> 'direct'))"
 	" AND LEFT(name, CHAR_LENGTH(?)) = ? ORDER BY touched_at LIMIT ?";
 
 enum db_err
@@ -80,13 +82,14 @@ sweep_db_release_expired_deleting(struct db *db, const char *prefix, unsigned li
 #define ITEM_COLUMNS                                                                  \
 	"b.name, b.document_id, b.purpose, COALESCE(b.size, 0), b.size IS NOT NULL,"  \
 	" COALESCE(b.sha256, ''), COALESCE(d.id, 0), COALESCE(d.status, ''),"         \
-	" TIMESTAMPDIFF(SECOND, b.touched_at, NOW(6)), b.state"
+	" TIMESTAMPDIFF(SECOND, b.touched_at, NOW(6)), b.state, b.route, COALESCE(b.etag, '')"
 
 /* The text of a row's enum columns, read before they become enums. */
 struct row_text {
 	char purpose[16];
 	char state[16];
 	char doc_status[16];
+	char route[16];
 };
 
 struct item_ctx {
@@ -106,6 +109,7 @@ item_row(void *arg)
 	ic->row.purpose = intent_purpose_from_name(ic->text.purpose);
 	ic->row.ref_doc_status = doc_status_from_name(ic->text.doc_status);
 	ic->row.state = registry_state_from_name(ic->text.state);
+	ic->row.route = upload_route_from_name(ic->text.route);
 	return ic->on_item(ic->ctx, &ic->row);
 }
 
@@ -122,8 +126,10 @@ item_cols(struct item_ctx *ic, struct db_col *c)
 	c[7] = DBC_STR(ic->text.doc_status);
 	c[8] = DBC_I64(&ic->row.age);
 	c[9] = DBC_STR(ic->text.state);
+	c[10] = DBC_STR(ic->text.route);
+	c[11] = DBC_STR(ic->row.etag);
 }
-#define ITEM_NCOLS 10
+#define ITEM_NCOLS 12
 
 /* claimed_by has no index of its own: the scan is limited to the few
  * sweeping rows by blobs_state_lease's leading column. */
@@ -153,7 +159,8 @@ static const char sql_list_expired[] =
 	" OR (b.state IN ('sweeping', 'deleting') AND b.lease_until < NOW(6)))"
 	" ORDER BY b.name LIMIT ?";
 static const char sql_list_idle[] =
-	CANDIDATES_FROM "(b.expires_at < NOW(6) OR b.touched_at < NOW(6) - INTERVAL ? SECOND))"
+	CANDIDATES_FROM "(b.expires_at < NOW(6) OR (b.touched_at < NOW(6) - INTERVAL ? SECOND"
+	" AND b.route <> 'direct')))"
 	" OR (b.state IN ('sweeping', 'deleting') AND b.lease_until < NOW(6)))"
 	" ORDER BY b.name LIMIT ?";
 

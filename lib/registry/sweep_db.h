@@ -31,6 +31,9 @@ struct sweep_item {
 	enum doc_status ref_doc_status;	/* DOC_STATUS_UNKNOWN without one */
 	int64_t age;			/* seconds since touched_at */
 	enum registry_state state;
+	enum upload_route route;	/* direct: the client uploaded; finalize verifies */
+	char etag[DOC_ETAG_MAX];	/* a direct intent's ETag finalize verified with
+					 * size and sha256; "" until then */
 };
 
 /*

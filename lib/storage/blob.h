@@ -302,6 +302,16 @@ struct blob_service_props {
 BINDERY_NODISCARD int blob_service_properties_get(struct blob_client *,
     struct blob_service_props *, struct blob_result *res);
 
+/*
+ * Set Blob Service Properties with one CORS rule (and nothing else, so the
+ * other properties stay): the origins may PUT and OPTIONS with the headers
+ * a direct upload sends (x-ms-blob-type, x-ms-tags, if-none-match,
+ * content-type) and read the answer's ETag.  Replaces the account's CORS
+ * rules.  An origin with a character CORS cannot list is BLOB_BAD_INPUT.
+ */
+BINDERY_NODISCARD int blob_service_cors_set(struct blob_client *,
+    const char *const *origins, size_t n, struct blob_result *res);
+
 /* Undelete Blob; an endpoint without it (Azurite: 501) gives
  * BLOB_NOT_SUPPORTED. */
 BINDERY_NODISCARD int blob_undelete(struct blob_client *, const char *name,
@@ -315,5 +325,12 @@ BINDERY_NODISCARD int blob_undelete(struct blob_client *, const char *name,
 BINDERY_NODISCARD int blob_sas_url(struct blob_client *, const char *name,
     const char *perms, int64_t lifetime_s, const char *content_disposition,
     const char *content_type, struct buf *out, struct blob_result *res);
+/* The same with the clock read by the caller: the SAS expires at exactly
+ * now + lifetime_s (Unix seconds), which the caller reports and leases by.
+ * A direct upload's SAS is perms "c": create that one blob, nothing else. */
+BINDERY_NODISCARD int blob_sas_url_at(struct blob_client *, const char *name,
+    const char *perms, int64_t now, int64_t lifetime_s,
+    const char *content_disposition, const char *content_type,
+    struct buf *out, struct blob_result *res);
 
 #endif

@@ -507,19 +507,6 @@ slot_of(struct upload_slot *slots, unsigned n, const struct blob_request *r)
 	return NULL;
 }
 
-static void
-sha_hex_of(const unsigned char sha[32], char hex[65])
-{
-	static const char digits[] = "0123456789abcdef";
-	unsigned i;
-
-	for (i = 0; i < 32; i++) {
-		hex[2 * i] = digits[sha[i] >> 4];
-		hex[2 * i + 1] = digits[sha[i] & 15];
-	}
-	hex[64] = '\0';
-}
-
 /* What every upload starts from (upload_begin makes its buffers). */
 static void
 upload_init(struct upload *u, struct blob_client *c, const char *name, blob_read_fn read_fn,
@@ -573,7 +560,7 @@ upload_seal(struct upload *u)
 		return blob_result_set(u->res, BLOB_BAD_INPUT, "body size differs from "
 		    "the expected size; nothing committed");
 	snprintf(u->size_str, sizeof u->size_str, "%llu", (unsigned long long)u->total);
-	sha_hex_of(u->sha, u->sha_hex);
+	hex_lower(u->sha, sizeof u->sha, u->sha_hex);
 	return BLOB_OK;
 }
 

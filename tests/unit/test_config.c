@@ -107,7 +107,7 @@ static const struct secret_case secret_cases[] = {
 	{ STORAGE_HEAD "connection_string = DefaultEndpointsProtocol=https;AccountName=acct;AccountKey=Zm9v\n"
 	  "QmFyU2VjcmV0S2V5UGFydFR3bw==;\n",
 	  ":8: [storage]: unknown key; the keys of [storage] are connection_string, endpoint, account, key,"
-	  " sas, container, prefix (if this line continues [storage] connection_string from line 7,"
+	  " sas, container, prefix, ca_file, ca_path (if this line continues [storage] connection_string from line 7,"
 	  " indent it)", "QmFyU2VjcmV0S2V5UGFydFR3bw" },
 	/* the SAS signature on a line of its own */
 	{ STORAGE_HEAD "endpoint = https://acct.blob.core.windows.net\naccount = acct\n"
@@ -163,6 +163,8 @@ main(void)
 		TAP_EQ_INT(cfg->body_min_rate_grace, 60, "default body_min_rate_grace");
 		TAP_EQ_INT(cfg->heartbeat, 30, "default heartbeat");
 		tap_ok(cfg->upload_direct == 0, "direct uploads are off by default");
+		tap_ok(cfg->storage_ca_file == NULL && cfg->storage_ca_path == NULL,
+		       "no ca_file or ca_path by default: the system's CA store");
 		TAP_EQ_INT(cfg->direct_sas_lifetime, 900, "default direct_sas_lifetime");
 		TAP_EQ_INT(config_sweep_cutoff_min(cfg), 725, "default minimum cutoff 2 x (30 + 300 + 30) + 5");
 		tap_ok(cfg->sweep_cutoff >= config_sweep_cutoff_min(cfg), "the default cutoff meets it");
@@ -192,6 +194,12 @@ main(void)
 		cfg = NULL;
 	}
 
+	tap_ok(load_text(BASE "[storage]\nca_file = /etc/ssl/a.pem\nca_path = /etc/ssl/cas\n", &cfg, err,
+			 sizeof err, NULL, 0) == 0 && cfg->storage_ca_file && cfg->storage_ca_path &&
+	       strcmp(cfg->storage_ca_file, "/etc/ssl/a.pem") == 0 &&
+	       strcmp(cfg->storage_ca_path, "/etc/ssl/cas") == 0, "[storage] ca_file and ca_path are read");
+	config_free(cfg);
+	cfg = NULL;
 	chmod(path, 0644);
 	tap_ok(load_text(BASE, &cfg, err, sizeof err, warn, sizeof warn) == 0 &&
 	       strstr(warn, "world-readable") != NULL, "world-readable file with a key warns");

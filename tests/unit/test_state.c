@@ -24,6 +24,7 @@ typedef const char *(*name_fn)(int);
 static const char *doc_name(int v) { return doc_status_name((enum doc_status)v); }
 static const char *reg_name(int v) { return registry_state_name((enum registry_state)v); }
 static const char *purpose_name(int v) { return intent_purpose_name((enum intent_purpose)v); }
+static const char *route_name(int v) { return upload_route_name((enum upload_route)v); }
 
 /* The schema's ENUM columns and the C enum each one maps to. */
 static struct column {
@@ -35,6 +36,7 @@ static struct column {
 	{ "documents", "status", doc_name, DOC_STATUS_COUNT, 0 },
 	{ "blobs", "state", reg_name, REGISTRY_STATE_COUNT, 0 },
 	{ "blobs", "purpose", purpose_name, PURPOSE_COUNT, 0 },
+	{ "blobs", "route", route_name, UPLOAD_ROUTE_COUNT, 0 },
 };
 
 /* The identifier after `kw` (case-insensitive) in line, if any, into out. */
@@ -116,10 +118,11 @@ scan_file(const char *dir, const char *file)
 			continue;
 		if ((e = strstr(line, "ENUM(")) == NULL && (e = strstr(line, "enum(")) == NULL)
 			continue;
-		/* The column: the last identifier before ENUM (after MODIFY/CHANGE too). */
+		/* The column: the last identifier before ENUM (after ADD/MODIFY/CHANGE too). */
 		while (*p == ' ' || *p == '\t')
 			p++;
-		if (word_after(line, "MODIFY COLUMN", col, sizeof col) ||
+		if (word_after(line, "ADD COLUMN", col, sizeof col) ||
+		    word_after(line, "MODIFY COLUMN", col, sizeof col) ||
 		    word_after(line, "MODIFY", col, sizeof col)) {
 			;
 		} else {
@@ -185,6 +188,9 @@ test_round_trip(void)
 	for (v = 1; v < REGISTRY_STATE_COUNT; v++)
 		bad += registry_state_from_name(registry_state_name((enum registry_state)v)) !=
 		       (enum registry_state)v;
+	for (v = 1; v < UPLOAD_ROUTE_COUNT; v++)
+		bad += upload_route_from_name(upload_route_name((enum upload_route)v)) !=
+		       (enum upload_route)v;
 	for (v = 1; v < PURPOSE_COUNT; v++)
 		bad += intent_purpose_from_name(intent_purpose_name((enum intent_purpose)v)) !=
 		       (enum intent_purpose)v;

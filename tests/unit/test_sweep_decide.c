@@ -57,6 +57,20 @@ static const struct {
 	{ "referenced committed blob -> leave", { C, 1, T_COMM, 0, 1, 1 }, SWEEP_LEAVE },
 	{ "referenced pending blob -> leave", { R, 1, T_PEND, 0, 0, 1 }, SWEEP_LEAVE },
 	{ "referenced missing blob -> leave (audit reports it)", { C, 0, T_NONE, 0, 0, 1 }, SWEEP_LEAVE },
+	/* direct uploads: ..., direct, recorded, etag_matches (DESIGN.md "Direct uploads") */
+	{ "direct: no blob -> drop", { C, 0, T_NONE, 0, 0, 0, 1, 0, 0 }, SWEEP_DROP },
+	{ "direct: recorded, no blob -> drop", { C, 0, T_NONE, 0, 0, 0, 1, 1, 0 }, SWEEP_DROP },
+	{ "direct: never finalized, tagged pending -> delete with If-Match",
+	  { C, 1, T_PEND, 0, 0, 0, 1, 0, 0 }, SWEEP_DELETE_IF_MATCH_THEN_DROP },
+	{ "direct: never finalized, client tagged it committed -> delete with If-Match",
+	  { C, 1, T_COMM, 0, 1, 0, 1, 0, 0 }, SWEEP_DELETE_IF_MATCH_THEN_DROP },
+	{ "direct: recorded, same ETag, still tagged pending -> roll forward",
+	  { C, 1, T_PEND, 0, 0, 0, 1, 1, 1 }, SWEEP_DIRECT_ROLL_FORWARD },
+	{ "direct: recorded, same ETag, tagged committed -> roll forward",
+	  { C, 1, T_COMM, 0, 0, 0, 1, 1, 1 }, SWEEP_DIRECT_ROLL_FORWARD },
+	{ "direct: recorded, ETag moved -> delete with If-Match",
+	  { C, 1, T_COMM, 0, 1, 0, 1, 1, 0 }, SWEEP_DELETE_IF_MATCH_THEN_DROP },
+	{ "direct: referenced -> leave", { C, 1, T_PEND, 0, 0, 1, 1, 1, 1 }, SWEEP_LEAVE },
 };
 
 int main(void);
@@ -121,6 +135,36 @@ main(void)
 	       bad_drop);
 	tap_ok(bad_ref == 0, "a name another document uses is always left alone (%d)", bad_ref);
 	tap_ok(bad_spec == 0, "the speculative guarded delete agrees with the decision (%d)", bad_spec);
+
+	/* Direct intents: every tag, with and without finalize's record. */
+	bad_committed = bad_spec = 0;
+	for (ex = 0; ex < 2; ex++)
+	for (t = 0; t < ARRAY_LEN(tags); t++)
+	for (md = 0; md < 2; md++)
+	for (ref = 0; ref < 2; ref++)
+	for (p = 0; p < 4; p++) {	/* recorded, etag_matches */
+		memset(&f, 0, sizeof f);
+		f.purpose = C;
+		f.blob_exists = ex;
+		f.tag = ex ? tags[t] : T_NONE;
+		f.metadata_matches = md;
+		f.referenced = ref;
+		f.direct = 1;
+		f.recorded = p & 1;
+		f.etag_matches = (p & 2) != 0;
+		a = sweep_decide(&f);
+		/* A document only from finalize's record of bytes still there. */
+		if ((a == SWEEP_DIRECT_ROLL_FORWARD) != (!ref && ex && f.recorded && f.etag_matches))
+			bad_committed++;
+		/* The client's tags and metadata decide nothing. */
+		if (a == SWEEP_ROLL_FORWARD || a == SWEEP_DELETE_PENDING_THEN_DROP || a == SWEEP_ROLL_BACK)
+			bad_spec++;
+		if (ref && a != SWEEP_LEAVE)
+			bad_spec++;
+	}
+	tap_ok(bad_committed == 0, "direct: rolled forward exactly when finalize's record holds (%d)",
+	       bad_committed);
+	tap_ok(bad_spec == 0, "direct: tags and metadata the client set never decide (%d)", bad_spec);
 
 	tap_ok(tag_state_from_name(NULL) == T_NONE, "no state tag");
 	tap_ok(tag_state_from_name("pending") == T_PEND, "pending");

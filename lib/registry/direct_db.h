@@ -1,0 +1,66 @@
+/*
+ * direct_db.h - the registry rows of a direct upload (DESIGN.md "Direct
+ * uploads"; sql/010).  A direct intent is a create intent whose blobs row
+ * says route = 'direct' and keeps what the client declared; finalize
+ * records the (storage ETag, size, SHA-256) it verified in the same row,
+ * fenced by the intent's holder like every transition of a pending row.
+ * No storage here.
+ */
+#ifndef BINDERY_DIRECT_DB_H
+#define BINDERY_DIRECT_DB_H
+
+#include <stdint.h>
+
+#include "base/compat.h"
+#include "base/state.h"
+#include "registry/docs_db.h"
+
+/* What a direct create declares. */
+struct direct_new {
+	struct span name;
+	const char *owner;
+	const char *content_type;
+	const char *blob_name;
+	uint64_t size;
+	const char *sha256;		/* lower-case hex, or NULL: not declared */
+	const char *idem_key;		/* or NULL */
+	struct lease lease;		/* holder and SAS expiry + skew + sweep_cutoff */
+};
+
+/*
+ * One transaction: the pending document and its registry row (as
+ * docs_create_intent_tx writes them) marked direct with the declared size
+ * and hash.  DB_DUPLICATE when the name (or the key) is taken.
+ */
+BINDERY_NODISCARD enum db_err direct_create_intent(struct db *db, const struct direct_new *n,
+						   uint64_t *doc_id);
+
+/* A registry row as finalize and the idempotent retry need it. */
+struct direct_row {
+	char blob_name[DOC_BLOB_NAME_MAX];
+	uint64_t document_id;
+	enum registry_state state;
+	enum upload_route route;
+	uint64_t declared_size;
+	char declared_sha256[DOC_SHA256_HEX];	/* "" when not declared */
+	char holder[DOC_HOLDER_MAX];
+	char etag[DOC_ETAG_MAX];		/* "" until finalize recorded the triple */
+	int64_t expires_unix;			/* the lease's end; 0 when not pending */
+};
+
+/* The registry row of blob_name.  DB_NOT_FOUND when there is none. */
+BINDERY_NODISCARD enum db_err direct_get(struct db *db, const char *blob_name, struct direct_row *out);
+
+/*
+ * Record what finalize verified: etag, size and sha256 of the bytes at the
+ * name, on the pending direct row holder still holds.  DB_CONFLICT: the row
+ * is no longer this intent's (the sweeper claimed it).
+ */
+BINDERY_NODISCARD enum db_err direct_record(struct db *db, const char *blob_name, const char *holder,
+					    const char *etag, uint64_t size, const char *sha256_hex);
+
+/* The owner's pending direct intent of document name: *doc_id, 0 when none. */
+BINDERY_NODISCARD enum db_err direct_find_pending(struct db *db, struct span name, const char *owner,
+						  uint64_t *doc_id);
+
+#endif
