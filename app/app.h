@@ -50,6 +50,15 @@ void handle_document_finalize(struct app *app, struct request *r);
 int require_writer(struct request *r);
 /* A Content-Type bindery stores: visible ASCII, shorter than a column. */
 int content_type_ok(struct span ct);
+/* A list's query (?limit=&after=&prefix=), as GET /documents and GET / take it. */
+struct list_query {
+	uint64_t limit;
+	uint64_t after;		/* the cursor: ready_seq of the last one seen */
+	struct buf prefix;	/* decoded; empty: no filter */
+};
+/* Parse r's list query into lq (prefix: the caller's BUF_INIT, freed by
+ * the caller): 1; or 400 bad_limit/bad_cursor/bad_prefix answered, 0. */
+int list_query_parse(struct request *r, unsigned default_limit, struct list_query *lq);
 /* A valid document name: 1; else 400 bad_name answered, 0. */
 int check_name(struct request *r, struct span name);
 /* proto_precondition.holds for If-Match: ctx is the header's span. */

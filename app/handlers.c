@@ -507,6 +507,11 @@ list_by_name(struct app *app, struct request *r, enum http_query_result q, struc
 			   " one document");
 		goto out;
 	}
+	if (http_query_get(r->query, "prefix", &scratch) != HTTP_QUERY_NOT_FOUND) {
+		resp_error(r, 400, "bad_prefix", "prefix does not combine with name: a name matches at"
+			   " most one document");
+		goto out;
+	}
 	if (!check_name(r, name))
 		goto out;
 	e = docs_find_ready_by_name(app->svc->db, name, &d);
@@ -523,12 +528,61 @@ out:
 	buf_free(&scratch);
 }
 
+/*
+ * ?prefix=P: the names that begin with P.  A prefix follows a name's rules
+ * (a valid name is a valid prefix), except that "." and ".." are fine: they
+ * begin ".profile".  Empty means no filter, as an empty form field sends it.
+ */
+static int
+list_prefix_parse(struct request *r, struct list_query *lq)
+{
+	enum http_query_result q = http_query_get(r->query, "prefix", &lq->prefix);
+	enum document_name_err e;
+
+	if (q == HTTP_QUERY_NOT_FOUND || (q == HTTP_QUERY_FOUND && lq->prefix.len == 0))
+		return 1;
+	e = q == HTTP_QUERY_FOUND ? document_name_check(buf_span(&lq->prefix)) : DOCNAME_BAD_UTF8;
+	if (e == DOCNAME_OK || e == DOCNAME_DOT_NAME)
+		return 1;
+	resp_error(r, 400, "bad_prefix", q == HTTP_QUERY_FOUND ? document_name_err_string(e) :
+		   "the prefix parameter is malformed");
+	return 0;
+}
+
+int
+list_query_parse(struct request *r, unsigned default_limit, struct list_query *lq)
+{
+	struct buf v = BUF_INIT(32);
+	enum http_query_result q;
+	int ok = 0;
+
+	lq->limit = default_limit;
+	lq->after = 0;
+	q = http_query_get(r->query, "limit", &v);
+	if ((q == HTTP_QUERY_FOUND && (http_parse_uint(buf_span(&v), LIST_MAX, &lq->limit) != HTTP_UINT_OK ||
+				       lq->limit == 0)) ||
+	    (q != HTTP_QUERY_FOUND && q != HTTP_QUERY_NOT_FOUND)) {
+		resp_error(r, 400, "bad_limit", "limit must be an integer from 1 to 1000");
+		goto out;
+	}
+	q = http_query_get(r->query, "after", &v);
+	if ((q == HTTP_QUERY_FOUND && http_parse_uint(buf_span(&v), UINT64_MAX, &lq->after) != HTTP_UINT_OK) ||
+	    (q != HTTP_QUERY_FOUND && q != HTTP_QUERY_NOT_FOUND)) {
+		resp_error(r, 400, "bad_cursor", "after must be a cursor from a previous answer");
+		goto out;
+	}
+	ok = list_prefix_parse(r, lq);
+out:
+	buf_free(&v);
+	return ok;
+}
+
 void
 handle_list(struct app *app, struct request *r)
 {
 	struct buf v = BUF_INIT(4 * DOCUMENT_NAME_MAX);
+	struct list_query lq = { 0, 0, BUF_INIT(4 * DOCUMENT_NAME_MAX) };
 	struct list_ctx lc = { NULL, 0, 0 };
-	uint64_t limit = LIST_DEFAULT, after = 0;
 	enum http_query_result q;
 	enum db_err e;
 	char next[24];
@@ -540,33 +594,20 @@ handle_list(struct app *app, struct request *r)
 		list_by_name(app, r, q, buf_span(&v));
 		goto out;
 	}
-	q = http_query_get(r->query, "limit", &v);
-	if (q == HTTP_QUERY_FOUND) {
-		if (http_parse_uint(buf_span(&v), LIST_MAX, &limit) != HTTP_UINT_OK || limit == 0) {
-			resp_error(r, 400, "bad_limit", "limit must be an integer from 1 to 1000");
-			goto out;
-		}
-	} else if (q != HTTP_QUERY_NOT_FOUND) {
-		resp_error(r, 400, "bad_limit", "limit must be an integer from 1 to 1000");
+	if (!list_query_parse(r, LIST_DEFAULT, &lq))
 		goto out;
-	}
-	q = http_query_get(r->query, "after", &v);
-	if ((q == HTTP_QUERY_FOUND && http_parse_uint(buf_span(&v), UINT64_MAX, &after) != HTTP_UINT_OK) ||
-	    (q != HTTP_QUERY_FOUND && q != HTTP_QUERY_NOT_FOUND)) {
-		resp_error(r, 400, "bad_cursor", "after must be a cursor from a previous answer");
-		goto out;
-	}
 	lc.docs = json_array();
-	e = docs_list_ready(app->svc->db, after, (unsigned)limit, list_one, &lc);
+	e = docs_list_ready(app->svc->db, lq.after, buf_span(&lq.prefix), (unsigned)lq.limit, list_one, &lc);
 	if (e != DB_OK) {
 		resp_error_retry(r, 503, "unavailable", "the database is unavailable", RETRY_AFTER);
 		goto out;
 	}
 	snprintf(next, sizeof next, "%llu", (unsigned long long)lc.last_seq);
 	resp_json(r, 200, json_pack("{s:O, s:o}", "documents", lc.docs,
-				    "next", lc.n == limit ? json_string(next) : json_null()), NULL);
+				    "next", lc.n == lq.limit ? json_string(next) : json_null()), NULL);
 out:
 	json_decref(lc.docs);
+	buf_free(&lq.prefix);
 	buf_free(&v);
 }
 

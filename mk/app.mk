@@ -3,6 +3,15 @@ bin_PROGRAMS += app/bindery.fcgi
 app_bindery_fcgi_SOURCES = app/bindery_fcgi.c app/app.h app/routes.c app/routes.h \
 	app/handlers.c app/tus.c app/direct.c app/page.c app/render.c app/render.h app/request.c app/request.h \
 	app/body_pace.c app/body_pace.h app/admit.c app/admit.h
+# The page's script is a file of its own (app/page.js) and part of the
+# binary: a header generated from it, rebuilt whenever it changes.
+nodist_app_bindery_fcgi_SOURCES = app/page_js.h
+BUILT_SOURCES = app/page_js.h
+CLEANFILES = app/page_js.h
+app/page_js.h: $(top_srcdir)/app/page.js $(top_srcdir)/mk/embed.sh
+	@$(MKDIR_P) app
+	$(SHELL) $(top_srcdir)/mk/embed.sh page_js <$(top_srcdir)/app/page.js >$@.tmp && mv -f $@.tmp $@
+EXTRA_DIST += app/page.js mk/embed.sh
 bin_PROGRAMS += app/bindery
 app_bindery_SOURCES = app/bindery_cli.c app/cli.h \
 	app/cmd_sweep.c app/cmd_audit.c app/cmd_lifecycle_policy.c \

@@ -38,6 +38,13 @@ EXTRA_DIST += tests/e2e/tus_apache_limits.sh
 # extension with curl, through lighttpd and Apache.
 E2E_TESTS += tests/e2e/tus_client.sh
 EXTRA_DIST += tests/e2e/tus_client.sh tests/e2e/tus_client.mjs tests/bench/bench_tus.sh
+# The list by name prefix in the API and on the page, the page's paging
+# links without JavaScript (issue 13, "The page").
+E2E_TESTS += tests/e2e/list_prefix.sh
+EXTRA_DIST += tests/e2e/list_prefix.sh
+# The page's CSP with and without direct uploads, and /page.js = app/page.js.
+E2E_TESTS += tests/e2e/page.sh
+EXTRA_DIST += tests/e2e/page.sh
 
 # Storage in production's shape: HTTPS, verified against [storage] ca_file,
 # an account-host URL (the TLS Azurite ./dev test starts; issue 17).

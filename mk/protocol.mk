@@ -30,3 +30,6 @@ INTEGRATION_TESTS += tests/integration/test_sweep_lease tests/integration/test_a
 # GET /documents?name=: docs_find_ready_by_name, exact and ready only (issue 12, section 2).
 check_PROGRAMS += tests/integration/test_docs_by_name
 INTEGRATION_TESTS += tests/integration/test_docs_by_name
+# GET /documents?prefix=: docs_list_ready with an escaped LIKE prefix (issue 13, the page).
+check_PROGRAMS += tests/integration/test_docs_prefix
+INTEGRATION_TESTS += tests/integration/test_docs_prefix

@@ -1,4 +1,5 @@
 /* docs_db.c - see docs_db.h.  All SQL is literal text with bound parameters. */
+#include <assert.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -251,20 +252,57 @@ list_row(void *arg)
 
 static const char sql_list_ready[] =
 	"SELECT " DOC_COLUMNS " FROM documents WHERE ready_seq > ? ORDER BY ready_seq LIMIT ?";
+/* LIKE's default escape is the backslash; naming it keeps the pattern's
+ * meaning fixed should a server's sql_mode ever make it something else.
+ * ('\\' is one backslash: DB_SQL_MODE leaves NO_BACKSLASH_ESCAPES out.) */
+static const char sql_list_ready_prefix[] =
+	"SELECT " DOC_COLUMNS " FROM documents WHERE ready_seq > ? AND name LIKE ? ESCAPE '\\\\'"
+	" ORDER BY ready_seq LIMIT ?";
+
+/*
+ * The LIKE pattern "prefix%": every '%', '_' and '\\' of the prefix is
+ * escaped, so a name's own wildcard characters match only themselves
+ * ("50%" lists "50% off", not "500 days").  out holds 2 * DOCS_PREFIX_MAX + 2.
+ */
+static size_t
+like_prefix_pattern(struct span prefix, char *out)
+{
+	size_t i, n = 0;
+
+	for (i = 0; i < prefix.len; i++) {
+		if (prefix.ptr[i] == '%' || prefix.ptr[i] == '_' || prefix.ptr[i] == '\\')
+			out[n++] = '\\';
+		out[n++] = prefix.ptr[i];
+	}
+	out[n++] = '%';
+	return n;
+}
 
 enum db_err
-docs_list_ready(struct db *db, uint64_t after, unsigned limit,
+docs_list_ready(struct db *db, uint64_t after, struct span prefix, unsigned limit,
 		int (*on_doc)(void *ctx, const struct doc *d), void *ctx)
 {
+	char pattern[2 * DOCS_PREFIX_MAX + 2];
+	struct span like = { pattern, 0 };
 	struct list_ctx lc;
 	struct db_col c[DOC_NCOLS];
-	struct db_param p[] = { DBP_U64(after), DBP_U64(limit) };
 
+	assert(prefix.len <= DOCS_PREFIX_MAX);
 	memset(&lc, 0, sizeof lc);
 	lc.on_doc = on_doc;
 	lc.ctx = ctx;
 	doc_cols(&lc.row, &lc.text, c);
-	return db_query(db, sql_list_ready, p, 2, c, DOC_NCOLS, list_row, &lc);
+	if (prefix.len == 0) {
+		struct db_param p[] = { DBP_U64(after), DBP_U64(limit) };
+
+		return db_query(db, sql_list_ready, p, ARRAY_LEN(p), c, DOC_NCOLS, list_row, &lc);
+	}
+	like.len = like_prefix_pattern(prefix, pattern);
+	{
+		struct db_param p[] = { DBP_U64(after), DBP_SPAN(like), DBP_U64(limit) };
+
+		return db_query(db, sql_list_ready_prefix, p, ARRAY_LEN(p), c, DOC_NCOLS, list_row, &lc);
+	}
 }
 
 static const char sql_find_ready_by_name[] =

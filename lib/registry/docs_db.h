@@ -142,9 +142,15 @@ BINDERY_NODISCARD enum db_err docs_get(struct db *db, uint64_t id, struct doc *o
  */
 BINDERY_NODISCARD enum db_err docs_assign_ready_seq(struct db *db, uint64_t doc_id);
 
+#define DOCS_PREFIX_MAX 255	/* a name prefix is at most a whole name */
+
 /* Ready documents with ready_seq > after, in the order they became ready,
- * at most limit; on_doc per row. */
-BINDERY_NODISCARD enum db_err docs_list_ready(struct db *db, uint64_t after, unsigned limit,
+ * at most limit; on_doc per row.  A non-empty prefix (at most
+ * DOCS_PREFIX_MAX bytes) keeps the names that begin with it, compared as
+ * names are (exactly, bytewise): '%', '_' and '\\' in it are plain
+ * characters, never wildcards. */
+BINDERY_NODISCARD enum db_err docs_list_ready(struct db *db, uint64_t after, struct span prefix,
+					      unsigned limit,
 					      int (*on_doc)(void *ctx, const struct doc *d), void *ctx);
 
 /*

@@ -1,25 +1,46 @@
-// The HTML page in a real browser (headless Chromium via playwright-core):
-// the list shows what the API holds, the form uploads with the token and a
-// progress bar, and Delete removes a row, all under the page's CSP (no inline
-// script).  Then the stored-XSS proof (DESIGN.md "Serving user content"): a
-// writer uploads an HTML document whose script reads the token from
-// sessionStorage and document.cookie, sends them to a listener this script
-// runs, and uses the token against the API to create a document named
-// STOLEN-NAME.  Clicked in the tab that holds the token, and opened by
-// navigating to its URL, it must download and never run: the listener hears
-// nothing and tests/e2e/browser.sh finds no STOLEN-NAME row.  Two controls
-// show the proof can fail: the same HTML rendered without bindery's headers
-// (served by the listener) does reach the listener, and the same script run
-// on the page's origin does read the token and create a document.
+// The HTML page in a real browser (headless Chromium via playwright-core),
+// under each web server in turn (issue 13, "Browser tests on every run"):
+// - the page loads and breaks none of its own CSP;
+// - without JavaScript the form uploads (303 back to the list);
+// - the form uploads a small file with the token; several files dropped at
+//   once each get a line with a progress bar and are listed;
+// - a file of several chunks goes through tus with progress, the page is
+//   reloaded after the first PATCH has answered, the same file is chosen
+//   again and the upload goes on from the server's offset (HEAD), not 0;
+// - its Download link gives the same bytes (SHA-256 of the file on disk
+//   against the downloaded file's);
+// - Replace (a file picker on the row, PUT with If-Match) serves the new
+//   bytes; Delete asks first (dismissed: nothing happens), then removes it,
+//   driven from the keyboard;
+// - a direct upload to storage, when the page says direct uploads are on.
+// Then the stored-XSS proof (DESIGN.md "Serving user content"): a writer
+// uploads an HTML document whose script reads the token from sessionStorage
+// and document.cookie, sends them to a listener this script runs, and uses
+// the token against the API to create a document named STOLEN-NAME.
+// Clicked in the tab that holds the token, and opened by navigating to its
+// URL, it must download and never run: the listener hears nothing and
+// tests/e2e/browser.sh finds no STOLEN-NAME row.  Two controls show the
+// proof can fail: the same HTML rendered without bindery's headers (served
+// by the listener) does reach the listener, and the same script run on the
+// page's origin does read the token and create a document.
+// A screenshot of each step goes to SCREENS/SERVER-NN-step.png.
 // Prints one line per check, "pass<TAB>what" or "fail<TAB>what";
 // tests/e2e/browser.sh turns them into TAP with tests/lib/tap.sh.
-// usage: node browser.mjs URL TOKEN FILE STOLEN-NAME
+// usage: node browser.mjs TOKEN DIR SCREENS STOLEN-NAME DIRECT SERVER=URL...
+//   DIRECT is 1 when the stack's bindery.conf has [upload] direct = true
+//   DIR holds small.txt, tus.bin, replace.bin (written by browser.sh)
+import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 import { chromium } from 'playwright-core';
 
-const [url, token, file, stolenName] = process.argv.slice(2);
+const [token, dir, screens, stolenName, expectDirect, ...servers] = process.argv.slice(2);
 const ok = (cond, what) => console.log(`${cond ? 'pass' : 'fail'}\t${what.replace(/[\t\n]/g, ' ')}`);
+const sha256 = path => createHash('sha256').update(readFileSync(path)).digest('hex');
+const files = { small: `${dir}/small.txt`, tus: `${dir}/tus.bin`, replace: `${dir}/replace.bin` };
+// The tus file is sent in chunks of this size: several PATCHes, so a
+// reload can fall between them.
+const TUS_CHUNK = 256 * 1024;
 
 // The thief's listener: records every request that reaches it; it also
 // serves the evil document itself, without bindery's headers, for control 1.
@@ -57,96 +78,313 @@ const thief = name => `(async () => {
 		headers: { "Authorization": "Bearer " + t, "Content-Type": "text/plain" }, body: "stolen" });
 	return r.status + " " + await r.text();
 })()`;
-evilHtml = `<!doctype html><title>evil</title><script>${thief(stolenName)}</script>\n`;
 
 const browser = await chromium.launch({
 	executablePath: process.env.BINDERY_TEST_CHROMIUM || '/usr/bin/chromium',
 	args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
 		'--disable-background-networking', '--disable-component-update', '--disable-sync'],
 });
-try {
-	const page = await browser.newPage();
-	const name = `browser-${process.pid}.txt`;
+
+// One server's run: every step on a fresh context (its own storage).
+async function serverRun(srv, url) {
+	const check = (cond, what) => ok(cond, `${srv}: ${what}`);
+	let shot = 0;
+	const snap = async (page, step) => {
+		shot++;
+		await page.screenshot({ path: `${screens}/${srv}-${String(shot).padStart(2, '0')}-${step}.png`,
+			fullPage: true }).catch(e => check(false, `screenshot ${step}: ${e.message.split('\n')[0]}`));
+	};
+	const tag = `browser-${srv}-${process.pid}`;
+	const context = await browser.newContext({ acceptDownloads: true });
+	const page = await context.newPage();
 	const cspErrors = [];
 	page.on('console', m => { if (/Content Security Policy/i.test(m.text())) cspErrors.push(m.text()); });
-	await page.goto(url + '/');
-	ok((await page.title()) === 'bindery', 'the page loads');
-	await page.fill('input[name=name]', name);
-	await page.setInputFiles('input[name=file]', file);
-	await page.fill('#token', token);
-	const created = page.waitForResponse(r => r.url().endsWith('/documents') && r.request().method() === 'POST');
-	await page.click('button:has-text("Upload")');
-	const resp = await created;
-	ok(resp.status() === 201, `the form's upload is 201 (${resp.status()})`);
 	const appears = (sel, state) =>
-		page.waitForSelector(sel, { state, timeout: 10000 }).then(() => true, () => false);
-	ok(await appears(`a:has-text("${name}")`, 'attached'), 'after the upload the page lists the document');
-	const row = page.locator('tr', { has: page.locator(`a:has-text("${name}")`) });
-	const href = await row.locator('a').getAttribute('href');
-	const got = await page.evaluate(async h => (await fetch(h)).text(), href);
-	ok(got.length > 0 && got === readFileSync(file, 'utf8'),
-	   'its link downloads the same bytes');
-	const deleted = page.waitForResponse(r => r.request().method() === 'DELETE');
-	await row.locator('button:has-text("Delete")').click();
-	ok((await deleted).status() === 204, 'Delete answers 204');
-	ok(await appears(`a:has-text("${name}")`, 'detached'), 'the row is gone after the reload');
-	await page.fill('#token', 'not-a-token-at-all-0000');
-	await page.setInputFiles('input[name=file]', file);
-	await page.click('button:has-text("Upload")');
-	await page.waitForFunction(() => document.getElementById('msg').textContent.length > 0, null, { timeout: 10000 });
-	ok(/bearer token|authentication/.test(await page.textContent('#msg')), 'a wrong token shows the error message');
-	ok(cspErrors.length === 0, `the page breaks none of its own CSP (${cspErrors.join('; ')})`);
+		page.waitForSelector(sel, { state, timeout: 15000 }).then(() => true, () => false);
+	const row = name => page.locator('tr', { has: page.locator('a.dl', { hasText: name }) });
+	const download = async name => {
+		const d = page.waitForEvent('download', { timeout: 15000 });
+		await row(name).locator('a[download]').click();
+		return (await d).path();
+	};
+	try {
+		// This run's documents only: the list is in ready order, so after
+		// the other tests' documents ours may be pages away.
+		await page.goto(`${url}/?prefix=${encodeURIComponent(tag)}`);
+		check((await page.title()) === 'bindery', 'the page loads');
+		check(await page.getByLabel('Token', { exact: true }).count() === 1 &&
+		      await page.getByLabel('Names starting with', { exact: true }).count() === 1 &&
+		      await page.getByLabel('File', { exact: true }).count() === 1, 'its fields have labels');
+		await page.fill('#token', token);
+		await snap(page, 'page');
 
+		await noScriptUpload(srv, url, check, snap, tag);
+
+		// The form, with the script: a small file and the token, sent as
+		// one POST as the page does when direct uploads are off.
+		const pageDirect = await page.evaluate(() => document.body.dataset.direct);
+		await page.evaluate(() => { document.body.dataset.direct = '0'; });
+		const smallName = `${tag}-small.txt`;
+		await page.fill('input[name=name]', smallName);
+		await page.setInputFiles('#file', files.small);
+		const created = page.waitForResponse(r => r.url().endsWith('/documents') && r.request().method() === 'POST');
+		await page.click('#send');
+		check((await created).status() === 201, 'the form\'s upload is 201');
+		check(await appears(`a.dl:has-text("${smallName}")`, 'attached'), 'after the upload the page lists it');
+		check(sha256(await download(smallName)) === sha256(files.small), 'its Download link gives the same bytes');
+		await page.fill('input[name=name]', '');
+		await snap(page, 'form-upload');
+
+		await dropSeveral(page, check, snap, tag, appears);
+		const tusName = await tusResume(page, check, snap, appears, `${tag}-tus.bin`);
+		check(sha256(await download(tusName)) === sha256(files.tus),
+		      'the resumed upload downloads the same bytes as the file on disk (SHA-256)');
+		await snap(page, 'tus-download');
+		await replaceAndDelete(page, check, snap, tusName, download, appears);
+		await directUpload(page, check, snap, tag, appears, download, pageDirect);
+
+		await page.fill('#token', 'not-a-token-at-all-0000');
+		await page.setInputFiles('#file', files.small);
+		await page.click('#send');
+		await page.waitForFunction(() => document.getElementById('msg').textContent.length > 0, null, { timeout: 10000 });
+		check(/bearer token|authentication/.test(await page.textContent('#msg')), 'a wrong token shows the error message');
+		await snap(page, 'wrong-token');
+		await page.fill('#token', token);
+		check(cspErrors.length === 0, `the page breaks none of its own CSP (${cspErrors.join('; ')})`);
+		await xssProof(srv, url, page, check, snap);
+	} catch (e) {
+		check(false, `browser step failed: ${e.message.split('\n')[0]}`);
+		await snap(page, 'failed');
+	} finally {
+		await context.close();
+	}
+}
+
+// Without JavaScript the plain form posts multipart and the create answers
+// 303 back to the page, which lists the document.
+async function noScriptUpload(srv, url, check, snap, tag) {
+	const ctx = await browser.newContext({ javaScriptEnabled: false,
+		extraHTTPHeaders: { Authorization: 'Bearer ' + token } });
+	const page = await ctx.newPage();
+	try {
+		await page.goto(url + '/');
+		const name = `${tag}-nojs.txt`;
+		await page.fill('input[name=name]', name);
+		await page.setInputFiles('#file', files.small);
+		const [answer] = await Promise.all([page.waitForResponse(r => r.request().method() === 'POST'),
+			page.waitForNavigation(), page.click('#send')]);
+		check(answer.status() === 303 && new URL(page.url()).pathname === '/',
+		      `without JavaScript the form uploads: 303 back to the page (${answer.status()} ${page.url()})`);
+		await page.fill('#prefix', name);
+		await Promise.all([page.waitForNavigation(), page.click('button:has-text("Filter")')]);
+		check(await page.locator('a.dl', { hasText: name }).count() === 1,
+		      'the filter form (no script) finds it by its name\'s start');
+		check(await page.locator('button.delete:visible').count() === 0,
+		      'without JavaScript the buttons that need it stay hidden');
+		await snap(page, 'nojs-upload');
+		const id = await page.locator('tr', { has: page.locator('a.dl', { hasText: name }) }).getAttribute('data-id');
+		const r = await ctx.request.delete(`${url}/documents/${id}`);
+		check(r.status() === 204, 'the no-JS document is deleted again');
+	} finally {
+		await ctx.close();
+	}
+}
+
+// Two files dropped at once: a line each, both listed.
+async function dropSeveral(page, check, snap, tag, appears) {
+	const names = [`${tag}-drop-1.txt`, `${tag}-drop-2.txt`];
+	const dt = await page.evaluateHandle(ns => {
+		const t = new DataTransfer();
+		ns.forEach((n, i) => t.items.add(new File([`dropped file ${i + 1}\n`], n, { type: 'text/plain' })));
+		return t;
+	}, names);
+	await page.dispatchEvent('#drop', 'drop', { dataTransfer: dt });
+	check(await appears(`a.dl:has-text("${names[0]}")`, 'attached') &&
+	      await appears(`a.dl:has-text("${names[1]}")`, 'attached'), 'two files dropped at once are both listed');
+	const lines = await page.locator('#uploads li').allTextContents();
+	check(names.every(n => lines.some(l => l.includes(n) && /Done/.test(l))),
+	      `each dropped file has its own line with a readable status (${lines.join(' | ')})`);
+	check(await page.locator('#uploads li progress').count() >= 2, 'each has a progress bar');
+	await snap(page, 'drop-two');
+}
+
+// tus: several PATCHes, slowed down so the test can reload between them;
+// after the reload the same file goes on from the server's offset.
+async function tusResume(page, check, snap, appears, name) {
+	const total = readFileSync(files.tus).length;
+	const chunks = Math.ceil(total / TUS_CHUNK);
+	const small = () => page.evaluate(c => {
+		/* this file goes through tus: too large for direct, large enough for tus */
+		document.body.dataset.directMax = '0';
+		document.body.dataset.tusMin = '1';
+		document.body.dataset.tusChunk = String(c);
+	}, TUS_CHUNK);
+	await page.route('**/uploads/**', async route => {
+		if (route.request().method() === 'PATCH')
+			await new Promise(r => setTimeout(r, 400));
+		await route.continue().catch(() => {});
+	});
+	await small();
+	await page.fill('input[name=name]', name);
+	await page.setInputFiles('#file', files.tus);
+	const firstPatch = page.waitForResponse(r => r.request().method() === 'PATCH', { timeout: 20000 });
+	await page.click('#send');
+	const first = await firstPatch;
+	check(first.status() === 204 && Number(first.headers()['upload-offset']) > 0,
+	      `the first PATCH is acknowledged (${first.status()}, Upload-Offset ${first.headers()['upload-offset']})`);
+	const bar = await page.locator('#uploads li progress').last().evaluate(p => p.value).catch(() => -1);
+	const status = await page.locator('#uploads li .status').last().textContent().catch(() => '');
+	check(bar > 0 && bar < 100 && /Uploading \(resumable\)/.test(status),
+	      `the line shows the upload under way (${bar.toFixed ? bar.toFixed(1) : bar}%, "${status}")`);
+	await snap(page, 'tus-progress');
+	const remembered = await page.evaluate(() => Object.keys(localStorage).filter(k => k.startsWith('bindery-tus:')).length);
+	check(remembered === 1, 'the upload URL is remembered in localStorage');
+
+	await page.reload();
+	await page.waitForLoadState('domcontentloaded');
+	await small();
+	const patches = [];
+	page.on('request', q => { if (q.method() === 'PATCH') patches.push(Number(q.headers()['upload-offset'])); });
+	const head = page.waitForResponse(r => r.request().method() === 'HEAD', { timeout: 20000 });
+	await page.fill('input[name=name]', name);
+	await page.setInputFiles('#file', files.tus);
+	await page.click('#send');
+	const headOffset = Number((await head).headers()['upload-offset']);
+	check(headOffset > 0, `after the reload the page asks the server (HEAD): offset ${headOffset}, not 0`);
+	await page.waitForFunction(() => [...document.querySelectorAll('#uploads li .status')].some(s => /Done|Failed/.test(s.textContent)),
+		null, { timeout: 60000 });
+	check(await appears(`a.dl:has-text("${name}")`, 'attached'), 'the resumed upload is listed');
+	check(patches.length > 0 && patches[0] === headOffset && patches.length < chunks,
+	      `the resumed upload started at the server's offset (PATCH offsets ${patches.join(',')}; ${chunks} chunks in all)`);
+	check(await page.evaluate(() => Object.keys(localStorage).filter(k => k.startsWith('bindery-tus:')).length) === 0,
+	      'once finished the upload is forgotten');
+	await page.unroute('**/uploads/**');
+	await page.fill('input[name=name]', '');
+	await snap(page, 'tus-resumed');
+	return name;
+}
+
+// Replace through the row's file picker, then delete with confirmation
+// (dismissed first), from the keyboard.
+async function replaceAndDelete(page, check, snap, name, download, appears) {
+	const r = page.locator('tr', { has: page.locator('a.dl', { hasText: name }) });
+	const etag = await r.getAttribute('data-etag');
+	const chooser = page.waitForEvent('filechooser', { timeout: 10000 });
+	await r.locator('button.replace').click();
+	const put = page.waitForResponse(x => x.request().method() === 'PUT', { timeout: 20000 });
+	await (await chooser).setFiles(files.replace);
+	const answered = await put;
+	check(answered.status() === 200 && (await answered.request().headerValue('if-match')) === etag,
+	      `Replace sends the file with If-Match ${etag} (${answered.status()})`);
+	await page.waitForFunction(([e, n]) => [...document.querySelectorAll('tr[data-id]')].some(x =>
+		x.dataset.etag !== e && x.querySelector('a.dl').textContent === n), [etag, name], { timeout: 15000 });
+	check(sha256(await download(name)) === sha256(files.replace), 'after Replace the download is the new file');
+	await snap(page, 'replaced');
+
+	let asked = '';
+	page.once('dialog', d => { asked = d.message(); d.dismiss(); });
+	await r.locator('button.delete').focus();
+	await page.keyboard.press('Enter');
+	await page.waitForTimeout(500);
+	check(asked.startsWith(`Delete "${name}"?`) && await r.count() === 1,
+	      `Delete asks first ("${asked}"); dismissed, the row stays`);
+	page.once('dialog', d => d.accept());
+	const del = page.waitForResponse(x => x.request().method() === 'DELETE', { timeout: 10000 });
+	await r.locator('button.delete').focus();
+	await page.keyboard.press('Enter');
+	check((await del).status() === 204, 'accepted (Enter on the focused button), Delete answers 204');
+	check(await appears(`a.dl:has-text("${name}")`, 'detached'), 'the row is gone');
+	await snap(page, 'deleted');
+}
+
+// A direct upload, when the page has them on: the file goes to storage
+// (PUT to the SAS URL), finalize makes it a document.
+async function directUpload(page, check, snap, tag, appears, download, pageDirect) {
+	check(pageDirect === expectDirect, `the page's data-direct is the configuration's (${pageDirect})`);
+	if (expectDirect !== '1') {
+		console.log('note\t[upload] direct is false in this stack\'s configuration: no direct step');
+		return;
+	}
+	await page.reload();	/* the page as served: direct on, its own limits */
+	const name = `${tag}-direct.bin`;
+	const origin = new URL(page.url()).origin;
+	const grant = page.waitForResponse(r => r.request().method() === 'POST' && r.url().endsWith('/documents/direct'),
+		{ timeout: 20000 });
+	const toStorage = page.waitForResponse(r => r.request().method() === 'PUT' && new URL(r.url()).origin !== origin,
+		{ timeout: 20000 });
+	const finalize = page.waitForResponse(r => r.request().method() === 'POST' && /\/finalize$/.test(r.url()),
+		{ timeout: 20000 });
+	await page.fill('input[name=name]', name);
+	await page.setInputFiles('#file', files.replace);
+	await page.click('#send');
+	const granted = await grant;
+	const given = granted.status() === 201 ? await granted.json() : {};
+	const put = await toStorage;
+	const sent = await put.request().allHeaders();
+	const want = Object.entries(given.headers || {});
+	check(put.status() === 201 && put.url() === given.upload_url && want.length > 0 &&
+	      want.every(([k, v]) => sent[k.toLowerCase()] === v),
+	      `the file goes to storage with exactly the granted headers (${put.status()}; ${want.map(([k]) => k).join(', ')})`);
+	check((await finalize).status() === 200, 'finalize answers 200');
+	check(await appears(`a.dl:has-text("${name}")`, 'attached'), 'after finalize the page lists it');
+	check(sha256(await download(name)) === sha256(files.replace), 'it downloads the same bytes');
+	await page.fill('input[name=name]', '');
+	await snap(page, 'direct');
+}
+
+async function xssProof(srv, url, page, check, snap) {
+	evilHtml = `<!doctype html><title>evil</title><script>${thief(`${stolenName}-${srv}`)}</script>\n`;
 	// Control 1: rendered without bindery's headers, the evil HTML runs and
 	// reaches the listener (so silence below means it never ran).
+	heard.length = 0;
 	const bare = await browser.newPage();
 	await bare.goto(sink + '/evil.html');
-	await bare.waitForTimeout(1500);
-	ok(heard.length > 0, `control: the evil HTML served without bindery's headers runs and reaches the listener (${heard.length} requests)`);
+	await bare.waitForTimeout(1000);
+	check(heard.length > 0, `control: the evil HTML served without bindery's headers runs and reaches the listener (${heard.length} requests)`);
 	await bare.close();
 	heard.length = 0;
 
 	// Stored XSS: a writer uploads HTML that steals the token of whoever opens it.
-	const evilName = `browser-xss-${process.pid}.html`;
+	const evilName = `browser-xss-${srv}-${process.pid}.html`;
 	const up = await page.evaluate(async ([n, t, body]) => {
 		const r = await fetch('/documents?name=' + encodeURIComponent(n), { method: 'POST', body,
 			headers: { 'Authorization': 'Bearer ' + t, 'Content-Type': 'text/html' } });
 		return r.status;
 	}, [evilName, token, evilHtml]);
-	ok(up === 201, `an HTML document is uploaded (${up})`);
-	await page.reload();
-	await page.fill('#token', token);	/* the page keeps it in sessionStorage */
-	ok(await page.evaluate(() => sessionStorage.getItem('bindery-token')) === token,
-	   'the victim tab holds the token in sessionStorage');
-	const evilHref = await page.locator(`a:has-text("${evilName}")`).getAttribute('href');
+	check(up === 201, `an HTML document is uploaded (${up})`);
+	await page.goto(`${url}/?prefix=${encodeURIComponent(evilName)}`);
+	check(await page.evaluate(() => sessionStorage.getItem('bindery-token')) === token,
+	      'the victim tab holds the token in sessionStorage');
+	const evilHref = await page.locator('a.dl', { hasText: evilName }).getAttribute('href');
 
 	// Control 2: the same script run on the page's origin reads the token and
 	// writes with it (the page's own CSP keeps it from the listener).
-	const control = await page.evaluate(thief(`${stolenName}-control`));
-	ok(/^201 /.test(control), `control: the script run on the page's origin steals the token and creates a document (${control.split(' ')[0]})`);
+	const control = await page.evaluate(thief(`${stolenName}-${srv}-control`));
+	check(/^201 /.test(control), `control: the script run on the page's origin steals the token and creates a document (${control.split(' ')[0]})`);
 	const controlId = (/"id":"([^"]+)"/.exec(control) || [])[1];
 	if (controlId)
 		await page.evaluate(async ([id, t]) => (await fetch('/documents/' + id,
 			{ method: 'DELETE', headers: { 'Authorization': 'Bearer ' + t } })).status, [controlId, token]);
-	await page.waitForTimeout(500);
+	await page.waitForTimeout(300);
 	heard.length = 0;
 
 	// The attack, clicked: a download, and the page stays.
 	let download = page.waitForEvent('download', { timeout: 10000 }).then(d => d, () => null);
-	await page.click(`a:has-text("${evilName}")`);
+	await page.click(`a.dl:has-text("${evilName}")`);
 	let d = await download;
-	ok(d !== null && d.suggestedFilename() === evilName,
-	   `clicking it downloads ${d ? d.suggestedFilename() : 'nothing'} instead of rendering it`);
+	check(d !== null && d.suggestedFilename() === evilName,
+	      `clicking it downloads ${d ? d.suggestedFilename() : 'nothing'} instead of rendering it`);
+	await snap(page, 'xss-clicked');
 	// The attack, navigated to: the tab that holds the token opens its URL.
-	download = page.waitForEvent('download', { timeout: 10000 }).then(d => d, () => null);
+	download = page.waitForEvent('download', { timeout: 10000 }).then(x => x, () => null);
 	const nav = await page.goto(new URL(evilHref, url + '/').href).then(() => 'rendered', e => e.message.split('\n')[0]);
 	d = await download;
-	ok(d !== null && nav !== 'rendered',
-	   `navigating to its URL downloads it too (${d ? d.suggestedFilename() : 'no download'}; ${nav})`);
-	await page.waitForTimeout(2000);	/* time for a script that did run to phone home */
-	ok(heard.length === 0,
-	   `the uploaded script never runs: the listener heard nothing (${heard.join(' | ').slice(0, 300)})`);
-	ok(!page.url().includes('/content'), `the tab still shows the page (${page.url()})`);
+	check(d !== null && nav !== 'rendered',
+	      `navigating to its URL downloads it too (${d ? d.suggestedFilename() : 'no download'}; ${nav})`);
+	await page.waitForTimeout(1500);	/* time for a script that did run to phone home */
+	check(heard.length === 0,
+	      `the uploaded script never runs: the listener heard nothing (${heard.join(' | ').slice(0, 300)})`);
+	check(!page.url().includes('/content'), `the tab still shows the page (${page.url()})`);
 	// Should a browser render it anyway, the sandbox CSP gives it an opaque
 	// origin with no storage and nosniff keeps it from being taken for HTML it
 	// is not labelled as: the browser must see all three headers.
@@ -156,15 +394,24 @@ try {
 		return [r.headers.get('content-security-policy'), r.headers.get('x-content-type-options'),
 			r.headers.get('content-disposition')];
 	}, evilHref);
-	ok(framed[0] === "sandbox; default-src 'none'" && framed[1] === 'nosniff' &&
-	   /^attachment;/.test(framed[2] || ''),
-	   `the browser sees attachment, the sandbox CSP and nosniff on it (${framed.join(' | ')})`);
+	check(framed[0] === "sandbox; default-src 'none'" && framed[1] === 'nosniff' &&
+	      /^attachment;/.test(framed[2] || ''),
+	      `the browser sees attachment, the sandbox CSP and nosniff on it (${framed.join(' | ')})`);
 	const gone = await page.evaluate(async ([h, t]) =>
 		(await fetch(h.replace(/\/content$/, ''), { method: 'DELETE', headers: { 'Authorization': 'Bearer ' + t } })).status,
 		[evilHref, token]);
-	ok(gone === 204, `the HTML document is deleted again (${gone})`);
+	check(gone === 204, `the HTML document is deleted again (${gone})`);
+}
+
+try {
+	for (const s of servers) {
+		const at = s.indexOf('=');
+		const t0 = Date.now();
+		await serverRun(s.slice(0, at), s.slice(at + 1));
+		console.log(`note\t${s.slice(0, at)}: ${((Date.now() - t0) / 1000).toFixed(1)} s`);
+	}
 } catch (e) {
-	ok(false, `browser step failed: ${e.message.split('\n')[0]}`);
+	ok(false, `browser run failed: ${e.message.split('\n')[0]}`);
 } finally {
 	await browser.close();
 	listener.close();

@@ -11,7 +11,11 @@ here=$(cd "$(dirname "$0")" && pwd)
 . "$here/../lib/tap.sh"
 . "$here/../lib/http.sh"
 
-need_stack BINDERY_TEST_LIGHTTPD_URL BINDERY_TEST_APACHE_URL BINDERY_TEST_TOKEN
+need_stack BINDERY_TEST_LIGHTTPD_URL BINDERY_TEST_APACHE_URL BINDERY_TEST_TOKEN BINDERY_CONFIG \
+	BINDERY_TEST_BLOB_ENDPOINT
+page_connect=
+grep -q '^direct = true$' "$BINDERY_CONFIG" &&
+	page_connect="; connect-src 'self' $(printf '%s' "$BINDERY_TEST_BLOB_ENDPOINT" | sed -E 's#^(https?://[^/]+).*#\1#')"
 
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
@@ -71,8 +75,10 @@ for s in "lighttpd=$BINDERY_TEST_LIGHTTPD_URL" "apache=$BINDERY_TEST_APACHE_URL"
 	fi
 
 	# The page: no inline script, not frameable; its script comes from /page.js.
+	# With direct uploads on (./dev test's stack) it may also connect to
+	# storage, and only there (tests/e2e/page.sh checks both settings).
 	req GET "$url/"
-	is "$HTTP_CODE $(header content-security-policy)" "200 default-src 'self'; script-src 'self'; style-src 'unsafe-inline'; object-src 'none'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'" \
+	is "$HTTP_CODE $(header content-security-policy)" "200 default-src 'self'; script-src 'self'; style-src 'unsafe-inline'; object-src 'none'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'$page_connect" \
 		"$srv: the page's CSP allows no inline script and no framing"
 	like "$HTTP_BODY" '<script src="/page\.js"></script>' "$srv: the page loads /page.js"
 	unlike "$HTTP_BODY" '<script>' "$srv: the page has no inline script"
