@@ -48,8 +48,8 @@ EXTRA_DIST += tests/e2e/page.sh
 
 # Storage in production's shape: HTTPS, verified against [storage] ca_file,
 # an account-host URL (the TLS Azurite ./dev test starts; issue 17).
-E2E_TESTS += tests/e2e/tls_storage.sh
-EXTRA_DIST += tests/e2e/tls_storage.sh tests/tools/clock_skew_storage.py
+E2E_TESTS += tests/e2e/tls_storage.sh tests/e2e/apache_load.sh
+EXTRA_DIST += tests/e2e/tls_storage.sh tests/tools/clock_skew_storage.py tests/e2e/apache_load.sh
 
 # Direct uploads (issue 13): the curl flow, what the create-only SAS cannot
 # do, finalize's checks, and the sweeper's cells for direct intents.
