@@ -10,9 +10,10 @@ here=$(cd "$(dirname "$0")" && pwd)
 need_stack BINDERY_TEST_VAR BINDERY_TEST_BLOB_KEY
 build=${top_builddir:-.}
 
-# Azurite's own log is the storage service's, not ours; everything else counts.
+# Azurite's own logs (plain and TLS) are the storage service's, not ours;
+# everything else counts.
 mapfile -t logs < <(find "$BINDERY_TEST_VAR/log" "$build/tests" -type f \( -name '*.log' -o -name '*.out' \) \
-	! -name 'azurite.log' ! -name 'secrets.log' 2>/dev/null)
+	! -name 'azurite.log' ! -name 'azurite-tls.log' ! -name 'secrets.log' 2>/dev/null)
 ok '[ "${#logs[@]}" -gt 10 ]' "searching ${#logs[@]} log files"
 ok '[ -n "$(cat "$BINDERY_TEST_VAR"/log/lighttpd* "$BINDERY_TEST_VAR"/log/apache* 2>/dev/null | grep -m1 "req=")" ]' \
 	"the responder's request log is among them"
