@@ -730,6 +730,9 @@ easy_release(struct blob_client *c, CURL *e)
 {
 	unsigned i;
 
+	/* The error buffer is the request's, which may be gone before the
+	 * handle's next use: curl must not keep a pointer into it. */
+	curl_easy_setopt(e, CURLOPT_ERRORBUFFER, NULL);
 	for (i = 0; i < c->in_flight; i++)
 		if (c->easy[i] == e)
 			c->easy_busy[i] = 0;
