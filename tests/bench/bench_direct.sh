@@ -29,13 +29,7 @@ bytes=$((mib * 1024 * 1024))
 
 die() { printf 'bench_direct: %s\n' "$*" >&2; exit 1; }
 
-if [ -n "${BINDERY_CONFIG:-}" ] && [ -n "${BINDERY_TEST_BIN:-}" ]; then
-	conf=$BINDERY_CONFIG bin=$BINDERY_TEST_BIN
-elif [ -r "$top/var/test/bindery.conf" ] && [ -x "$top/var/test-build/app/bindery.fcgi" ]; then
-	conf=$top/var/test/bindery.conf bin=$top/var/test-build/app
-else
-	conf=$top/var/bindery.conf bin=$top/var/build/app
-fi
+stack_bench_target
 [ -r "$conf" ] && [ -x "$bin/bindery.fcgi" ] || die "no stack: run ./dev up or ./dev test --keep first"
 command -v jq >/dev/null || die "jq is needed"
 stackdir=$(dirname "$conf")

@@ -338,6 +338,20 @@ stack_azurite_start() {
 
 stack_azurite_stop() { stack_stop azurite 20; }
 
+# stack_bench_target: the stack a benchmark measures, as conf (its
+# bindery.conf) and bin (the directory of its programs): the one
+# `./dev test --keep` exported (BINDERY_CONFIG, BINDERY_TEST_BIN), else
+# var/test's, else the one ./dev up started.
+stack_bench_target() {
+	if [ -n "${BINDERY_CONFIG:-}" ] && [ -n "${BINDERY_TEST_BIN:-}" ]; then
+		conf=$BINDERY_CONFIG bin=$BINDERY_TEST_BIN
+	elif [ -r "$STACK_TOP/var/test/bindery.conf" ] && [ -x "$STACK_TOP/var/test-build/app/bindery.fcgi" ]; then
+		conf=$STACK_TOP/var/test/bindery.conf bin=$STACK_TOP/var/test-build/app
+	else
+		conf=$STACK_TOP/var/bindery.conf bin=$STACK_TOP/var/build/app
+	fi
+}
+
 # --- Azurite over TLS, addressed like a real account -------------------------
 
 # The account-host name of the TLS Azurite: libcurl resolves any *.localhost
