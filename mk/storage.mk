@@ -17,3 +17,8 @@ EXTRA_DIST += tests/integration/test_blob_interop.sh tests/integration/test_blob
 # tests/bench/bench_blob.sh; it is not a test.
 noinst_PROGRAMS += tests/bench/bench_blob
 EXTRA_DIST += tests/bench/bench_blob.sh
+# ./dev bench's load generator (keep-alive libcurl clients on threads) and
+# its sampler of the responders' private memory (tests/bench/bench.sh).
+noinst_PROGRAMS += tests/bench/bench_load
+tests_bench_bench_load_LDADD = $(LDADD) -lpthread
+EXTRA_DIST += tests/bench/bench.sh
