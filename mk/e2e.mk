@@ -55,3 +55,8 @@ EXTRA_DIST += tests/e2e/tls_storage.sh tests/tools/clock_skew_storage.py tests/e
 # do, finalize's checks, and the sweeper's cells for direct intents.
 E2E_TESTS += tests/e2e/direct.sh
 EXTRA_DIST += tests/e2e/direct.sh tests/bench/bench_direct.sh
+
+# ./dev bench in miniature (issue 14): tests/bench/bench.sh at 1 MiB, one
+# round; results.json holds every figure through both servers.
+E2E_TESTS += tests/e2e/bench_smoke.sh
+EXTRA_DIST += tests/e2e/bench_smoke.sh

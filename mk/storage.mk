@@ -21,4 +21,4 @@ EXTRA_DIST += tests/bench/bench_blob.sh
 # its sampler of the responders' private memory (tests/bench/bench.sh).
 noinst_PROGRAMS += tests/bench/bench_load
 tests_bench_bench_load_LDADD = $(LDADD) -lpthread
-EXTRA_DIST += tests/bench/bench.sh
+EXTRA_DIST += tests/bench/bench.sh tests/bench/bench_results.jq tests/bench/bench_table.jq

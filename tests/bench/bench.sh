@@ -129,10 +129,15 @@ trap 'exit 143' TERM
 make_config() {
 	{ cat "$conf"; printf '\n[limits]\nmax_upload = %dM\nsingle_put_max = %dM\nretire_grace = 1\n[upload]\ndirect = true\n[download]\nmode = proxy\n' \
 		"$upload_limit_mib" "$upload_limit_mib"; } >"$work/bindery.conf"
+	# Blob names of the run's own (prefix + random hex), so the closing
+	# sweep touches nothing else of the stack: it runs with the prefix
+	# without its last character and --prefix that character.
+	printf '[storage]\nprefix = %s\n' "$blob_prefix" >>"$work/bindery.conf"
+	{ cat "$conf"; printf '\n[limits]\nretire_grace = 1\n[storage]\nprefix = %s\n' "${blob_prefix%?}"; } >"$work/sweep.conf"
 	# Apache's www-data may not reach a socket inside the checkout: TCP.
 	sed -e "s|^socket = .*|host = 127.0.0.1\nport = $(. "$stackdir/ports.env" && echo "$DB_PORT")|" \
 		"$work/bindery.conf" >"$work/bindery-tcp.conf"
-	chmod 0600 "$work/bindery.conf" "$work/bindery-tcp.conf"
+	chmod 0600 "$work/bindery.conf" "$work/bindery-tcp.conf" "$work/sweep.conf"
 	"$bin/bindery" -c "$work/bindery.conf" sweep --dry-run --older-than 999999 >/dev/null 2>"$work/check.err" ||
 		die "the configuration does not load: $(cat "$work/check.err")"
 }
@@ -404,6 +409,7 @@ measure_p3_big() {
 # --- the run -------------------------------------------------------------------
 
 loadavg() { cut -d' ' -f1-3 /proc/loadavg; }
+run=$$x$RANDOM blob_prefix=bench$$x$RANDOM-
 started=$(date -u +%Y-%m-%dT%H:%M:%SZ) load_start=$(loadavg)
 make_config
 file=$work/file.bin
@@ -418,7 +424,6 @@ start_lighttpd
 start_apache
 wait_healthy "http://127.0.0.1:$LIGHTTPD_PORT"
 wait_healthy "http://127.0.0.1:$APACHE_PORT"
-run=$$x$RANDOM
 : >"$work/raw.tsv"
 printf 'bench: %d rounds, %d MiB, P2 %d clients x %d requests; lighttpd :%s (proxy :%s), Apache :%s (proxy :%s); load %s\n' \
 	"$rounds" "$mib" "$p2_clients" "$p2_n" "$LIGHTTPD_PORT" "$LPROXY_PORT" "$APACHE_PORT" "$APROXY_PORT" "$load_start" >&2
@@ -442,7 +447,7 @@ fi
 
 # What the run deleted leaves blobs in the outbox: the sweep removes them.
 sleep 2
-"$bin/bindery" -c "$work/bindery.conf" sweep >"$work/sweep.out" 2>&1 ||
+"$bin/bindery" -c "$work/sweep.conf" sweep --prefix - >"$work/sweep.out" 2>&1 ||
 	die "the closing sweep failed: $(tail -n 5 "$work/sweep.out")"
 
 # --- results -------------------------------------------------------------------

@@ -1,0 +1,65 @@
+#!/usr/bin/env bash
+# ./dev bench in miniature (issue 14): tests/bench/bench.sh at 1 MiB, one
+# round, 3 requests per P2 client, no 1 GiB create, on the test stack.  It
+# must finish, every create 201 and every download's SHA-256 the file's
+# (the bench checks those and exits 1 otherwise), write a results.json that
+# parses and holds every figure through both web servers with its
+# baselines, and leave no document behind.  The figures themselves are
+# noise at this size; this is not a benchmark.
+[ -n "${BASH_VERSION:-}" ] || exec bash "$0" "$@"
+here=$(cd "$(dirname "$0")" && pwd)
+. "$here/../lib/tap.sh"
+. "$here/../lib/http.sh"
+
+need_stack BINDERY_CONFIG BINDERY_TEST_BIN BINDERY_TEST_LIGHTTPD_URL
+[ -x "$BINDERY_TEST_BIN/../tests/bench/bench_load" ] || missing "tests/bench/bench_load (built with the tree)"
+command -v jq >/dev/null || missing "jq"
+
+bench_work=$(mktemp -d)
+trap 'rm -rf "$bench_work"' EXIT
+results=$bench_work/results.json
+
+BENCH_CONF=$BINDERY_CONFIG BENCH_BIN=$BINDERY_TEST_BIN BENCH_TOOLS=$BINDERY_TEST_BIN/.. \
+	bash "$here/../bench/bench.sh" --rounds 1 --mib 1 --no-big --p2-requests 3 --out "$results" \
+	>"$bench_work/out" 2>&1
+bench_rc=$?
+is "$bench_rc" 0 "bench.sh --rounds 1 --mib 1 exits 0"
+[ "$bench_rc" = 0 ] || sed -e 's/^/# /' "$bench_work/out" | tail -n 20
+jq -e '.figures | length > 0' "$results" >/dev/null 2>&1
+ok $? "results.json parses"
+grep -q '^P1 (MiB/s) *lighttpd' "$bench_work/out"
+ok $? "the bench printed its table"
+
+# fig SERVER FIGURE FILTER: the exit status of "the figure's one row for
+# SERVER satisfies FILTER" (0: it does).
+fig() {
+	jq -e --arg s "$1" --arg f "$2" "[.figures[] | select(.server == \$s and .figure == \$f)] | length == 1 and (.[0] | $3)" \
+		"$results" >/dev/null 2>&1
+	echo $?
+}
+for bench_server in lighttpd apache; do
+	for bench_fig in P1 P2 P5; do
+		ok "$(fig "$bench_server" "$bench_fig" '[.bindery, .direct, .proxied, .ratio_direct, .ratio_proxied] | all(type == "number" and . > 0)')" \
+			"$bench_server $bench_fig: bindery, both baselines and both ratios"
+	done
+	ok "$(fig "$bench_server" P2 '[.p50_ms.bindery, .p99_ms.bindery, .p50_ms.proxied] | all(type == "number" and . > 0)')" \
+		"$bench_server P2: p50 and p99"
+	ok "$(fig "$bench_server" P3 '(.bindery | type == "number" and . > 0) and (.met | type == "boolean")')" \
+		"$bench_server P3: the responders' peak RssAnon, checked against its limit"
+	ok "$(fig "$bench_server" tus '[.bindery, .ratio_create] | all(type == "number" and . > 0)')" \
+		"$bench_server tus: throughput and ratio to the create"
+	ok "$(fig "$bench_server" finalize '[.bindery, .direct] | all(type == "number" and . > 0)')" \
+		"$bench_server finalize: ms and the plain GET"
+done
+jq -e '(.machine.nproc | type == "number") and (.machine.loadavg_start | length > 0)
+	and (.machine.loadavg_end | length > 0) and (.machine.kernel | length > 0) and (.machine.date_start | length > 0)' \
+	"$results" >/dev/null 2>&1
+ok $? "results.json describes the machine"
+# One round: a raw number for every figure, side and server measured.
+is "$(jq '[.raw[] | select(.round == 1)] | length' "$results" 2>/dev/null)" 38 "38 raw numbers from the one round"
+
+# The bench deleted every document it made (names begin with bench-).
+req GET "$BINDERY_TEST_LIGHTTPD_URL/documents?prefix=bench-&limit=10"
+is "$HTTP_CODE" 200 "the list by prefix answers"
+is "$(printf '%s' "$HTTP_BODY" | jq -c '.documents | length')" 0 "no bench- document is left"
+done_testing
