@@ -42,9 +42,8 @@ as $raw
 	(select($params.big) | (m("p3_64m_kib"; $s; "bindery")) as $a | (m("p3_1024m_kib"; $s; "bindery")) as $b
 	| {figure: "P3-size", what: "peak RssAnon, 1 GiB create against 64 MiB create", server: $s, unit: "KiB",
 	   bindery: $b, small_kib: $a, ratio_small: ratio($b; $a), limit_kib: $p3lim,
-	   target: "1 GiB peak within 1 % of 64 MiB peak, both ≤ \($p3lim) KiB",
-	   met: (if $a == null or $b == null then null
-		else ($b <= $a * 1.01) and ($b <= $p3lim) and ($a <= $p3lim) end)}),
+	   target: "1 GiB peak within 1 % of the 64 MiB one",
+	   met: (if $a == null or $b == null then null else ($b <= $a * 1.01) and ($b >= $a * 0.99) end)}),
 	((m("tus_mibs"; $s; "bindery")) as $b | (m("p1_mibs"; $s; "bindery")) as $c
 	| {figure: "tus", what: "\($params.mib) MiB in \($params.tus_chunk_mib) MiB PATCHes", server: $s,
 	   unit: "MiB/s", bindery: $b, create: $c, direct: m("p1_mibs"; $s; "direct"),

@@ -2,7 +2,9 @@
 # (bench.sh aligns them with column -t).
 def n: if . == null then "-" elif . >= 100 then (. | round | tostring)
 	else ((. * 10 | round) / 10 | tostring) end;
-def r: if . == null then "-" else ((. * 100 | round) / 100 | tostring) + "×" end;
+# Two decimals, always: 0.4 prints as 0.40.
+def r: if . == null then "-" else (. * 100 | round) as $c
+	| "\($c / 100 | floor).\($c % 100 | tostring | if length == 1 then "0" + . else . end)×" end;
 def yn: if . == null then "-" elif . then "yes" else "NO" end;
 (["figure", "server", "bindery", "direct", "proxied", "×direct", "×proxied", "target", "met"] | join("\t")),
 (.figures[] |
