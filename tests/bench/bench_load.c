@@ -121,25 +121,35 @@ request_url(const char *tmpl, long client, long seq, struct buf *out)
 	return LOAD_OK;
 }
 
+/* The request headers: no 100-continue round trip, then the caller's.  On
+ * failure *hdrs keeps what was built, for the caller to free. */
+BINDERY_NODISCARD static enum load_err
+client_headers(const struct load_opts *o, struct curl_slist **hdrs)
+{
+	struct curl_slist *next;
+	int i;
+
+	if ((*hdrs = curl_slist_append(NULL, "Expect:")) == NULL)
+		return LOAD_NOMEM;
+	for (i = 0; i < o->nheaders; i++) {
+		if ((next = curl_slist_append(*hdrs, o->headers[i])) == NULL)
+			return LOAD_NOMEM;
+		*hdrs = next;
+	}
+	return LOAD_OK;
+}
+
 /* One handle for all of a client's requests, so its connection stays open. */
 BINDERY_NODISCARD static enum load_err
 client_handle(struct client *c, const char *body, struct curl_slist **hdrs,
     CURL **out)
 {
 	const struct load_opts *o = c->o;
-	CURL *h = curl_easy_init();
-	int i;
+	CURL *h;
 
 	*out = NULL;
-	if (h == NULL)
+	if (client_headers(o, hdrs) != LOAD_OK || (h = curl_easy_init()) == NULL)
 		return LOAD_NOMEM;
-	*hdrs = curl_slist_append(NULL, "Expect:");
-	for (i = 0; i < o->nheaders && *hdrs != NULL; i++)
-		*hdrs = curl_slist_append(*hdrs, o->headers[i]);
-	if (*hdrs == NULL) {
-		curl_easy_cleanup(h);
-		return LOAD_NOMEM;
-	}
 	curl_easy_setopt(h, CURLOPT_HTTPHEADER, *hdrs);
 	curl_easy_setopt(h, CURLOPT_CUSTOMREQUEST, o->method);
 	curl_easy_setopt(h, CURLOPT_POSTFIELDS, body);
