@@ -39,12 +39,12 @@ usage(FILE *fp)
 		fprintf(fp, "  %-18s %s\n", commands[i].name, commands[i].summary);
 	fprintf(fp, "\nOptions:\n"
 		    "  -c, --config PATH  configuration file (default $BINDERY_CONFIG, then\n"
-		    "                     /etc/bindery/bindery.conf)\n"
+		    "                     %s)\n"
 		    "  -v, --verbose      print a summary even when all is well\n"
 		    "  -h, --help         this help; `bindery COMMAND --help` for a command\n\n"
 		    "Exit status: 0 ok, 1 problems left, 2 dangling document (audit), 64 usage,\n"
 		    "69 dependency unavailable, 75 try again later, 78 configuration error.\n"
-		    "See bindery(1).\n");
+		    "See bindery(8).\n", CONFIG_DEFAULT_PATH);
 }
 
 int

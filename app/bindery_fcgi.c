@@ -206,7 +206,8 @@ main(int argc, char **argv)
 		printf("usage: bindery.fcgi [-c CONFIG]\n\n"
 		       "The bindery FastCGI responder.  Run it from a web server (Apache mod_fcgid,\n"
 		       "lighttpd mod_fastcgi) or as a CGI program; the configuration comes from -c,\n"
-		       "$BINDERY_CONFIG, or /etc/bindery/bindery.conf.  See bindery.fcgi(8).\n");
+		       "$BINDERY_CONFIG, or %s.  See bindery.fcgi(8).\n",
+		       CONFIG_DEFAULT_PATH);
 		return 0;
 	}
 	log_init("bindery.fcgi", LOG_LEVEL_INFO, LOG_SINK_STDERR);

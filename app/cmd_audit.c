@@ -22,7 +22,7 @@ audit_usage(FILE *fp)
 		"guarded by ETag and tag, and tags a ready document's blob committed.\n"
 		"--prefix P audits only blob names starting with the configured prefix + P.\n"
 		"--deep re-reads every ready document's bytes and checks their SHA-256.\n"
-		"Exit 0 clean, 1 problems, 2 a dangling document.  See bindery(1).\n");
+		"Exit 0 clean, 1 problems, 2 a dangling document.  See bindery(8).\n");
 }
 
 static void

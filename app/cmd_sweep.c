@@ -27,7 +27,7 @@ sweep_usage(FILE *fp)
 		"unless --force.\n"
 		"--lock NAME takes a MariaDB named lock (GET_LOCK) for the run; when another\n"
 		"run holds it, exit 75 quietly.  --prefix P sweeps only blob names starting\n"
-		"with the configured prefix + P.  Silent on success unless -v.  See bindery(1).\n");
+		"with the configured prefix + P.  Silent on success unless -v.  See bindery(8).\n");
 }
 
 /* What the command line asked for. */
