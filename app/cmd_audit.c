@@ -134,6 +134,7 @@ cmd_audit(struct cli *cli, int argc, char **argv)
 		}
 	}
 	if (optind != argc) {
+		fprintf(stderr, "bindery audit: unexpected argument '%s'\n", argv[optind]);
 		audit_usage(stderr);
 		return EXIT_USAGE;
 	}

@@ -89,6 +89,7 @@ sweep_parse_args(struct cli *cli, int argc, char **argv, struct sweep_args *a)
 		}
 	}
 	if (optind != argc) {
+		fprintf(stderr, "bindery sweep: unexpected argument '%s'\n", argv[optind]);
 		sweep_usage(stderr);
 		return EXIT_USAGE;
 	}
