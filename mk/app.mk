@@ -29,8 +29,8 @@ tests_unit_test_body_pace_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)
 UNIT_TESTS += tests/unit/test_body_pace
 # The man pages name the paths this build was configured with (the default
 # configuration file, the examples), so they are made from man/*.in.
-man_MANS = man/bindery.8 man/bindery.fcgi.8
-EXTRA_DIST += man/bindery.8.in man/bindery.fcgi.8.in
+man_MANS = man/bindery.8 man/bindery.fcgi.8 man/bindery.conf.5
+EXTRA_DIST += man/bindery.8.in man/bindery.fcgi.8.in man/bindery.conf.5.in
 CLEANFILES += $(man_MANS)
 man_subst = sed -e 's|@sysconfdir[@]|$(sysconfdir)|g' -e 's|@docdir[@]|$(docdir)|g' \
 	-e 's|@pkgdatadir[@]|$(pkgdatadir)|g' -e 's|@VERSION[@]|$(VERSION)|g'
@@ -40,4 +40,7 @@ man/bindery.8: $(top_srcdir)/man/bindery.8.in Makefile
 man/bindery.fcgi.8: $(top_srcdir)/man/bindery.fcgi.8.in Makefile
 	@$(MKDIR_P) man
 	$(AM_V_GEN)$(man_subst) <$(top_srcdir)/man/bindery.fcgi.8.in >$@.tmp && mv -f $@.tmp $@
+man/bindery.conf.5: $(top_srcdir)/man/bindery.conf.5.in Makefile
+	@$(MKDIR_P) man
+	$(AM_V_GEN)$(man_subst) <$(top_srcdir)/man/bindery.conf.5.in >$@.tmp && mv -f $@.tmp $@
 EXTRA_DIST += tests/bench/bench_fcgi_rss.sh

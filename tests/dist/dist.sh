@@ -32,27 +32,29 @@ trap 'chmod -R u+w "$DIST_TMP" 2>/dev/null; rm -rf "$DIST_TMP"' EXIT
 
 if [ -n "$DIST_LONG" ]; then
 	make -C "$DIST_BUILD" -j2 distcheck >"$DIST_TMP/distcheck.out" 2>&1
-	ok $? "make distcheck passes"
+	dist_rc=$?
+	ok $dist_rc "make distcheck passes"
 	like "$(grep -E '^# (FAIL|ERROR):' "$DIST_TMP/distcheck.out" | tr '\n' ' ')" \
-		'^# FAIL: +0 # ERROR: +0 $' "distcheck's make check: no failure, no error" ||
-		tail -n 40 "$DIST_TMP/distcheck.out" | sed 's/^/# /'
+		'^# FAIL: +0 # ERROR: +0 $' "distcheck's make check: no failure, no error"
+	[ $dist_rc -eq 0 ] || tail -n 40 "$DIST_TMP/distcheck.out" | sed 's/^/# /'
 	done_testing
 fi
 
 make -C "$DIST_BUILD" dist >"$DIST_TMP/dist.out" 2>&1
-ok $? "make dist" || tail -n 20 "$DIST_TMP/dist.out" | sed 's/^/# /'
+dist_rc=$?
+ok $dist_rc "make dist"
+[ $dist_rc -eq 0 ] || tail -n 20 "$DIST_TMP/dist.out" | sed 's/^/# /'
 DIST_VERSION=$(sed -n 's/^PACKAGE_VERSION = //p' "$DIST_BUILD/Makefile")
 DIST_TARBALL=bindery-$DIST_VERSION.tar.gz
-mv "$DIST_BUILD/$DIST_TARBALL" "$DIST_TMP/" 2>/dev/null
-ok $? "make dist wrote $DIST_TARBALL" || bail_out "no $DIST_TARBALL from make dist"
+mv "$DIST_BUILD/$DIST_TARBALL" "$DIST_TMP/" 2>/dev/null || bail_out "no $DIST_TARBALL from make dist"
 DIST_DIR=${DIST_TARBALL%.tar.gz}
 
 tar -tzf "$DIST_TMP/$DIST_TARBALL" | sed -n "s|^$DIST_DIR/||p" | grep -v '/$' |
 	LC_ALL=C sort >"$DIST_TMP/shipped"
 git -C "$DIST_SRC" ls-files | grep -Ev "$NOT_SHIPPED" | LC_ALL=C sort >"$DIST_TMP/tracked"
 LC_ALL=C comm -23 "$DIST_TMP/tracked" "$DIST_TMP/shipped" >"$DIST_TMP/left-out"
-ok '[ ! -s "$DIST_TMP/left-out" ]' "every tracked file is in $DIST_TARBALL" ||
-	sed 's/^/# not distributed: /' "$DIST_TMP/left-out"
+ok '[ ! -s "$DIST_TMP/left-out" ]' "every tracked file is in $DIST_TARBALL"
+sed 's/^/# not distributed: /' "$DIST_TMP/left-out"
 for f in LICENSE NEWS configure Makefile.in build-aux/tap-driver.sh tests/tap.h; do
 	ok 'grep -qxF "$f" "$DIST_TMP/shipped"' "the tarball has $f"
 done
@@ -64,10 +66,13 @@ mkdir "$DIST_TMP/build"
 # halves the build (about 14 s instead of 30 s here).
 (cd "$DIST_TMP/build" && "../$DIST_DIR/configure" --prefix="$DIST_TMP/prefix" CFLAGS='-O0 -g0') \
 	>"$DIST_TMP/configure.out" 2>&1
-ok $? "the tarball configures out of tree" || tail -n 20 "$DIST_TMP/configure.out" | sed 's/^/# /'
+dist_rc=$?
+ok $dist_rc "the tarball configures out of tree"
+[ $dist_rc -eq 0 ] || tail -n 20 "$DIST_TMP/configure.out" | sed 's/^/# /'
 make -C "$DIST_TMP/build" -j2 >"$DIST_TMP/make.out" 2>&1
-ok $? "the tarball builds out of tree (source read-only)" ||
-	tail -n 20 "$DIST_TMP/make.out" | sed 's/^/# /'
+dist_rc=$?
+ok $dist_rc "the tarball builds out of tree (source read-only)"
+[ $dist_rc -eq 0 ] || tail -n 20 "$DIST_TMP/make.out" | sed 's/^/# /'
 for f in app/bindery app/bindery.fcgi; do
 	ok '[ -x "$DIST_TMP/build/$f" ]' "$f built from the tarball"
 done

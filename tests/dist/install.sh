@@ -29,7 +29,9 @@ for d in "$INST_SBINDIR" "$INST_CGIBINDIR" "$INST_SYSCONFDIR" "$INST_PKGDATADIR"
 done
 
 make -C "$INST_BUILD" install DESTDIR="$INST_ROOT" >"$INST_TMP/install.out" 2>&1
-ok $? "make install DESTDIR=…" || tail -n 20 "$INST_TMP/install.out" | sed 's/^/# /'
+inst_rc=$?
+ok $inst_rc "make install DESTDIR=…"
+[ $inst_rc -eq 0 ] || tail -n 20 "$INST_TMP/install.out" | sed 's/^/# /'
 
 (cd "$INST_ROOT" && find . ! -type d | sed 's|^\.||' | LC_ALL=C sort) >"$INST_TMP/got"
 {
@@ -40,10 +42,11 @@ ok $? "make install DESTDIR=…" || tail -n 20 "$INST_TMP/install.out" | sed 's/
 	for f in README.md NEWS LICENSE; do echo "$INST_DOCDIR/$f"; done
 	echo "$INST_MANDIR/man8/bindery.8"
 	echo "$INST_MANDIR/man8/bindery.fcgi.8"
+	echo "$INST_MANDIR/man5/bindery.conf.5"
 } | LC_ALL=C sort >"$INST_TMP/want"
 diff "$INST_TMP/want" "$INST_TMP/got" >"$INST_TMP/diff"
-ok $? "exactly the expected files are installed, all under DESTDIR" ||
-	sed 's/^/# (< missing, > unexpected) /' "$INST_TMP/diff"
+ok $? "exactly the expected files are installed, all under DESTDIR"
+sed -n 's/^[<>]/# (< missing, > unexpected) &/p' "$INST_TMP/diff"
 ok '[ -x "$INST_ROOT$INST_SBINDIR/bindery" ] && [ -x "$INST_ROOT$INST_CGIBINDIR/bindery.fcgi" ]' \
 	"both programs are installed executable"
 
@@ -56,7 +59,7 @@ like "$(tr -s ' \n' '  ' <"$INST_TMP/fcgi-help")" "or $INST_CONF\." "bindery.fcg
 "$INST_ROOT$INST_SBINDIR/bindery" sweep --dry-run >"$INST_TMP/noconf" 2>&1
 is "$?" 78 "bindery without -c or \$BINDERY_CONFIG: exit 78 (its default file is absent)"
 like "$(cat "$INST_TMP/noconf")" "$INST_CONF" "... and the message names $INST_CONF"
-for m in man8/bindery.8 man8/bindery.fcgi.8; do
+for m in man8/bindery.8 man8/bindery.fcgi.8 man5/bindery.conf.5; do
 	ok 'grep -qF "$INST_CONF" "$INST_ROOT$INST_MANDIR/$m"' "$m names $INST_CONF"
 	unlike "$(grep -oE '@(sysconfdir|docdir|pkgdatadir|VERSION)@' "$INST_ROOT$INST_MANDIR/$m")" \
 		'.' "$m has no placeholder left"
