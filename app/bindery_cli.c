@@ -49,7 +49,7 @@ usage(FILE *fp)
 		    "See bindery(8).\n", CONFIG_DEFAULT_PATH);
 }
 
-int
+enum cli_exit
 cli_usage_error(const char *synopsis, const char *why)
 {
 	if (why != NULL)

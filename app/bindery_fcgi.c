@@ -206,8 +206,7 @@ main(int argc, char **argv)
 	else if (argc == 2 && strcmp(argv[1], "--version") == 0) {
 		printf("%s\n", PACKAGE_STRING);
 		return 0;
-	}
-	else if (argc == 2 && (strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "--help") == 0)) {
+	} else if (argc == 2 && (strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "--help") == 0)) {
 		printf("usage: bindery.fcgi [-c CONFIG] | --version | --help\n\n"
 		       "The bindery FastCGI responder.  Run it from a web server (Apache mod_fcgid,\n"
 		       "lighttpd mod_fastcgi) or as a CGI program; the configuration comes from -c,\n"

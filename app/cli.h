@@ -41,7 +41,7 @@ int cli_services(struct cli *cli);
  * what was wrong) and then SYNOPSIS ("usage: bindery CMD ...") on stderr.
  * Returns EXIT_USAGE, for the command to return.
  */
-int cli_usage_error(const char *synopsis, const char *why);
+BINDERY_NODISCARD enum cli_exit cli_usage_error(const char *synopsis, const char *why);
 
 /* A command-line count or number of seconds: strict decimal, 0..2^31-1.
  * 0, or -1 for anything else. */
