@@ -8,6 +8,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "autoconfig.h"
 #include "cli.h"
 #include "parse/http_parse.h"
 #include "base/log.h"
@@ -39,12 +40,22 @@ usage(FILE *fp)
 		fprintf(fp, "  %-18s %s\n", commands[i].name, commands[i].summary);
 	fprintf(fp, "\nOptions:\n"
 		    "  -c, --config PATH  configuration file (default $BINDERY_CONFIG, then\n"
-		    "                     /etc/bindery/bindery.conf)\n"
+		    "                     %s)\n"
 		    "  -v, --verbose      print a summary even when all is well\n"
-		    "  -h, --help         this help; `bindery COMMAND --help` for a command\n\n"
+		    "  -h, --help         this help; `bindery COMMAND --help` for a command\n"
+		    "      --version      print the version and exit\n\n"
 		    "Exit status: 0 ok, 1 problems left, 2 dangling document (audit), 64 usage,\n"
 		    "69 dependency unavailable, 75 try again later, 78 configuration error.\n"
-		    "See bindery(1).\n");
+		    "See bindery(8).\n", CONFIG_DEFAULT_PATH);
+}
+
+enum cli_exit
+cli_usage_error(const char *synopsis, const char *why)
+{
+	if (why != NULL)
+		fprintf(stderr, "%s\n", why);
+	fprintf(stderr, "%s\n", synopsis);
+	return EXIT_USAGE;
 }
 
 int
@@ -100,8 +111,10 @@ main(int argc, char **argv)
 		{ "config", required_argument, NULL, 'c' },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 },
 	};
+	char prog[64];
 	struct cli cli;
 	size_t i;
 	int c, rc = EXIT_USAGE;
@@ -113,10 +126,12 @@ main(int argc, char **argv)
 		case 'c': cli.config_path = optarg; break;
 		case 'v': cli.verbose = 1; break;
 		case 'h': usage(stdout); return 0;
+		case 'V': printf("%s\n", PACKAGE_STRING); return 0;
 		default: usage(stderr); return EXIT_USAGE;
 		}
 	}
 	if (optind >= argc) {
+		fprintf(stderr, "bindery: no command given\n");
 		usage(stderr);
 		return EXIT_USAGE;
 	}
@@ -128,6 +143,9 @@ main(int argc, char **argv)
 			argc -= optind;
 			argv += optind;
 			optind = 1;
+			/* getopt names argv[0] in its messages: "bindery sweep: ...". */
+			snprintf(prog, sizeof prog, "bindery %s", commands[i].name);
+			argv[0] = prog;
 			rc = commands[i].run(&cli, argc, argv);
 			goto out;
 		}

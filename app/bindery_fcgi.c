@@ -14,6 +14,7 @@
 #include <sys/stat.h>
 
 #include <fcgiapp.h>
+#include "autoconfig.h"
 #include "admit.h"
 #include "app.h"
 #include "storage/blob.h"
@@ -202,11 +203,15 @@ main(int argc, char **argv)
 		argc = 1;
 	if (argc == 3 && strcmp(argv[1], "-c") == 0)
 		path = argv[2];
-	else if (argc == 2 && (strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "--help") == 0)) {
-		printf("usage: bindery.fcgi [-c CONFIG]\n\n"
+	else if (argc == 2 && strcmp(argv[1], "--version") == 0) {
+		printf("%s\n", PACKAGE_STRING);
+		return 0;
+	} else if (argc == 2 && (strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "--help") == 0)) {
+		printf("usage: bindery.fcgi [-c CONFIG] | --version | --help\n\n"
 		       "The bindery FastCGI responder.  Run it from a web server (Apache mod_fcgid,\n"
 		       "lighttpd mod_fastcgi) or as a CGI program; the configuration comes from -c,\n"
-		       "$BINDERY_CONFIG, or /etc/bindery/bindery.conf.  See bindery.fcgi(8).\n");
+		       "$BINDERY_CONFIG, or %s.  See bindery.fcgi(8).\n",
+		       CONFIG_DEFAULT_PATH);
 		return 0;
 	}
 	log_init("bindery.fcgi", LOG_LEVEL_INFO, LOG_SINK_STDERR);

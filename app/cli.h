@@ -36,6 +36,13 @@ int cli_config(struct cli *cli);
 /* Configuration plus the database and storage handles (connect lazily). */
 int cli_services(struct cli *cli);
 
+/*
+ * A usage error of a subcommand: WHY (NULL when getopt has already printed
+ * what was wrong) and then SYNOPSIS ("usage: bindery CMD ...") on stderr.
+ * Returns EXIT_USAGE, for the command to return.
+ */
+BINDERY_NODISCARD enum cli_exit cli_usage_error(const char *synopsis, const char *why);
+
 /* A command-line count or number of seconds: strict decimal, 0..2^31-1.
  * 0, or -1 for anything else. */
 int cli_parse_unsigned(const char *s, unsigned *out);

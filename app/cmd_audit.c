@@ -22,7 +22,7 @@ audit_usage(FILE *fp)
 		"guarded by ETag and tag, and tags a ready document's blob committed.\n"
 		"--prefix P audits only blob names starting with the configured prefix + P.\n"
 		"--deep re-reads every ready document's bytes and checks their SHA-256.\n"
-		"Exit 0 clean, 1 problems, 2 a dangling document.  See bindery(1).\n");
+		"Exit 0 clean, 1 problems, 2 a dangling document.  See bindery(8).\n");
 }
 
 static void
@@ -134,6 +134,7 @@ cmd_audit(struct cli *cli, int argc, char **argv)
 		}
 	}
 	if (optind != argc) {
+		fprintf(stderr, "bindery audit: unexpected argument '%s'\n", argv[optind]);
 		audit_usage(stderr);
 		return EXIT_USAGE;
 	}

@@ -98,24 +98,29 @@ check_tags(struct services *s, int *problems)
 int
 cmd_check_account(struct cli *cli, int argc, char **argv)
 {
+	static const struct option opts[] = {
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	static const char synopsis[] = "usage: bindery check-account";
 	struct blob_service_props sp;
 	struct blob_result r;
 	char name[DOC_BLOB_NAME_MAX];
 	int c, rc, problems = 0;
 
-	while ((c = getopt(argc, argv, "h")) != -1) {
+	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
 		if (c == 'h') {
-			printf("usage: bindery check-account\n\n"
+			printf("%s\n\n"
 			       "Reports blob soft delete and its retention, blob versioning where the\n"
 			       "data plane can tell, whether the credential can read and write blob\n"
 			       "index tags, and whether Undelete Blob is supported.  Exit 0 when all is\n"
-			       "as bindery wants it, 1 with warnings.\n");
+			       "as bindery wants it, 1 with warnings.\n", synopsis);
 			return 0;
 		}
-		return EXIT_USAGE;
+		return cli_usage_error(synopsis, NULL);
 	}
 	if (optind != argc)
-		return EXIT_USAGE;
+		return cli_usage_error(synopsis, "bindery check-account: takes no arguments");
 	if ((rc = cli_services(cli)) != 0)
 		return rc;
 	printf("account: %s, container %s, prefix '%s'\n", cli->cfg->storage_account,

@@ -21,6 +21,7 @@ cmd_lifecycle_policy(struct cli *cli, int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
+	static const char synopsis[] = "usage: bindery lifecycle-policy [--days N]";
 	unsigned long long days = 1;
 	json_t *policy;
 	char *end;
@@ -39,20 +40,20 @@ cmd_lifecycle_policy(struct cli *cli, int argc, char **argv)
 			}
 			break;
 		case 'h':
-			printf("usage: bindery lifecycle-policy [--days N]\n\n"
+			printf("%s\n\n"
 			       "Prints the lifecycle-management policy (JSON) that makes the storage\n"
 			       "service delete base block blobs under the configured container and prefix\n"
 			       "still tagged state=pending N days (default 1) after creation: the backstop\n"
 			       "for when no sweeper runs.  Apply it with e.g.\n"
 			       "  az storage account management-policy create --account-name ACCOUNT \\\n"
-			       "     --resource-group GROUP --policy @policy.json\n");
+			       "     --resource-group GROUP --policy @policy.json\n", synopsis);
 			return 0;
 		default:
-			return EXIT_USAGE;
+			return cli_usage_error(synopsis, NULL);
 		}
 	}
 	if (optind != argc)
-		return EXIT_USAGE;
+		return cli_usage_error(synopsis, "bindery lifecycle-policy: takes no arguments");
 	if ((rc = cli_config(cli)) != 0)
 		return rc;
 	if (days * 86400ULL < cli->cfg->sweep_cutoff)

@@ -18,6 +18,7 @@ cmd_migrate(struct cli *cli, int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
+	static const char synopsis[] = "usage: bindery migrate [--dry-run] [--sql-dir DIR]";
 	const char *dir = NULL;
 	struct migrate_report rep;
 	struct blob_result br;
@@ -30,15 +31,17 @@ cmd_migrate(struct cli *cli, int argc, char **argv)
 		case 'n': dry_run = 1; break;
 		case 'd': dir = optarg; break;
 		case 'h':
-			printf("usage: bindery migrate [--dry-run] [--sql-dir DIR]\n\n"
+			printf("%s\n\n"
 			       "Applies sql/NNN_*.sql files not yet applied, in order, and creates the\n"
 			       "storage container if it does not exist.  Safe to run again.  Refuses a\n"
-			       "database whose schema is newer than this bindery.\n");
+			       "database whose schema is newer than this bindery.\n", synopsis);
 			return 0;
 		default:
-			return EXIT_USAGE;
+			return cli_usage_error(synopsis, NULL);
 		}
 	}
+	if (optind != argc)
+		return cli_usage_error(synopsis, "bindery migrate: takes no arguments");
 	if ((rc = cli_services(cli)) != 0)
 		return rc;
 	if (dir == NULL)

@@ -10,6 +10,7 @@
 
 #include "cli.h"
 #include "base/log.h"
+#include "base/rand.h"
 #include "protocol/sweep.h"
 #include "registry/sweep_db.h"
 
@@ -25,9 +26,10 @@ sweep_usage(FILE *fp)
 		"idempotency keys older than [limits] idempotency_ttl.  --older-than shorter\n"
 		"than 2 x (heartbeat + request_deadline + body_idle_timeout) + 5 s is refused\n"
 		"unless --force.\n"
-		"--lock NAME takes a MariaDB named lock (GET_LOCK) for the run; when another\n"
-		"run holds it, exit 75 quietly.  --prefix P sweeps only blob names starting\n"
-		"with the configured prefix + P.  Silent on success unless -v.  See bindery(1).\n");
+		"--lock NAME takes the lock row NAME (table sweep_locks) for [sweep] lease\n"
+		"seconds, on every host and Galera node alike; while another run's lease on\n"
+		"it lasts, exit 75 quietly.  --prefix P sweeps only blob names starting\n"
+		"with the configured prefix + P.  Silent on success unless -v.  See bindery(8).\n");
 }
 
 /* What the command line asked for. */
@@ -89,6 +91,7 @@ sweep_parse_args(struct cli *cli, int argc, char **argv, struct sweep_args *a)
 		}
 	}
 	if (optind != argc) {
+		fprintf(stderr, "bindery sweep: unexpected argument '%s'\n", argv[optind]);
 		sweep_usage(stderr);
 		return EXIT_USAGE;
 	}
@@ -131,13 +134,18 @@ sweep_settle_opts(struct cli *cli, const struct sweep_args *a, struct sweep_opts
 	return SWEEP_GO;
 }
 
+/* Take the lock row for this run as holder (filled in here). */
 static int
-sweep_take_lock(struct cli *cli, const char *lock)
+sweep_take_lock(struct cli *cli, const char *lock, char *holder, size_t holderlen)
 {
 	enum db_err e;
 	int got = 0;
 
-	e = sweep_db_lock(cli->svc->db, lock, &got);
+	if (rand_hex(holder, holderlen, 16) != 0) {
+		fprintf(stderr, "bindery sweep: no randomness for the lock's holder id\n");
+		return EXIT_SOFTWARE;
+	}
+	e = sweep_db_lock(cli->svc->db, lock, holder, cli->cfg->sweep_lease, &got);
 	if (e != DB_OK) {
 		fprintf(stderr, "bindery sweep: database: %s\n", db_err_name(e));
 		return e == DB_UNAVAILABLE ? EXIT_UNAVAILABLE : EXIT_TEMPFAIL;
@@ -183,7 +191,7 @@ cmd_sweep(struct cli *cli, int argc, char **argv)
 	struct sweep_opts so;
 	struct sweep_report rep;
 	struct timespec t0, t1;
-	char prefix[512];
+	char prefix[512], holder[33];
 	enum sweep_err se;
 	int rc;
 
@@ -193,13 +201,13 @@ cmd_sweep(struct cli *cli, int argc, char **argv)
 		return rc;
 	if ((rc = sweep_settle_opts(cli, &a, &so, prefix, sizeof prefix)) != SWEEP_GO)
 		return rc;
-	if (a.lock && (rc = sweep_take_lock(cli, a.lock)) != SWEEP_GO)
+	if (a.lock && (rc = sweep_take_lock(cli, a.lock, holder, sizeof holder)) != SWEEP_GO)
 		return rc;
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	se = sweep_run(cli->svc, &so, &rep);
 	clock_gettime(CLOCK_MONOTONIC, &t1);
-	if (a.lock && sweep_db_unlock(cli->svc->db, a.lock) != DB_OK)
-		log_warn("lock %s not released; it goes with the connection", a.lock);
+	if (a.lock && sweep_db_unlock(cli->svc->db, a.lock, holder) != DB_OK)
+		log_warn("lock %s not released; it lets go when its lease ends", a.lock);
 	if (se != SWEEP_OK) {
 		fprintf(stderr, "bindery sweep: %s\n",
 			se == SWEEP_UNAVAILABLE ? "database unavailable" : "could not start");

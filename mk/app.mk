@@ -1,5 +1,5 @@
 # app: the FastCGI/CGI responder and the admin CLI, their man pages.
-bin_PROGRAMS += app/bindery.fcgi
+cgibin_PROGRAMS += app/bindery.fcgi
 app_bindery_fcgi_SOURCES = app/bindery_fcgi.c app/app.h app/routes.c app/routes.h \
 	app/handlers.c app/tus.c app/direct.c app/page.c app/render.c app/render.h app/request.c app/request.h \
 	app/body_pace.c app/body_pace.h app/admit.c app/admit.h
@@ -12,7 +12,8 @@ app/page_js.h: $(top_srcdir)/app/page.js $(top_srcdir)/mk/embed.sh
 	@$(MKDIR_P) app
 	$(SHELL) $(top_srcdir)/mk/embed.sh page_js <$(top_srcdir)/app/page.js >$@.tmp && mv -f $@.tmp $@
 EXTRA_DIST += app/page.js mk/embed.sh
-bin_PROGRAMS += app/bindery
+# The admin CLI is a system administrator's program: sbindir.
+sbin_PROGRAMS += app/bindery
 app_bindery_SOURCES = app/bindery_cli.c app/cli.h \
 	app/cmd_sweep.c app/cmd_audit.c app/cmd_lifecycle_policy.c \
 	app/cmd_check_account.c app/cmd_migrate.c app/cmd_cors.c
@@ -26,5 +27,20 @@ check_PROGRAMS += tests/unit/test_body_pace
 tests_unit_test_body_pace_SOURCES = tests/unit/test_body_pace.c app/body_pace.c app/body_pace.h
 tests_unit_test_body_pace_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)
 UNIT_TESTS += tests/unit/test_body_pace
-dist_man_MANS += man/bindery.1 man/bindery.fcgi.8
+# The man pages name the paths this build was configured with (the default
+# configuration file, the examples), so they are made from man/*.in.
+man_MANS = man/bindery.8 man/bindery.fcgi.8 man/bindery.conf.5
+EXTRA_DIST += man/bindery.8.in man/bindery.fcgi.8.in man/bindery.conf.5.in
+CLEANFILES += $(man_MANS)
+man_subst = sed -e 's|@sysconfdir[@]|$(sysconfdir)|g' -e 's|@docdir[@]|$(docdir)|g' \
+	-e 's|@pkgdatadir[@]|$(pkgdatadir)|g' -e 's|@VERSION[@]|$(VERSION)|g'
+man/bindery.8: $(top_srcdir)/man/bindery.8.in Makefile
+	@$(MKDIR_P) man
+	$(AM_V_GEN)$(man_subst) <$(top_srcdir)/man/bindery.8.in >$@.tmp && mv -f $@.tmp $@
+man/bindery.fcgi.8: $(top_srcdir)/man/bindery.fcgi.8.in Makefile
+	@$(MKDIR_P) man
+	$(AM_V_GEN)$(man_subst) <$(top_srcdir)/man/bindery.fcgi.8.in >$@.tmp && mv -f $@.tmp $@
+man/bindery.conf.5: $(top_srcdir)/man/bindery.conf.5.in Makefile
+	@$(MKDIR_P) man
+	$(AM_V_GEN)$(man_subst) <$(top_srcdir)/man/bindery.conf.5.in >$@.tmp && mv -f $@.tmp $@
 EXTRA_DIST += tests/bench/bench_fcgi_rss.sh

@@ -1,6 +1,5 @@
 # cgi: bindery.fcgi as a plain CGI program (Apache mod_cgid, lighttpd
-# mod_cgi): the configs, the end-to-end test through both servers, and the
+# mod_cgi): the end-to-end test through both servers, and the
 # CGI-versus-FastCGI latency benchmark (run by hand, not by make check).
 E2E_TESTS += tests/e2e/cgi.sh
-EXTRA_DIST += tests/e2e/cgi.sh tests/bench/bench_cgi.sh \
-	conf/apache-cgid.conf conf/lighttpd-cgi.conf
+EXTRA_DIST += tests/e2e/cgi.sh tests/bench/bench_cgi.sh

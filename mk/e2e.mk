@@ -12,7 +12,6 @@ EXTRA_DIST += tests/e2e/healthz.sh tests/e2e/smoke.sh tests/e2e/api.sh tests/e2e
 	tests/lib/tap.sh tests/lib/stack.sh tests/lib/http.sh tests/lib/db.sh \
 	tests/lib/faultproxy.sh \
 	dev .ci/run \
-	conf/bindery.conf.sample conf/lighttpd.conf conf/apache-fcgid.conf conf/apache-fcgid.lua conf/bindery.cron \
 	tests/tools/short_body.py
 # Slow clients must not pin workers (issue 11, item 4): private lighttpds
 # (FastCGI and CGI) with small body bounds, and a trickling client.

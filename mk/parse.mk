@@ -24,6 +24,9 @@ UNIT_TESTS += tests/unit/test_multipart tests/unit/test_http_parse \
 	tests/unit/test_lifecycle_policy tests/unit/test_form_reader \
 	tests/unit/test_disposition tests/unit/test_origin \
 	tests/unit/test_tus_headers
+# bindery.conf(5) and the sample document every key the parser knows.
+UNIT_TESTS += tests/unit/config_doc.sh
+EXTRA_DIST += tests/unit/config_doc.sh
 
 EXTRA_DIST += tests/data/multipart tests/fuzz/run.sh \
 	tests/fuzz/fuzz_multipart.c tests/fuzz/fuzz_http_parse.c tests/fuzz/corpus \

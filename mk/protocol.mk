@@ -20,6 +20,10 @@ EXTRA_DIST += tests/tools/sweep_plant.h tests/tools/audit_json.h tests/tools/mem
 	tests/integration/idempotency.sh \
 	tests/integration/audit_deep.sh
 
+# conf/bindery.cron's command line, run as cron would: sweep --lock, quiet.
+INTEGRATION_TESTS += tests/integration/cron.sh
+EXTRA_DIST += tests/integration/cron.sh
+
 noinst_PROGRAMS += tests/bench/bench_sweep
 EXTRA_DIST += tests/bench/bench_sweep.sh
 

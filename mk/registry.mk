@@ -11,7 +11,7 @@ dist_sql_DATA += sql/001_schema.sql sql/002_idempotency_blob_index.sql \
 	sql/003_idempotency_answer_fields.sql \
 	sql/004_fencing.sql sql/005_idempotency_fingerprint.sql \
 	sql/006_leases.sql sql/007_uploads.sql sql/008_blob_etag.sql sql/009_ready_sequence.sql \
-	sql/010_direct_uploads.sql
+	sql/010_direct_uploads.sql sql/011_sweep_locks.sql
 
 UNIT_TESTS += tests/unit/sql_literal.sh
 EXTRA_DIST += tests/unit/sql_literal.sh

@@ -13,9 +13,6 @@
 #include "parse/config.h"
 #include "parse/http_parse.h"
 
-/* Where a configuration file is looked for last (no build sets another). */
-#define SYSCONFDIR "/etc"
-
 /* Azurite's published development account (not a secret). */
 #define DEVSTORE_ACCOUNT "devstoreaccount1"
 #define DEVSTORE_KEY "Eby8vdM02xNOcqFlqUwJPLlmEtlCDXJ1OUzFT50uSRZ6IFsuFq2UVErCz4I6tq/K1SZFPTOtr/KBHBeksoGMGw=="
@@ -780,7 +777,7 @@ config_load(const char *path, struct bindery_config **out, char *errbuf, size_t 
 	if (path == NULL)
 		path = getenv("BINDERY_CONFIG");
 	if (path == NULL || *path == '\0')
-		path = SYSCONFDIR "/bindery/bindery.conf";
+		path = CONFIG_DEFAULT_PATH;
 	fp = fopen(path, "r");
 	if (fp == NULL) {
 		snprintf(errbuf, errlen, "%s: cannot read: %s", path, strerror(errno));

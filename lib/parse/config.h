@@ -107,7 +107,17 @@ struct bindery_config {
 };
 
 /*
- * Load path (NULL: $BINDERY_CONFIG, then SYSCONFDIR/bindery/bindery.conf).
+ * The file read when neither -c nor $BINDERY_CONFIG names one.  The build
+ * passes configure's --sysconfdir as SYSCONFDIR; "/etc" only serves builds
+ * without configure (tests/fuzz/run.sh).
+ */
+#ifndef SYSCONFDIR
+#define SYSCONFDIR "/etc"
+#endif
+#define CONFIG_DEFAULT_PATH SYSCONFDIR "/bindery/bindery.conf"
+
+/*
+ * Load path (NULL: $BINDERY_CONFIG, then CONFIG_DEFAULT_PATH).
  * On success *out owns a new config (free with config_free) and 0 is returned.
  * On failure -1 is returned and errbuf holds "FILE:LINE: key: problem".
  * warnbuf (may be NULL) receives a warning that is not fatal, e.g. a

@@ -365,30 +365,36 @@ sweep_db_release(struct db *db, const char *claimer, const char *name)
 	return db_exec_one(db, sql_release, p, ARRAY_LEN(p));
 }
 
-static const char sql_get_lock[] = "SELECT GET_LOCK(?, 0)";
-static const char sql_release_lock[] = "SELECT RELEASE_LOCK(?)";
+static const char sql_lock_row[] = "INSERT IGNORE INTO sweep_locks (name) VALUES (?)";
+static const char sql_lock_take[] =
+	"UPDATE sweep_locks SET holder = ?, lease_until = NOW(6) + INTERVAL ? SECOND, taken_at = NOW(6)"
+	" WHERE name = ? AND (holder IS NULL OR lease_until < NOW(6))";
+static const char sql_lock_release[] =
+	"UPDATE sweep_locks SET holder = NULL, lease_until = NULL WHERE name = ? AND holder = ?";
 
 enum db_err
-sweep_db_lock(struct db *db, const char *name, int *got)
+sweep_db_lock(struct db *db, const char *name, const char *holder, unsigned lease, int *got)
 {
-	int64_t v = 0;
-	struct db_col c[] = { DBC_I64(&v) };
-	struct db_param p[] = { DBP_STR(name) };
-	enum db_err e = db_query(db, sql_get_lock, p, 1, c, 1, NULL, NULL);
+	struct db_param row[] = { DBP_STR(name) };
+	struct db_param take[] = { DBP_STR(holder), DBP_U64(lease), DBP_STR(name) };
+	enum db_err e;
 
-	/* NULL is an error on the server's side (e.g. out of memory). */
-	*got = e == DB_OK && !c[0].is_null && v == 1;
-	if (e == DB_OK && c[0].is_null)
-		e = DB_FAILED;
+	*got = 0;
+	/* The row exists from the first run on; the take is the one
+	 * statement that decides, so two runs racing here cannot both win. */
+	if ((e = db_exec(db, sql_lock_row, row, ARRAY_LEN(row), NULL)) != DB_OK)
+		return e;
+	e = db_exec_one(db, sql_lock_take, take, ARRAY_LEN(take));
+	if (e == DB_CONFLICT)
+		return DB_OK;	/* a live holder has it */
+	*got = e == DB_OK;
 	return e;
 }
 
 enum db_err
-sweep_db_unlock(struct db *db, const char *name)
+sweep_db_unlock(struct db *db, const char *name, const char *holder)
 {
-	int64_t v = 0;
-	struct db_col c[] = { DBC_I64(&v) };
-	struct db_param p[] = { DBP_STR(name) };
+	struct db_param p[] = { DBP_STR(name), DBP_STR(holder) };
 
-	return db_query(db, sql_release_lock, p, 1, c, 1, NULL, NULL);
+	return db_exec_one(db, sql_lock_release, p, ARRAY_LEN(p));
 }

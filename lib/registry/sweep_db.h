@@ -122,10 +122,17 @@ BINDERY_NODISCARD enum db_err sweep_db_renew_claim(struct db *db, const char *cl
 BINDERY_NODISCARD enum db_err sweep_db_release(struct db *db, const char *claimer, const char *name);
 
 /*
- * MariaDB GET_LOCK(name, 0) on this connection: *got 1 when taken, 0 when
- * another session holds it.  The lock lives as long as the connection.
+ * The lease-row lock of `sweep --lock NAME` (sql/011): *got 1 when holder
+ * took the row for lease seconds, 0 when another holder's lease is still
+ * running.  One conditional UPDATE decides, so it holds across hosts and on
+ * Galera, where GET_LOCK is per node.  A holder that dies lets go when its
+ * lease ends; a run that outlasts its lease may find the next one beside
+ * it, which is safe (every item is claimed on its own) and only shares the
+ * work.
  */
-BINDERY_NODISCARD enum db_err sweep_db_lock(struct db *db, const char *name, int *got);
-BINDERY_NODISCARD enum db_err sweep_db_unlock(struct db *db, const char *name);
+BINDERY_NODISCARD enum db_err sweep_db_lock(struct db *db, const char *name, const char *holder,
+					    unsigned lease, int *got);
+/* Let go of name if holder still has it; DB_CONFLICT when it did not. */
+BINDERY_NODISCARD enum db_err sweep_db_unlock(struct db *db, const char *name, const char *holder);
 
 #endif

@@ -53,6 +53,38 @@ is "$rc" 0 "--help exits 0"
 like "$out" 'sweep' "... and lists the commands"
 out=$("$bindery" frobnicate 2>&1); rc=$?
 is "$rc" 64 "an unknown command exits 64 (EX_USAGE)"
+out=$("$bindery" 2>&1); rc=$?
+is "$rc" 64 "no command exits 64"
+like "$out" '^bindery: no command given' "... saying so first"
+like "$("$bindery" --version)" '^bindery [0-9]+\.[0-9]+\.[0-9]+$' "bindery --version prints PACKAGE_STRING"
+like "$("$BINDERY_TEST_BIN/bindery.fcgi" --version)" '^bindery [0-9]+\.[0-9]+\.[0-9]+$' \
+	"bindery.fcgi --version prints the same"
+
+# Every subcommand: --help is its usage on stdout and exit 0.  The list is
+# the one `bindery --help` shows, so a new command cannot go untested.
+cli_commands='migrate sweep audit lifecycle-policy check-account cors'
+is "$("$bindery" --help | sed -n 's/^  \([a-z][a-z-]*\)  .*/\1/p' | tr '\n' ' ')" "$cli_commands " \
+	"the commands --help lists are the ones tested here"
+for cmd in $cli_commands; do
+	"$bindery" -c "$BINDERY_CONFIG" "$cmd" --help >"$work/help.out" 2>"$work/help.err"
+	is "$?" 0 "bindery $cmd --help exits 0"
+	like "$(head -n 1 "$work/help.out")" "^usage: bindery $cmd( |\$)" "... with its usage on stdout"
+	is "$(wc -c <"$work/help.err")" 0 "... and nothing on stderr"
+done
+# One usage error each: exit 64, a message naming the command, its usage.
+usage_error() { # CMD ARG...
+	"$bindery" -c "$BINDERY_CONFIG" "$@" >"$work/usage.out" 2>"$work/usage.err"
+	is "$?" 64 "bindery $* exits 64 (EX_USAGE)"
+	like "$(head -n 1 "$work/usage.err")" "^bindery $1: " "... with a message naming the command"
+	like "$(tail -n +2 "$work/usage.err")" "usage: bindery $1( |\$)" "... then its usage"
+	is "$(wc -c <"$work/usage.out")" 0 "... and nothing on stdout"
+}
+usage_error migrate extra
+usage_error sweep --bogus
+usage_error audit extra
+usage_error lifecycle-policy extra
+usage_error check-account extra
+usage_error cors
 
 # The queries that must stay cheap as tables grow use an index range.
 explain() { sql "EXPLAIN $1" | awk -F'\t' '{print $4 "/" $6}'; }

@@ -375,6 +375,30 @@ test_dry_run(void)
 	clean_prefix(prefix);
 }
 
+/* Is the lock row held by holder now ("" for: by nobody)? */
+static int
+lock_held_by(const char *lock, const char *holder)
+{
+	char now[40] = "";
+	struct db_param p[] = { DBP_STR(lock) };
+	struct db_col c[] = { DBC_STR(now) };
+
+	if (db_query(S->db, "SELECT COALESCE(holder, '') FROM sweep_locks WHERE name = ?", p, 1, c, 1,
+		     NULL, NULL) != DB_OK)
+		tap_bail("read the lock row");
+	return strcmp(now, holder) == 0;
+}
+
+static void
+lock_age(const char *lock)
+{
+	struct db_param p[] = { DBP_STR(lock) };
+
+	if (db_exec(S->db, "UPDATE sweep_locks SET lease_until = NOW(6) - INTERVAL 1 SECOND WHERE name = ?",
+		    p, 1, NULL) != DB_OK)
+		tap_bail("age the lock");
+}
+
 static void
 test_lock(void)
 {
@@ -383,13 +407,21 @@ test_lock(void)
 
 	snprintf(lock, sizeof lock, "swt-lock-%ld", (long)getpid());
 	snprintf(args, sizeof args, "sweep --older-than 3600 --lock %s", lock);
-	if (sweep_db_lock(S->db, lock, &got) != DB_OK || !got)
+	if (sweep_db_lock(S->db, lock, "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa", 600, &got) != DB_OK || !got)
 		tap_bail("take the lock");
+	if (sweep_db_lock(S->db, lock, "bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb", 600, &got) != DB_OK)
+		tap_bail("try the lock again");
+	TAP_EQ_INT(got, 0, "a held lock row is not taken by a second holder");
 	rc = run_cli(args, out, sizeof out);
-	TAP_EQ_INT(rc, 75, "--lock held by another session: exit 75");
+	TAP_EQ_INT(rc, 75, "--lock held by another run: exit 75");
 	tap_ok(strstr(out, "held") != NULL, "and -v says why");
-	if (sweep_db_unlock(S->db, lock) != DB_OK)
-		tap_bail("release the lock");
+	tap_ok(lock_held_by(lock, "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"), "... and the holder keeps it");
+	lock_age(lock);
+	rc = run_cli(args, out, sizeof out);
+	TAP_EQ_INT(rc, 0, "a holder whose lease ran out (a dead sweeper): the next run takes over and sweeps");
+	tap_ok(lock_held_by(lock, ""), "the run lets go of the lock when it ends");
+	TAP_EQ_INT(sweep_db_unlock(S->db, lock, "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"), DB_CONFLICT,
+		   "the old holder's late release touches nothing");
 	rc = run_cli(args, out, sizeof out);
 	TAP_EQ_INT(rc, 0, "--lock free: the sweep runs");
 }

@@ -1,0 +1,20 @@
+# dist: the release tarball and what `make install` puts where.  These tests
+# need no stack; they are not UNIT_TESTS because the ASan build's check-unit
+# has no reason to build the tarball a second time.
+DIST_TESTS = tests/dist/dist.sh tests/dist/install.sh
+EXTRA_DIST += $(DIST_TESTS)
+
+# Every sample configuration and web-server snippet, for an administrator to
+# copy (they carry @NAME@ placeholders, so none is installed live).
+examplesdir = $(docdir)/examples
+dist_examples_DATA = conf/bindery.conf.sample conf/bindery.cron \
+	conf/apache-fcgid.conf conf/apache-fcgid.lua conf/apache-cgid.conf \
+	conf/lighttpd.conf conf/lighttpd-cgi.conf
+
+# The installation directories as this build expands them, one NAME=DIR a
+# line: tests/dist/install.sh checks `make install` against them.
+print-installdirs:
+	@printf '%s\n' 'sbindir=$(sbindir)' 'cgibindir=$(cgibindir)' \
+		'sysconfdir=$(sysconfdir)' 'pkgdatadir=$(pkgdatadir)' \
+		'docdir=$(docdir)' 'mandir=$(mandir)'
+.PHONY: print-installdirs
