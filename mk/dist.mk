@@ -9,7 +9,9 @@ EXTRA_DIST += $(DIST_TESTS)
 examplesdir = $(docdir)/examples
 dist_examples_DATA = conf/bindery.conf.sample conf/bindery.cron \
 	conf/apache-fcgid.conf conf/apache-fcgid.lua conf/apache-cgid.conf \
-	conf/lighttpd.conf conf/lighttpd-cgi.conf
+	conf/lighttpd.conf conf/lighttpd-cgi.conf \
+	conf/lighttpd-error-400.html conf/lighttpd-error-411.html conf/lighttpd-error-413.html \
+	conf/lighttpd-error-431.html conf/lighttpd-error-500.html conf/lighttpd-error-503.html
 
 # The installation directories as this build expands them, one NAME=DIR a
 # line: tests/dist/install.sh checks `make install` against them.

@@ -59,3 +59,9 @@ EXTRA_DIST += tests/e2e/direct.sh tests/bench/bench_direct.sh
 # round; results.json holds every figure through both servers.
 E2E_TESTS += tests/e2e/bench_smoke.sh
 EXTRA_DIST += tests/e2e/bench_smoke.sh
+
+# The web servers' own refusals (413, 411, 400, 431, 414, 408) are the API's
+# JSON through the shipped configs, and bindery's own answers pass untouched
+# (issue 15, runbooks).
+E2E_TESTS += tests/e2e/server_errors.sh
+EXTRA_DIST += tests/e2e/server_errors.sh tests/tools/raw_request.py

@@ -104,9 +104,12 @@ stack_secrets() {
 
 # stack_render SRC DST KEY=VALUE...: copy SRC to DST replacing each @KEY@;
 # DST is left untouched (mtime too) when its content would not change.
+# @CONFDIR@ (where the web server configs find the pages of conf/) is this
+# tree's conf/ unless a KEY says otherwise.
 stack_render() {
 	local src=$1 dst=$2 kv k v script=
 	shift 2
+	set -- "$@" CONFDIR="$STACK_TOP/conf"	# after the caller's: the first s||| wins
 	for kv in "$@"; do
 		k=${kv%%=*}
 		v=${kv#*=}
