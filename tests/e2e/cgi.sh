@@ -152,6 +152,12 @@ subset() {
 	is "$HTTP_CODE" 413 "$srv: a body one byte over the limit is 413"
 	is "$(jfield "$HTTP_BODY" error)" too_large "$srv: ... too_large"
 	is "$(count_named "$url" "$tag-huge")" 0 "$srv: ... and created nothing"
+	# A declared length over the server's own limit: the server answers
+	# itself, in the API's JSON too (conf/ samples' error pages).
+	req POST "$url/documents?name=$tag-huger" "${auth[@]}" -H 'Expect:' \
+		-H 'Content-Type: application/octet-stream' -H 'Content-Length: 99999999999' --data-binary @/dev/null
+	is "$HTTP_CODE $(jfield "$HTTP_BODY" error)" "413 too_large" "$srv: the server's own 413 is the API's JSON"
+	like "$(header content-type)" '^application/json' "$srv: ... typed application/json"
 
 	# --- idempotent retries: two processes, one key, one document ---
 	key="key-$tag"
