@@ -4,14 +4,17 @@
 # The document: it parses, is OpenAPI 3.1, every $ref resolves and every
 # schema is a valid JSON Schema 2020-12 schema.  Then every route, through
 # lighttpd AND Apache, with its main answers (201, 200 list/metadata/
-# content, 206, 416, 304-free conditionals as 412, 400 bad_name, 401, 403,
-# 404, 405, 409 name_taken and offset_mismatch, 413, 415, 422, 460, tus
+# content, 206, 416, 412 on a stale If-Match (there is no 304: bindery
+# takes no If-None-Match), 400 bad_name, 401, 403, 404, 405 on every path
+# (its Allow must list exactly the document's methods for the path), 409
+# name_taken and offset_mismatch, 413, 415, 422, 460, tus
 # OPTIONS/POST/HEAD/PATCH/DELETE, direct create and finalize, /healthz, the
 # page and its script): each answer is recorded in files (headers and the
 # body's bytes, never a shell string) and tests/tools/openapi_check.py
 # checks its status is one the operation declares, its JSON body against
 # the declared schema and the declared required headers (Location, ETag,
-# Upload-Offset, Tus-Resumable, X-Request-Id...).  Last, the checker must
+# Upload-Offset, Tus-Resumable, X-Request-Id...), and that every operation
+# the document describes was exercised.  Last, the checker must
 # fail on a copy of the document with a wrong schema, a status removed and
 # a broken $ref, and on a doctored answer: a check that cannot fail proves
 # nothing.
@@ -78,6 +81,7 @@ rec() {
 		response=*) printf '%s\npath=-\n' "$template" ;;
 		*) printf 'path=%s\n' "$template" ;;
 		esac
+		[ -z "${ALLOW_FOR:-}" ] || printf 'allow_for=%s\n' "$ALLOW_FOR"
 	} >"$stem.req"
 	if [ "$method" = HEAD ]; then
 		curl -s -m 30 -I -D "$stem.head" -o "$stem.body" "$@" "$url" || true
@@ -109,7 +113,10 @@ for s in "lighttpd=$BINDERY_TEST_LIGHTTPD_URL" "apache=$BINDERY_TEST_APACHE_URL"
 	rec "$srv" GET / "bad limit" "$url/?limit=0"
 	rec "$srv" GET /page.js "" "$url/page.js"
 	rec "$srv" GET response=NoRoute "no such route" "$url/no-such-route"
-	rec "$srv" PATCH response=MethodNotAllowed "PATCH /documents" "$url/documents"
+	rec "$srv" HEAD / "" "$url/"
+	rec "$srv" HEAD /page.js "" "$url/page.js"
+	rec "$srv" HEAD /healthz "" "$url/healthz"
+	rec "$srv" HEAD /documents "" "$url/documents?limit=1"
 
 	# --- documents ---
 	rec "$srv" POST /documents "raw" "$url/documents?name=$t-raw" "${AUTH[@]}" \
@@ -228,6 +235,17 @@ for s in "lighttpd=$BINDERY_TEST_LIGHTTPD_URL" "apache=$BINDERY_TEST_APACHE_URL"
 	rec "$srv" POST /documents/{id}/finalize "" "$url$fin" "${AUTH[@]}" -H 'Content-Length: 0'
 	rec "$srv" POST /documents/{id}/finalize "unknown" "$url/documents/999999999/finalize" "${AUTH[@]}" \
 		-H 'Content-Length: 0'
+
+	# --- 405 on every path: its Allow is exactly the document's methods ---
+	for p in "/=/" "/page.js=/page.js" "/healthz=/healthz" "/documents=/documents" \
+		"/documents/direct=/documents/direct" "/documents/{id}=/documents/1" \
+		"/documents/{id}/finalize=/documents/1/finalize" "/documents/{id}/content=/documents/1/content" \
+		"/uploads=/uploads" "/uploads/{upload}=/uploads/0123456789abcdef0123456789abcdef"; do
+		m=PATCH
+		[ "${p%%=*}" = "/uploads/{upload}" ] && m=PUT
+		ALLOW_FOR=${p%%=*} rec "$srv" "$m" response=MethodNotAllowed "on ${p%%=*}" "$url${p#*=}" \
+			-H 'Content-Length: 0'
+	done
 done
 
 # The answers this test means to get, so a drift in what it sends shows
@@ -278,6 +296,8 @@ doc = yaml.safe_load(open(sys.argv[1], 'rb'))
 doc['paths']['/healthz']['get']['responses']['200']['content']['application/json']['schema'] = \
     {'$ref': '#/components/schemas/Health'}
 doc['components']['schemas']['DocumentList']['properties']['next']['type'] = ['string', 'null']
+# An operation the code does not have.
+doc['paths']['/healthz']['post'] = {'responses': {'200': {'description': 'none such'}}}
 yaml.safe_dump(doc, open(sys.argv[1], 'w'))
 EOF
 "$py" "$checker" answers "$work/wrong.yaml" "$ans" >"$work/wrong-answers.out" 2>&1
@@ -285,6 +305,10 @@ is "$?" 1 "real answers fail against a document that does not describe them"
 like "$(grep '^not ok' "$work/wrong-answers.out")" "POST /documents name taken -> 409: status 409 is not declared" \
 	"... an undeclared status fails"
 like "$(grep '^not ok' "$work/wrong-answers.out")" "Additional properties.*etag" "... a field the schema does not allow fails"
+like "$(grep '^not ok' "$work/wrong-answers.out")" "Allow says \['GET', 'HEAD'\], the document has \['GET', 'HEAD', 'POST'\] for /healthz" \
+	"... a method the code does not take fails (405's Allow)"
+like "$(grep '^not ok' "$work/wrong-answers.out")" "every operation of the document was exercised: POST /healthz" \
+	"... and so does an operation no request exercised"
 # A doctored answer: a 201 without ETag, whose JSON lacks sha256.
 bad=$ans/999
 cp "$raw.req" "$bad.req"

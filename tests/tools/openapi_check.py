@@ -10,7 +10,9 @@
 An answer in DIR is three files with a common stem: STEM.req (key=value
 lines: server, method, path -- the spec's path template -- and what, a
 description; or response=NAME to check against components/responses/NAME,
-for the 404 and 405 that no operation owns), STEM.head (curl -D) and
+for the 404 and 405 that no operation owns; with allow_for=PATH, a
+405's Allow must list exactly the document's methods of PATH), STEM.head
+(curl -D) and
 STEM.body (the bytes, read as bytes).
 
 Each check prints one line, "ok DESC" or "not ok DESC: WHY", for
@@ -29,6 +31,7 @@ import yaml
 
 FAILED = 0
 RESPONSES = {}  # (path, method) -> its responses, $refs resolved
+HTTP_METHODS = ("get", "put", "post", "delete", "options", "head", "patch", "trace")
 
 
 def report(good, desc, why=""):
@@ -233,6 +236,15 @@ def check_answer(doc, stem):
             report(False, desc, "status %s is not declared (declared: %s)" %
                    (status, ", ".join(sorted(responses))))
             return
+    if "allow_for" in req:
+        # A 405's Allow against the document: the methods the code takes on
+        # this path are the ones the document describes.
+        item = doc.get("paths", {}).get(req["allow_for"], {})
+        documented = {m.upper() for m in item if m in HTTP_METHODS}
+        allowed = {m.strip() for m in headers.get("allow", "").split(",") if m.strip()}
+        if documented != allowed:
+            why.append("Allow says %s, the document has %s for %s" %
+                       (sorted(allowed), sorted(documented), req["allow_for"]))
     for name, h in (resp.get("headers") or {}).items():
         value = headers.get(name.lower())
         if value is None:
@@ -271,8 +283,14 @@ def check_answers(spec, directory):
     doc = load(spec)
     stems = sorted(os.path.join(directory, f[:-4]) for f in os.listdir(directory) if f.endswith(".req"))
     report(bool(stems), "answers were recorded in %s" % directory, "none")
+    seen = set()
     for stem in stems:
+        req = read_req(stem + ".req")
+        seen.add((req.get("path"), req.get("method", "").lower()))
         check_answer(doc, stem)
+    untried = ["%s %s" % (m.upper(), p) for p, item in doc.get("paths", {}).items()
+               for m in item if m in HTTP_METHODS and (p, m) not in seen]
+    report(not untried, "every operation of the document was exercised", ", ".join(untried))
 
 
 def main(argv):
