@@ -104,7 +104,7 @@ request_id(struct request *r)
 	if (request_id_ok(given, 1) && copy_span(r->id, sizeof r->id, given) == 0)
 		return;
 	if (rand_hex(r->id, sizeof r->id, 8) != 0)
-		memcpy(r->id, "0000000000000000", 17);	/* ids are for logs only */
+		memcpy(r->id, "0000000000000000", sizeof "0000000000000000");	/* for logs only */
 }
 
 static void
