@@ -70,14 +70,50 @@ request_path(struct request *r)
 		r->path = SPAN_LIT("/");
 }
 
+/*
+ * An id someone upstream gave the request is used only when it is a sane
+ * token: it goes into a log line and a response header as it is.  Apache's
+ * mod_unique_id also uses '@'.
+ */
+static int
+request_id_ok(struct span v, int allow_at)
+{
+	size_t i;
+
+	if (v.len == 0 || v.len > REQUEST_ID_MAX)
+		return 0;
+	for (i = 0; i < v.len; i++) {
+		char c = v.ptr[i];
+
+		if (!((c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') ||
+		      c == '.' || c == '_' || c == '-' || (allow_at && c == '@')))
+			return 0;
+	}
+	return 1;
+}
+
+/* The client's X-Request-Id, else Apache's UNIQUE_ID, else one of ours:
+ * the same id then names the request in every log that saw it. */
+static void
+request_id(struct request *r)
+{
+	struct span given = req_param(r, "HTTP_X_REQUEST_ID");
+
+	if (!request_id_ok(given, 0))
+		given = req_param(r, "UNIQUE_ID");
+	if (request_id_ok(given, 1) && copy_span(r->id, sizeof r->id, given) == 0)
+		return;
+	if (rand_hex(r->id, sizeof r->id, 8) != 0)
+		memcpy(r->id, "0000000000000000", sizeof "0000000000000000");	/* for logs only */
+}
+
 static void
 serve(struct app *app, struct request *r)
 {
 	struct span cl;
 	uint64_t n;
 
-	if (rand_hex(r->id, sizeof r->id, 8) != 0)
-		memcpy(r->id, "0000000000000000", sizeof r->id);	/* ids are for logs only */
+	request_id(r);
 	r->start_ms = blob_now_ms();
 	r->method = req_param(r, "REQUEST_METHOD");
 	request_path(r);
@@ -173,11 +209,28 @@ cgi_drain(const struct app *app, struct request *r)
 	req_drain(r, (uint64_t)r->content_length);
 }
 
+/* Longest path and owner a log line carries (before escaping). */
+#define LOG_PATH_MAX 200
+#define LOG_OWNER_MAX 64
+#define LOG_ADDR_MAX 64
+
+/*
+ * One line per request.  Every field a client chose (path, owner, even the
+ * address a proxy passed on) goes through log_field(): a control byte in a
+ * path must not end the line and forge the next one.
+ */
 static void
 log_request(const struct request *r)
 {
-	log_info("req=%s %.*s %.*s %d %llu %lldms", r->id, (int)r->method.len, r->method.ptr,
-		 (int)(r->path.len > 200 ? 200 : r->path.len), r->path.ptr, r->status,
+	char path[4 * LOG_PATH_MAX + 4], owner[4 * LOG_OWNER_MAX + 4], addr[4 * LOG_ADDR_MAX + 4];
+	char method[4 * 16 + 4];
+	struct span a = req_param(r, "REMOTE_ADDR");
+
+	log_field(r->path.ptr, r->path.len, LOG_PATH_MAX, path, sizeof path);
+	log_field(r->owner, r->owner ? strlen(r->owner) : 0, LOG_OWNER_MAX, owner, sizeof owner);
+	log_field(a.ptr, a.len, LOG_ADDR_MAX, addr, sizeof addr);
+	log_field(r->method.ptr, r->method.len, 16, method, sizeof method);
+	log_info("req=%s %s %s %s %s %d %llu %lldms", r->id, addr, owner, method, path, r->status,
 		 (unsigned long long)r->bytes_out, (long long)(blob_now_ms() - r->start_ms));
 }
 
@@ -221,6 +274,7 @@ main(int argc, char **argv)
 		return CONFIG_EX_CONFIG;
 	}
 	log_set_level(app.cfg->log_level);
+	log_set_sink(app.cfg->log_sink);
 	if (warn[0])
 		log_warn("%s", warn);
 	if (services_open_responder(app.cfg, &app.svc, err, sizeof err) != 0) {

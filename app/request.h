@@ -19,13 +19,16 @@
 #include "body_pace.h"
 #include "routes.h"
 
+/* A request id a client or Apache (UNIQUE_ID) hands us: at most this long. */
+#define REQUEST_ID_MAX 64
+
 struct request {
 	/* transport: FastCGI when fcgi is set, else CGI via stdin/stdout/environ */
 	FCGX_Stream *in, *out;
 	FCGX_ParamArray envp;
 	int fcgi;
 
-	char id[17];			/* per-request id for the log line */
+	char id[REQUEST_ID_MAX + 1];	/* the log line's and X-Request-Id's */
 	int64_t start_ms;
 	struct span method, path, query;
 	struct route_match route;

@@ -9,9 +9,9 @@ lib_libbindery_a_SOURCES += lib/base/compat.h lib/base/buf.c lib/base/buf.h \
 	lib/base/sha256_state.c lib/base/sha256_state.h
 
 check_PROGRAMS += tests/unit/test_buf tests/unit/test_state tests/unit/test_base64 \
-	tests/unit/test_http_date tests/unit/test_sha256_state
+	tests/unit/test_http_date tests/unit/test_sha256_state tests/unit/test_log
 # banned.sh and layers.sh read every layer's sources: the house rules.
 UNIT_TESTS += tests/unit/test_buf tests/unit/test_state tests/unit/test_base64 \
-	tests/unit/test_http_date tests/unit/test_sha256_state tests/unit/banned.sh \
+	tests/unit/test_http_date tests/unit/test_sha256_state tests/unit/test_log tests/unit/banned.sh \
 	tests/unit/layers.sh
 EXTRA_DIST += tests/unit/banned.sh tests/unit/layers.sh

@@ -55,6 +55,12 @@ EXTRA_DIST += tests/e2e/tls_storage.sh tests/tools/clock_skew_storage.py tests/e
 E2E_TESTS += tests/e2e/direct.sh
 EXTRA_DIST += tests/e2e/direct.sh tests/bench/bench_direct.sh
 
+# The HTTP API as documented (doc/openapi.yaml) against real answers through
+# both servers, and the request log line (issue 15).
+E2E_TESTS += tests/e2e/openapi.sh tests/e2e/request_log.sh
+EXTRA_DIST += tests/e2e/openapi.sh tests/e2e/request_log.sh tests/tools/openapi_check.py \
+	tests/tools/syslog_capture.py
+
 # ./dev bench in miniature (issue 14): tests/bench/bench.sh at 1 MiB, one
 # round; results.json holds every figure through both servers.
 E2E_TESTS += tests/e2e/bench_smoke.sh

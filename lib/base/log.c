@@ -1,6 +1,8 @@
 /* log.c - see log.h. */
+#include <assert.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <string.h>
 #include <syslog.h>
 #include <time.h>
 #include <unistd.h>
@@ -10,6 +12,7 @@
 static const char *log_program = "bindery";
 static enum log_level log_level_now = LOG_LEVEL_INFO;
 static enum log_sink log_sink_now = LOG_SINK_STDERR;
+static int syslog_open;
 
 static const char *const level_names[] = { "error", "warn", "info", "debug" };
 static const int syslog_priorities[] = { LOG_ERR, LOG_WARNING, LOG_INFO, LOG_DEBUG };
@@ -19,9 +22,52 @@ log_init(const char *program, enum log_level level, enum log_sink sink)
 {
 	log_program = program;
 	log_level_now = level;
+	log_set_sink(sink);
+}
+
+void
+log_set_sink(enum log_sink sink)
+{
 	log_sink_now = sink;
-	if (sink == LOG_SINK_SYSLOG)
-		openlog(program, LOG_PID, LOG_DAEMON);
+	if (sink == LOG_SINK_SYSLOG && !syslog_open) {
+		openlog(log_program, LOG_PID, LOG_DAEMON);
+		syslog_open = 1;
+	}
+}
+
+void
+log_field(const char *p, size_t len, size_t cap, char *out, size_t outlen)
+{
+	static const char hex[] = "0123456789abcdef";
+	size_t i, o = 0, n = len < cap ? len : cap;
+
+	assert(outlen >= 2);
+	if (len == 0) {
+		out[0] = '-';
+		out[1] = '\0';
+		return;
+	}
+	for (i = 0; i < n; i++) {
+		unsigned char c = (unsigned char)p[i];
+
+		if (c <= 0x20 || c == 0x7f || c == '\\') {
+			if (o + 4 >= outlen)
+				break;
+			out[o++] = '\\';
+			out[o++] = 'x';
+			out[o++] = hex[c >> 4];
+			out[o++] = hex[c & 0xf];
+		} else {
+			if (o + 1 >= outlen)
+				break;
+			out[o++] = (char)c;
+		}
+	}
+	if ((i < len) && o + 3 < outlen) {
+		memcpy(out + o, "...", 3);
+		o += 3;
+	}
+	out[o] = '\0';
 }
 
 void

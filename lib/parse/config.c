@@ -28,6 +28,7 @@ enum key_type {
 	KEY_BOOL,
 	KEY_DOWNLOAD_MODE,
 	KEY_LOG_LEVEL,
+	KEY_LOG_SINK,
 	KEY_CONNECTION_STRING,	/* joined across lines, parsed at the end */
 	KEY_SAS,		/* joined across lines */
 	KEY_TOKEN,
@@ -87,6 +88,7 @@ static const struct key_def keys[] = {
 	K("sweep", "parallel", KEY_COUNT, sweep_parallel),
 	K("sweep", "lease", KEY_COUNT, sweep_lease),
 	K("log", "level", KEY_LOG_LEVEL, log_level),
+	K("log", "sink", KEY_LOG_SINK, log_sink),
 };
 #undef K
 
@@ -432,6 +434,11 @@ set_key(struct load_state *st, const struct key_def *def, const char *value)
 		else if (!strcmp(value, "debug")) cfg->log_level = LOG_LEVEL_DEBUG;
 		else goto bad;
 		return 0;
+	case KEY_LOG_SINK:
+		if (!strcmp(value, "stderr")) cfg->log_sink = LOG_SINK_STDERR;
+		else if (!strcmp(value, "syslog")) cfg->log_sink = LOG_SINK_SYSLOG;
+		else goto bad;
+		return 0;
 	case KEY_CONNECTION_STRING:
 		if (st->cs_line == 0)
 			st->cs_line = *st->lineno;
@@ -605,6 +612,7 @@ config_defaults(struct bindery_config *cfg)
 	cfg->sweep_parallel = 8;
 	cfg->sweep_lease = 300;
 	cfg->log_level = LOG_LEVEL_INFO;
+	cfg->log_sink = LOG_SINK_STDERR;
 }
 
 static int

@@ -104,6 +104,7 @@ struct bindery_config {
 
 	/* [log] */
 	enum log_level log_level;
+	enum log_sink log_sink;		/* the responder's; the CLI chooses its own */
 };
 
 /*

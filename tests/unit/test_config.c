@@ -49,6 +49,7 @@ static const struct bad_case bad_cases[] = {
 	{ BASE "[database]\nport = 70000\n", "port: invalid value" },
 	{ BASE "[auth]\ntoken = nocolon\n", "token: expected OWNER:TOKEN" },
 	{ BASE "[auth]\nreads_need_auth = maybe\n", "reads_need_auth: invalid value" },
+	{ BASE "[log]\nsink = journal\n", ":10: [log] sink: invalid value" },
 	{ BASE "[database]\ntls = yes\n", ":10: [database] tls: invalid value" },
 	{ BASE "[database]\ntls = verify\n", "[database] tls and tls_ca apply to host connections, not socket" },
 	{ BASE "[auth]\ntoken = " "owner-of-more-than-128-characters-owner-of-more-than-128-characters-"
@@ -157,6 +158,7 @@ main(void)
 		tap_ok(cfg->sweep_cutoff >= 2 * cfg->request_deadline, "default cutoff >= 2 x deadline");
 		tap_ok(cfg->retire_grace >= cfg->sas_lifetime, "grace covers the SAS lifetime");
 		tap_ok(cfg->download_mode == DOWNLOAD_PROXY, "default download mode");
+		tap_ok(cfg->log_sink == LOG_SINK_STDERR, "default log sink: stderr");
 		TAP_EQ_INT(cfg->idempotency_ttl, 86400, "default idempotency_ttl: a day");
 		TAP_EQ_INT(cfg->body_idle_timeout, 30, "default body_idle_timeout");
 		TAP_EQ_INT(cfg->body_min_rate, 1024, "default body_min_rate");
@@ -175,7 +177,7 @@ main(void)
 	chmod(path, 0600);
 	tap_ok(load_text(BASE "[limits]\nmax_upload = 1G\nblock_size = 8M\nidempotency_ttl = 3600\n"
 			 "[auth]\ntoken = alice:0123456789abcdef0123\ntoken = bob:fedcba9876543210fedc\n"
-			 "reads_need_auth = yes\n[download]\nmode = redirect\n[log]\nlevel = debug\n",
+			 "reads_need_auth = yes\n[download]\nmode = redirect\n[log]\nlevel = debug\nsink = syslog\n",
 			 &cfg, err, sizeof err, warn, sizeof warn) == 0, "full config loads");
 	if (cfg) {
 		TAP_EQ_INT(cfg->max_upload, 1ULL << 30, "1G parsed");
@@ -184,6 +186,7 @@ main(void)
 		TAP_EQ_INT(cfg->ntokens, 2, "two tokens");
 		tap_ok(cfg->reads_need_auth == 1, "reads_need_auth yes");
 		tap_ok(cfg->download_mode == DOWNLOAD_REDIRECT, "redirect mode");
+		tap_ok(cfg->log_sink == LOG_SINK_SYSLOG, "sink = syslog");
 		tap_ok(config_token_owner(cfg, "fedcba9876543210fedc", 20) &&
 		       strcmp(config_token_owner(cfg, "fedcba9876543210fedc", 20), "bob") == 0,
 		       "token maps to its owner");
