@@ -59,3 +59,8 @@ EXTRA_DIST += tests/e2e/direct.sh tests/bench/bench_direct.sh
 # round; results.json holds every figure through both servers.
 E2E_TESTS += tests/e2e/bench_smoke.sh
 EXTRA_DIST += tests/e2e/bench_smoke.sh
+
+# Seeing the sweeper (issue 15): the run history, `bindery status`, the
+# sweeper in /healthz, GET /metrics through both servers.
+E2E_TESTS += tests/e2e/status.sh
+EXTRA_DIST += tests/e2e/status.sh tests/tools/metrics_parse.py
