@@ -410,9 +410,10 @@ static const char sql_run_finish[] =
 	" problems = ?, deferred = ?, lease_expired = ? WHERE id = ? AND finished_at IS NULL";
 static const char sql_run_newest_ok[] =
 	"SELECT COALESCE(MAX(id), 0) FROM sweep_runs WHERE result = 'ok'";
-/* LIMIT: a first prune after a long while stays one short statement. */
+/* LIMIT: a first prune after a long while stays one short statement;
+ * ORDER BY makes which rows go deterministic (statement-based binlogs). */
 static const char sql_run_prune[] =
-	"DELETE FROM sweep_runs WHERE started_at < NOW(6) - INTERVAL ? DAY AND id <> ? LIMIT 10000";
+	"DELETE FROM sweep_runs WHERE started_at < NOW(6) - INTERVAL ? DAY AND id <> ? ORDER BY id LIMIT 10000";
 
 enum db_err
 sweep_db_run_begin(struct db *db, const char *host, unsigned pid, const char *lock, const char *holder,
