@@ -26,6 +26,7 @@ int handle_refusal_before_database(struct app *app, struct request *r);
 void handle_index(struct app *app, struct request *r);
 void handle_page_script(struct app *app, struct request *r);
 void handle_healthz(struct app *app, struct request *r);
+void handle_metrics(struct app *app, struct request *r);
 void handle_list(struct app *app, struct request *r);
 void handle_create(struct app *app, struct request *r);
 void handle_get(struct app *app, struct request *r);

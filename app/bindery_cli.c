@@ -1,6 +1,6 @@
 /*
- * bindery - the admin CLI: migrate, sweep, audit, lifecycle-policy,
- * check-account.  Cron runs `bindery sweep`; it is silent when all is well.
+ * bindery - the admin CLI: migrate, sweep, status, audit, lifecycle-policy,
+ * check-account, cors.  Cron runs `bindery sweep`; it is silent when all is well.
  */
 #include <getopt.h>
 #include <stdio.h>
@@ -22,6 +22,7 @@ struct command {
 static const struct command commands[] = {
 	{ "migrate", cmd_migrate, "apply the SQL migrations and create the storage container" },
 	{ "sweep", cmd_sweep, "resolve stale intents and drain the deletion outbox (cron)" },
+	{ "status", cmd_status, "backlogs, the last sweep, the schema version (monitoring)" },
 	{ "audit", cmd_audit, "compare the container with the database and report differences" },
 	{ "lifecycle-policy", cmd_lifecycle_policy, "print the lifecycle-management backstop policy" },
 	{ "check-account", cmd_check_account, "report soft delete, versioning and tag permissions" },

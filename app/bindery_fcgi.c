@@ -145,6 +145,7 @@ serve(struct app *app, struct request *r)
 	case ROUTE_INDEX: handle_index(app, r); break;
 	case ROUTE_PAGE_SCRIPT: handle_page_script(app, r); break;
 	case ROUTE_HEALTHZ: handle_healthz(app, r); break;
+	case ROUTE_METRICS: handle_metrics(app, r); break;
 	case ROUTE_DOCUMENTS_LIST: handle_list(app, r); break;
 	case ROUTE_DOCUMENTS_CREATE: handle_create(app, r); break;
 	case ROUTE_DOCUMENTS_DIRECT: handle_documents_direct(app, r); break;

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "cli.h"
 #include "base/log.h"
@@ -184,6 +185,76 @@ sweep_report_out(const struct cli *cli, const struct sweep_opts *so, const struc
 	return rep->problems ? EXIT_PROBLEMS : 0;
 }
 
+/*
+ * The run's row in sweep_runs (sql/012), so `bindery status`, /healthz and
+ * /metrics can see a sweeper that stopped.  The record is for watching,
+ * not for correctness: a run that cannot write it (a schema not yet
+ * migrated, a database gone) still sweeps, and says so in the log.
+ * Returns the row's id, 0 when there is none.
+ */
+static uint64_t
+sweep_record_begin(struct cli *cli, const char *lock, const char *holder)
+{
+	char host[256];
+	uint64_t id = 0;
+	enum db_err e;
+
+	if (gethostname(host, sizeof host) != 0)
+		host[0] = '\0';
+	host[sizeof host - 1] = '\0';
+	e = sweep_db_run_begin(cli->svc->db, host, (unsigned)getpid(), lock, lock ? holder : NULL, &id);
+	if (e != DB_OK) {
+		log_warn("sweep: this run is not recorded (sweep_runs: %s); has `bindery migrate` run?",
+			 db_err_name(e));
+		return 0;
+	}
+	return id;
+}
+
+/* How the run ended, for its row: ok unless it was cut short or left work behind. */
+static enum sweep_result
+sweep_result_of(enum sweep_err se, const struct sweep_report *rep)
+{
+	if (se != SWEEP_OK)
+		return SWEEP_RESULT_FAILED;
+	if (rep->unavailable || rep->temporary || rep->deferred > 0)
+		return SWEEP_RESULT_PARTIAL;
+	return SWEEP_RESULT_OK;
+}
+
+/* Complete the run's row id, then keep the history to [sweep] history_days. */
+static void
+sweep_record_end(struct cli *cli, uint64_t id, enum sweep_result result, const struct sweep_report *rep)
+{
+	struct sweep_run_counts c;
+	uint64_t pruned = 0;
+	enum db_err e;
+
+	if (id == 0)
+		return;
+	memset(&c, 0, sizeof c);
+	c.dropped = rep->dropped;
+	c.deleted = rep->deleted;
+	c.purged = rep->purged;
+	c.rolled_forward = rep->rolled_forward;
+	c.rolled_back = rep->rolled_back;
+	c.outbox = rep->outbox;
+	c.taken_over = rep->taken_over;
+	c.keys_expired = rep->keys_expired;
+	c.problems = rep->problems;
+	c.deferred = rep->deferred;
+	c.lease_expired = rep->lease_expired;
+	if ((e = sweep_db_run_finish(cli->svc->db, id, result, &c)) != DB_OK) {
+		log_warn("sweep: run %llu's result not recorded: %s", (unsigned long long)id, db_err_name(e));
+		return;
+	}
+	if ((e = sweep_db_run_prune(cli->svc->db, cli->cfg->sweep_history_days, &pruned)) != DB_OK)
+		log_warn("sweep: old runs not pruned: %s", db_err_name(e));
+	else if (pruned > 0)
+		log_info("sweep: forgot %llu runs older than %u days", (unsigned long long)pruned,
+			 cli->cfg->sweep_history_days);
+}
+
 int
 cmd_sweep(struct cli *cli, int argc, char **argv)
 {
@@ -191,8 +262,9 @@ cmd_sweep(struct cli *cli, int argc, char **argv)
 	struct sweep_opts so;
 	struct sweep_report rep;
 	struct timespec t0, t1;
-	char prefix[512], holder[33];
+	char prefix[512], holder[33] = "";
 	enum sweep_err se;
+	uint64_t run_id = 0;
 	int rc;
 
 	if ((rc = sweep_parse_args(cli, argc, argv, &a)) != SWEEP_GO)
@@ -203,9 +275,13 @@ cmd_sweep(struct cli *cli, int argc, char **argv)
 		return rc;
 	if (a.lock && (rc = sweep_take_lock(cli, a.lock, holder, sizeof holder)) != SWEEP_GO)
 		return rc;
+	/* A dry run changes nothing, its record included. */
+	if (!so.dry_run)
+		run_id = sweep_record_begin(cli, a.lock, holder);
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	se = sweep_run(cli->svc, &so, &rep);
 	clock_gettime(CLOCK_MONOTONIC, &t1);
+	sweep_record_end(cli, run_id, sweep_result_of(se, &rep), &rep);
 	if (a.lock && sweep_db_unlock(cli->svc->db, a.lock, holder) != DB_OK)
 		log_warn("lock %s not released; it lets go when its lease ends", a.lock);
 	if (se != SWEEP_OK) {

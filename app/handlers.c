@@ -10,6 +10,8 @@
 #include "app.h"
 #include "storage/blob.h"
 #include "registry/docs_db.h"
+#include "registry/migrate.h"
+#include "registry/status_db.h"
 #include "parse/http_parse.h"
 #include "parse/disposition.h"
 #include "base/log.h"
@@ -18,6 +20,7 @@
 #include "protocol/protocol.h"
 #include "protocol/tus.h"
 #include "render.h"
+#include "status_render.h"
 
 /* A multipart form may exceed the document limit by this much framing. */
 #define FORM_OVERHEAD (64 * 1024)
@@ -831,6 +834,23 @@ handle_delete(struct app *app, struct request *r)
 
 /* ---- health ---- */
 
+/*
+ * Whether the sweeper is late ([sweep] late_after): a cron that stopped
+ * calling `bindery sweep` leaves intents and the outbox to pile up, but
+ * every request still works, so it is said here without turning /healthz
+ * into a 503 that would take the responder out of a load balancer.  A
+ * schema without sweep_runs has no record of a sweep: late.
+ */
+static const char *
+sweeper_health(struct app *app)
+{
+	struct status_sweep_run last_ok;
+
+	if (status_db_last_ok(app->svc->db, &last_ok) != DB_OK)
+		return "late";
+	return status_sweeper_late(&last_ok, app->cfg->sweep_late_after) ? "late" : "ok";
+}
+
 void
 handle_healthz(struct app *app, struct request *r)
 {
@@ -855,13 +875,42 @@ handle_healthz(struct app *app, struct request *r)
 	}
 	blob_client_set_deadline(app->svc->blob, 0);
 	if (strcmp(db, "ok") == 0 && strcmp(storage, "ok") == 0) {
-		resp_json(r, 200, json_pack("{s:s, s:s}", "database", db, "storage", storage), NULL);
+		resp_json(r, 200, json_pack("{s:s, s:s, s:s}", "database", db, "storage", storage,
+					    "sweeper", sweeper_health(app)), NULL);
 		return;
 	}
 	j = json_pack("{s:s, s:s, s:s, s:s}", "database", db, "storage", storage, "error",
 		      strcmp(db, "ok") ? "database_unavailable" : "storage_unavailable", "message",
 		      strcmp(db, "ok") ? "the database does not answer" : why);
 	resp_json(r, 503, j, "Retry-After: 5\r\n");
+}
+
+/* The Prometheus text format's media type, version 0.0.4. */
+#define METRICS_CONTENT_TYPE "text/plain; version=0.0.4; charset=utf-8"
+#define METRICS_MAX_BYTES (64 * 1024)
+
+/* GET /metrics: the figures of `bindery status` (status_render.h); who may
+ * ask was settled before the database (handle_refusal_before_database). */
+void
+handle_metrics(struct app *app, struct request *r)
+{
+	struct buf out = BUF_INIT(METRICS_MAX_BYTES);
+	struct status_view v;
+	enum db_err e;
+
+	if ((e = status_view_fill(app->svc->db, app->cfg, migrate_default_dir(), &v)) != DB_OK) {
+		log_warn("metrics: database: %s", db_err_name(e));
+		resp_error_retry(r, 503, "unavailable", "the database is unavailable", RETRY_AFTER);
+		goto out;
+	}
+	if (status_render_metrics(&out, &v) != BUF_OK) {
+		resp_error(r, 500, "internal", "the metrics did not fit");
+		goto out;
+	}
+	resp_begin(r, 200, METRICS_CONTENT_TYPE, (int64_t)out.len, "Cache-Control: no-store\r\n");
+	(void)req_write(r, out.ptr, out.len);
+out:
+	buf_free(&out);
 }
 
 /* ---- refusals before the database ---- */
@@ -898,6 +947,20 @@ handle_refusal_before_database(struct app *app, struct request *r)
 	case ROUTE_DOCUMENT_GET:
 	case ROUTE_CONTENT_GET:
 		return !require_reader(app, r);
+	case ROUTE_METRICS:
+		/* Off, the route does not exist; on, it is a writer's view of
+		 * the backlog, narrowed to one caller when [metrics] owner says. */
+		if (!app->cfg->metrics_enabled) {
+			resp_error(r, 404, "not_found", "no such route");
+			return 1;
+		}
+		if (!require_writer(r))
+			return 1;
+		if (app->cfg->metrics_owner && strcmp(r->owner, app->cfg->metrics_owner) != 0) {
+			resp_error(r, 403, "forbidden", "this caller may not read the metrics");
+			return 1;
+		}
+		return 0;
 	default:
 		return 0;
 	}

@@ -23,6 +23,7 @@ static const struct route_path table[] = {
 	{ { NULL }, 0, "GET, HEAD", { { "GET", ROUTE_INDEX } } },
 	{ { "page.js" }, 1, "GET, HEAD", { { "GET", ROUTE_PAGE_SCRIPT } } },
 	{ { "healthz" }, 1, "GET, HEAD", { { "GET", ROUTE_HEALTHZ } } },
+	{ { "metrics" }, 1, "GET, HEAD", { { "GET", ROUTE_METRICS } } },
 	{ { "documents" }, 1, "GET, HEAD, POST",
 	  { { "GET", ROUTE_DOCUMENTS_LIST }, { "POST", ROUTE_DOCUMENTS_CREATE } } },
 	/* Before {id}: "direct" is no id, but the first match wins. */

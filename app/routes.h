@@ -16,6 +16,7 @@ enum route_id {
 	ROUTE_INDEX,		/* GET / */
 	ROUTE_PAGE_SCRIPT,	/* GET /page.js (the page's script, so its CSP needs no inline) */
 	ROUTE_HEALTHZ,		/* GET /healthz */
+	ROUTE_METRICS,		/* GET /metrics (Prometheus; [metrics] enabled) */
 	ROUTE_DOCUMENTS_LIST,	/* GET /documents */
 	ROUTE_DOCUMENTS_CREATE,	/* POST /documents */
 	ROUTE_DOCUMENTS_DIRECT,	/* POST /documents/direct (a direct upload's intent) */

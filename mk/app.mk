@@ -2,7 +2,7 @@
 cgibin_PROGRAMS += app/bindery.fcgi
 app_bindery_fcgi_SOURCES = app/bindery_fcgi.c app/app.h app/routes.c app/routes.h \
 	app/handlers.c app/tus.c app/direct.c app/page.c app/render.c app/render.h app/request.c app/request.h \
-	app/body_pace.c app/body_pace.h app/admit.c app/admit.h
+	app/body_pace.c app/body_pace.h app/admit.c app/admit.h app/status_render.c app/status_render.h
 # The page's script is a file of its own (app/page.js) and part of the
 # binary: a header generated from it, rebuilt whenever it changes.
 nodist_app_bindery_fcgi_SOURCES = app/page_js.h
@@ -16,7 +16,8 @@ EXTRA_DIST += app/page.js mk/embed.sh
 sbin_PROGRAMS += app/bindery
 app_bindery_SOURCES = app/bindery_cli.c app/cli.h \
 	app/cmd_sweep.c app/cmd_audit.c app/cmd_lifecycle_policy.c \
-	app/cmd_check_account.c app/cmd_migrate.c app/cmd_cors.c
+	app/cmd_check_account.c app/cmd_migrate.c app/cmd_cors.c \
+	app/cmd_status.c app/status_render.c app/status_render.h
 # The route table is the responder's, not the library's: its test compiles it in.
 check_PROGRAMS += tests/unit/test_routes
 tests_unit_test_routes_SOURCES = tests/unit/test_routes.c app/routes.c

@@ -71,3 +71,8 @@ EXTRA_DIST += tests/e2e/bench_smoke.sh
 # (issue 15, runbooks).
 E2E_TESTS += tests/e2e/server_errors.sh
 EXTRA_DIST += tests/e2e/server_errors.sh tests/tools/raw_request.py
+
+# Seeing the sweeper (issue 15): the run history, `bindery status`, the
+# sweeper in /healthz, GET /metrics through both servers.
+E2E_TESTS += tests/e2e/status.sh
+EXTRA_DIST += tests/e2e/status.sh tests/tools/metrics_parse.py

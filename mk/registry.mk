@@ -6,12 +6,14 @@ lib_libbindery_a_SOURCES += lib/registry/db.c lib/registry/db.h \
 	lib/registry/sweep_db.c lib/registry/sweep_db.h \
 	lib/registry/audit_db.c lib/registry/audit_db.h \
 	lib/registry/uploads_db.c lib/registry/uploads_db.h \
-	lib/registry/direct_db.c lib/registry/direct_db.h
+	lib/registry/direct_db.c lib/registry/direct_db.h \
+	lib/registry/status_db.c lib/registry/status_db.h
 dist_sql_DATA += sql/001_schema.sql sql/002_idempotency_blob_index.sql \
 	sql/003_idempotency_answer_fields.sql \
 	sql/004_fencing.sql sql/005_idempotency_fingerprint.sql \
 	sql/006_leases.sql sql/007_uploads.sql sql/008_blob_etag.sql sql/009_ready_sequence.sql \
-	sql/010_direct_uploads.sql sql/011_sweep_locks.sql
+	sql/010_direct_uploads.sql sql/011_sweep_locks.sql \
+	sql/012_sweep_runs.sql
 
 UNIT_TESTS += tests/unit/sql_literal.sh
 EXTRA_DIST += tests/unit/sql_literal.sh
@@ -19,3 +21,6 @@ INTEGRATION_TESTS += tests/integration/migrate.sh
 EXTRA_DIST += tests/integration/migrate.sh
 check_PROGRAMS += tests/integration/test_db
 INTEGRATION_TESTS += tests/integration/test_db
+# The figures of `bindery status` and /metrics, the sweep run history (issue 15).
+check_PROGRAMS += tests/integration/test_status
+INTEGRATION_TESTS += tests/integration/test_status

@@ -32,6 +32,13 @@ static const char *const route_names[UPLOAD_ROUTE_COUNT] = {
 	[UPLOAD_VIA_DIRECT] = "direct",
 };
 
+static const char *const sweep_result_names[SWEEP_RESULT_COUNT] = {
+	[SWEEP_RESULT_NONE] = "",
+	[SWEEP_RESULT_OK] = "ok",
+	[SWEEP_RESULT_PARTIAL] = "partial",
+	[SWEEP_RESULT_FAILED] = "failed",
+};
+
 /* The guard is built from the same literal as the name, so the two cannot drift. */
 #define TAG_GUARD(value) "\"" TAG_STATE_KEY "\" = '" value "'"
 #define TAG_ENTRY(value) { value, TAG_GUARD(value) }
@@ -92,6 +99,12 @@ upload_route_name(enum upload_route r)
 }
 
 const char *
+sweep_result_name(enum sweep_result r)
+{
+	return name_at(sweep_result_names, SWEEP_RESULT_COUNT, (unsigned)r);
+}
+
+const char *
 tag_state_name(enum tag_state t)
 {
 	return (unsigned)t < TAG_STATE_COUNT ? tag_states[t].name : "";
@@ -119,6 +132,12 @@ enum upload_route
 upload_route_from_name(const char *name)
 {
 	return (enum upload_route)index_of(route_names, UPLOAD_ROUTE_COUNT, name);
+}
+
+enum sweep_result
+sweep_result_from_name(const char *name)
+{
+	return (enum sweep_result)index_of(sweep_result_names, SWEEP_RESULT_COUNT, name);
 }
 
 enum tag_state

@@ -54,6 +54,15 @@ enum upload_route {
 };
 #define UPLOAD_ROUTE_COUNT 3
 
+/* sweep_runs.result (sql/012): how a recorded `bindery sweep` ended. */
+enum sweep_result {
+	SWEEP_RESULT_NONE = 0,		/* NULL: under way, or died before it could say */
+	SWEEP_RESULT_OK,		/* ran to the end (problems are counted, not a failure) */
+	SWEEP_RESULT_PARTIAL,		/* ran to the end, deferred items after trouble */
+	SWEEP_RESULT_FAILED,		/* could not start, or was cut short */
+};
+#define SWEEP_RESULT_COUNT 4
+
 /* The blob's `state` tag, as storage holds it. */
 enum tag_state {
 	TAG_STATE_NONE = 0,	/* no blob, or a blob without a state tag */
@@ -75,6 +84,7 @@ const char *doc_status_name(enum doc_status s);
 const char *registry_state_name(enum registry_state s);
 const char *intent_purpose_name(enum intent_purpose p);
 const char *upload_route_name(enum upload_route r);
+const char *sweep_result_name(enum sweep_result r);
 const char *tag_state_name(enum tag_state t);
 
 /*
@@ -86,6 +96,7 @@ enum doc_status doc_status_from_name(const char *name);
 enum registry_state registry_state_from_name(const char *name);
 enum intent_purpose intent_purpose_from_name(const char *name);
 enum upload_route upload_route_from_name(const char *name);
+enum sweep_result sweep_result_from_name(const char *name);
 enum tag_state tag_state_from_name(const char *name);
 
 /*

@@ -87,6 +87,10 @@ static const struct key_def keys[] = {
 	K("sweep", "batch", KEY_COUNT, sweep_batch),
 	K("sweep", "parallel", KEY_COUNT, sweep_parallel),
 	K("sweep", "lease", KEY_COUNT, sweep_lease),
+	K("sweep", "late_after", KEY_COUNT, sweep_late_after),
+	K("sweep", "history_days", KEY_COUNT, sweep_history_days),
+	K("metrics", "enabled", KEY_BOOL, metrics_enabled),
+	K("metrics", "owner", KEY_STRING, metrics_owner),
 	K("log", "level", KEY_LOG_LEVEL, log_level),
 	K("log", "sink", KEY_LOG_SINK, log_sink),
 };
@@ -611,6 +615,8 @@ config_defaults(struct bindery_config *cfg)
 	cfg->sweep_batch = 500;
 	cfg->sweep_parallel = 8;
 	cfg->sweep_lease = 300;
+	cfg->sweep_late_after = 3600;
+	cfg->sweep_history_days = 30;
 	cfg->log_level = LOG_LEVEL_INFO;
 	cfg->log_sink = LOG_SINK_STDERR;
 }
@@ -822,6 +828,7 @@ config_free(struct bindery_config *cfg)
 	free(cfg->storage_prefix);
 	free(cfg->storage_ca_file);
 	free(cfg->storage_ca_path);
+	free(cfg->metrics_owner);
 	for (i = 0; i < cfg->ntokens; i++) {
 		free(cfg->tokens[i].owner);
 		free(cfg->tokens[i].token);

@@ -101,6 +101,12 @@ struct bindery_config {
 	unsigned sweep_batch;
 	unsigned sweep_parallel;
 	unsigned sweep_lease;		/* seconds a claim is held */
+	unsigned sweep_late_after;	/* seconds without an ok sweep before it counts as late */
+	unsigned sweep_history_days;	/* days of sweep_runs kept */
+
+	/* [metrics] */
+	int metrics_enabled;		/* GET /metrics answers (else 404) */
+	char *metrics_owner;		/* only this caller may read it; NULL: any writer */
 
 	/* [log] */
 	enum log_level log_level;

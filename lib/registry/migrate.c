@@ -97,32 +97,20 @@ static const char sql_create_table[] =
 static const char sql_current[] = "SELECT COALESCE(MAX(version), 0) FROM schema_migrations";
 static const char sql_record[] = "INSERT INTO schema_migrations (version, name) VALUES (?, ?)";
 
-enum migrate_err
-migrate_run(struct db *db, const char *dir, int dry_run, struct migrate_report *report,
-	    char *err, size_t errlen)
+/* The migrations in dir, sorted by version, into list (MIGRATE_MAX_FILES); *n how many. */
+static enum migrate_err
+list_migrations(const char *dir, struct migration *list, size_t *np, char *err, size_t errlen)
 {
-	struct migration *list = NULL;
-	struct buf sql = BUF_INIT(MIGRATE_MAX_BYTES);
 	struct dirent *de;
-	DIR *d = NULL;
+	DIR *d;
 	size_t n = 0, i;
-	uint64_t current = 0;
 	enum migrate_err e = MIGRATE_OK;
-	enum db_err de_err;
-	struct db_col col = DBC_U64(&current);
 
-	memset(report, 0, sizeof *report);
-	list = calloc(MIGRATE_MAX_FILES, sizeof *list);
-	if (list == NULL) {
-		snprintf(err, errlen, "out of memory");
-		e = MIGRATE_BAD_FILE;
-		goto out;
-	}
+	*np = 0;
 	d = opendir(dir);
 	if (d == NULL) {
 		snprintf(err, errlen, "%s: %s", dir, strerror(errno));
-		e = MIGRATE_NO_FILES;
-		goto out;
+		return MIGRATE_NO_FILES;
 	}
 	while ((de = readdir(d)) != NULL) {
 		unsigned v = migration_version(de->d_name);
@@ -149,6 +137,51 @@ migrate_run(struct db *db, const char *dir, int dry_run, struct migrate_report *
 			goto out;
 		}
 	}
+	*np = n;
+out:
+	closedir(d);
+	return e;
+}
+
+enum migrate_err
+migrate_latest(const char *dir, unsigned *known, char *err, size_t errlen)
+{
+	struct migration *list = calloc(MIGRATE_MAX_FILES, sizeof *list);
+	size_t n = 0;
+	enum migrate_err e;
+
+	*known = 0;
+	if (list == NULL) {
+		snprintf(err, errlen, "out of memory");
+		return MIGRATE_BAD_FILE;
+	}
+	if ((e = list_migrations(dir, list, &n, err, errlen)) == MIGRATE_OK)
+		*known = list[n - 1].version;
+	free(list);
+	return e;
+}
+
+enum migrate_err
+migrate_run(struct db *db, const char *dir, int dry_run, struct migrate_report *report,
+	    char *err, size_t errlen)
+{
+	struct migration *list = NULL;
+	struct buf sql = BUF_INIT(MIGRATE_MAX_BYTES);
+	size_t n = 0, i;
+	uint64_t current = 0;
+	enum migrate_err e = MIGRATE_OK;
+	enum db_err de_err;
+	struct db_col col = DBC_U64(&current);
+
+	memset(report, 0, sizeof *report);
+	list = calloc(MIGRATE_MAX_FILES, sizeof *list);
+	if (list == NULL) {
+		snprintf(err, errlen, "out of memory");
+		e = MIGRATE_BAD_FILE;
+		goto out;
+	}
+	if ((e = list_migrations(dir, list, &n, err, errlen)) != MIGRATE_OK)
+		goto out;
 	report->known = list[n - 1].version;
 
 	if ((de_err = db_exec(db, sql_create_table, NULL, 0, NULL)) != DB_OK ||
@@ -193,8 +226,6 @@ migrate_run(struct db *db, const char *dir, int dry_run, struct migrate_report *
 		report->current = list[i].version;
 	}
 out:
-	if (d)
-		closedir(d);
 	free(list);
 	buf_free(&sql);
 	return e;

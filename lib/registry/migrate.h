@@ -34,4 +34,12 @@ const char *migrate_default_dir(void);
 BINDERY_NODISCARD enum migrate_err migrate_run(struct db *db, const char *dir, int dry_run,
 					       struct migrate_report *report, char *err, size_t errlen);
 
+/*
+ * The highest version dir ships (what migrate_run would bring a database
+ * to), without touching a database: `bindery status` and /metrics compare
+ * it with the applied one.
+ */
+BINDERY_NODISCARD enum migrate_err migrate_latest(const char *dir, unsigned *known, char *err,
+						  size_t errlen);
+
 #endif

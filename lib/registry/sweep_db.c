@@ -1,4 +1,5 @@
 /* sweep_db.c - see sweep_db.h.  All SQL is literal text with bound parameters. */
+#include <assert.h>
 #include <string.h>
 
 #include "registry/sweep_db.h"
@@ -397,4 +398,64 @@ sweep_db_unlock(struct db *db, const char *name, const char *holder)
 	struct db_param p[] = { DBP_STR(name), DBP_STR(holder) };
 
 	return db_exec_one(db, sql_lock_release, p, ARRAY_LEN(p));
+}
+
+/* ---- the run history ---- */
+
+static const char sql_run_begin[] =
+	"INSERT INTO sweep_runs (host, pid, lock_name, holder) VALUES (?, ?, ?, ?)";
+static const char sql_run_finish[] =
+	"UPDATE sweep_runs SET finished_at = NOW(6), result = ?, dropped = ?, deleted = ?, purged = ?,"
+	" rolled_forward = ?, rolled_back = ?, outbox = ?, taken_over = ?, keys_expired = ?,"
+	" problems = ?, deferred = ?, lease_expired = ? WHERE id = ? AND finished_at IS NULL";
+static const char sql_run_newest_ok[] =
+	"SELECT COALESCE(MAX(id), 0) FROM sweep_runs WHERE result = 'ok'";
+/* LIMIT: a first prune after a long while stays one short statement;
+ * ORDER BY makes which rows go deterministic (statement-based binlogs). */
+static const char sql_run_prune[] =
+	"DELETE FROM sweep_runs WHERE started_at < NOW(6) - INTERVAL ? DAY AND id <> ? ORDER BY id LIMIT 10000";
+
+enum db_err
+sweep_db_run_begin(struct db *db, const char *host, unsigned pid, const char *lock, const char *holder,
+		   uint64_t *id)
+{
+	struct db_param p[] = { DBP_STR(host), DBP_U64(pid), DBP_STR_OR_NULL(lock), DBP_STR_OR_NULL(holder) };
+	enum db_err e;
+
+	*id = 0;
+	if ((e = db_exec(db, sql_run_begin, p, ARRAY_LEN(p), NULL)) != DB_OK)
+		return e;
+	*id = db_last_insert_id(db);
+	return DB_OK;
+}
+
+enum db_err
+sweep_db_run_finish(struct db *db, uint64_t id, enum sweep_result result,
+		    const struct sweep_run_counts *c)
+{
+	struct db_param p[] = {
+		DBP_STR(sweep_result_name(result)), DBP_U64(c->dropped), DBP_U64(c->deleted),
+		DBP_U64(c->purged), DBP_U64(c->rolled_forward), DBP_U64(c->rolled_back),
+		DBP_U64(c->outbox), DBP_U64(c->taken_over), DBP_U64(c->keys_expired),
+		DBP_U64(c->problems), DBP_U64(c->deferred), DBP_U64(c->lease_expired), DBP_U64(id),
+	};
+
+	assert(result != SWEEP_RESULT_NONE);
+	return db_exec_one(db, sql_run_finish, p, ARRAY_LEN(p));
+}
+
+enum db_err
+sweep_db_run_prune(struct db *db, unsigned days, uint64_t *pruned)
+{
+	uint64_t keep = 0;
+	struct db_col col = DBC_U64(&keep);
+	struct db_param p[2];
+	enum db_err e;
+
+	*pruned = 0;
+	if ((e = db_query(db, sql_run_newest_ok, NULL, 0, &col, 1, NULL, NULL)) != DB_OK)
+		return e;
+	p[0] = DBP_U64(days);
+	p[1] = DBP_U64(keep);
+	return db_exec(db, sql_run_prune, p, ARRAY_LEN(p), pruned);
 }

@@ -135,4 +135,29 @@ BINDERY_NODISCARD enum db_err sweep_db_lock(struct db *db, const char *name, con
 /* Let go of name if holder still has it; DB_CONFLICT when it did not. */
 BINDERY_NODISCARD enum db_err sweep_db_unlock(struct db *db, const char *name, const char *holder);
 
+
+/* ---- the run history (sql/012) ---- */
+
+/* What one run did, as `bindery sweep` counts it (protocol/sweep.h's report). */
+struct sweep_run_counts {
+	uint64_t dropped, deleted, purged, rolled_forward, rolled_back, outbox;
+	uint64_t taken_over, keys_expired, problems, deferred, lease_expired;
+};
+
+/*
+ * A run starts: a sweep_runs row with no result yet; *id names it for
+ * sweep_db_run_finish.  lock and holder may be NULL (no --lock).
+ */
+BINDERY_NODISCARD enum db_err sweep_db_run_begin(struct db *db, const char *host, unsigned pid,
+						 const char *lock, const char *holder, uint64_t *id);
+/* The run id ends with result (not SWEEP_RESULT_NONE) and counts. */
+BINDERY_NODISCARD enum db_err sweep_db_run_finish(struct db *db, uint64_t id, enum sweep_result result,
+						  const struct sweep_run_counts *c);
+/*
+ * Keep the history bounded: delete runs started more than days days ago,
+ * except the newest ok one (status and /healthz date the last success by
+ * it).  *pruned says how many went.
+ */
+BINDERY_NODISCARD enum db_err sweep_db_run_prune(struct db *db, unsigned days, uint64_t *pruned);
+
 #endif

@@ -35,6 +35,8 @@ len=$(stat -c %s "$work/body.bin")
 
 memcheck healthz GET /healthz </dev/null
 is "$STATUS" 200 "healthz answered 200"
+memcheck metrics GET /metrics "$auth" </dev/null
+is "$STATUS" 200 "metrics answered 200 (on in the test stack's bindery.conf)"
 memcheck create POST "/documents?name=$n" "$auth" CONTENT_TYPE=application/octet-stream CONTENT_LENGTH="$len" <"$work/body.bin"
 is "$STATUS" 201 "create answered 201"
 id=$(jfield "$(<"$work/create.out")" id)

@@ -62,7 +62,7 @@ like "$("$BINDERY_TEST_BIN/bindery.fcgi" --version)" '^bindery [0-9]+\.[0-9]+\.[
 
 # Every subcommand: --help is its usage on stdout and exit 0.  The list is
 # the one `bindery --help` shows, so a new command cannot go untested.
-cli_commands='migrate sweep audit lifecycle-policy check-account cors'
+cli_commands='migrate sweep status audit lifecycle-policy check-account cors'
 is "$("$bindery" --help | sed -n 's/^  \([a-z][a-z-]*\)  .*/\1/p' | tr '\n' ' ')" "$cli_commands " \
 	"the commands --help lists are the ones tested here"
 for cmd in $cli_commands; do
@@ -81,6 +81,7 @@ usage_error() { # CMD ARG...
 }
 usage_error migrate extra
 usage_error sweep --bogus
+usage_error status extra
 usage_error audit extra
 usage_error lifecycle-policy extra
 usage_error check-account extra

@@ -25,6 +25,7 @@ static const char *doc_name(int v) { return doc_status_name((enum doc_status)v);
 static const char *reg_name(int v) { return registry_state_name((enum registry_state)v); }
 static const char *purpose_name(int v) { return intent_purpose_name((enum intent_purpose)v); }
 static const char *route_name(int v) { return upload_route_name((enum upload_route)v); }
+static const char *result_name(int v) { return sweep_result_name((enum sweep_result)v); }
 
 /* The schema's ENUM columns and the C enum each one maps to. */
 static struct column {
@@ -37,6 +38,7 @@ static struct column {
 	{ "blobs", "state", reg_name, REGISTRY_STATE_COUNT, 0 },
 	{ "blobs", "purpose", purpose_name, PURPOSE_COUNT, 0 },
 	{ "blobs", "route", route_name, UPLOAD_ROUTE_COUNT, 0 },
+	{ "sweep_runs", "result", result_name, SWEEP_RESULT_COUNT, 0 },
 };
 
 /* The identifier after `kw` (case-insensitive) in line, if any, into out. */
@@ -114,8 +116,13 @@ scan_file(const char *dir, const char *file)
 		if (strncmp(line, "--", 2) == 0)
 			continue;
 		if (word_after(line, "CREATE TABLE", table, sizeof table) ||
-		    word_after(line, "ALTER TABLE", table, sizeof table))
+		    word_after(line, "ALTER TABLE", table, sizeof table)) {
+			/* CREATE TABLE IF NOT EXISTS name (sql/012 on) */
+			if (strcasecmp(table, "IF") == 0 &&
+			    !word_after(line, "IF NOT EXISTS", table, sizeof table))
+				tap_bail("%s: no table name after IF NOT EXISTS", file);
 			continue;
+		}
 		if ((e = strstr(line, "ENUM(")) == NULL && (e = strstr(line, "enum(")) == NULL)
 			continue;
 		/* The column: the last identifier before ENUM (after ADD/MODIFY/CHANGE too). */
@@ -194,6 +201,9 @@ test_round_trip(void)
 	for (v = 1; v < PURPOSE_COUNT; v++)
 		bad += intent_purpose_from_name(intent_purpose_name((enum intent_purpose)v)) !=
 		       (enum intent_purpose)v;
+	for (v = 1; v < SWEEP_RESULT_COUNT; v++)
+		bad += sweep_result_from_name(sweep_result_name((enum sweep_result)v)) !=
+		       (enum sweep_result)v;
 	for (v = TAG_STATE_PENDING; v <= TAG_STATE_RETIRED; v++)
 		bad += tag_state_from_name(tag_state_name((enum tag_state)v)) != (enum tag_state)v;
 	tap_ok(bad == 0, "every name parses back to its value (%d wrong)", bad);

@@ -1,0 +1,73 @@
+/*
+ * cmd_status.c - `bindery status`: what waits in the registry, when the
+ * sweeper last ran and how, and whether the schema is current (issue 15).
+ * Its exit status is for cron and monitoring: 0 when nothing needs a
+ * human, 1 when the sweeper is late or the schema is not the one this
+ * bindery ships.
+ */
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "cli.h"
+#include "registry/migrate.h"
+#include "status_render.h"
+
+int
+cmd_status(struct cli *cli, int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "json", no_argument, NULL, 'j' },
+		{ "sql-dir", required_argument, NULL, 'd' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	static const char synopsis[] = "usage: bindery status [--json] [--sql-dir DIR]";
+	const char *dir = NULL;
+	struct status_view v;
+	enum db_err e;
+	json_t *j;
+	int as_json = 0, c, rc;
+
+	while ((c = getopt_long(argc, argv, "jd:h", opts, NULL)) != -1) {
+		switch (c) {
+		case 'j': as_json = 1; break;
+		case 'd': dir = optarg; break;
+		case 'h':
+			printf("%s\n\n"
+			       "Prints the oldest pending intent's age, the deletion outbox, unfinished\n"
+			       "uploads (tus and direct), idempotency keys, the last sweep and the last\n"
+			       "ok one, and the schema version applied against the one shipped.\n"
+			       "Exit status: 0 all is well; 1 the sweeper is late (no ok sweep within\n"
+			       "[sweep] late_after seconds, or none ever) or the schema is behind or\n"
+			       "ahead; 69 the database is unavailable.  See bindery(8).\n", synopsis);
+			return 0;
+		default:
+			return cli_usage_error(synopsis, NULL);
+		}
+	}
+	if (optind != argc)
+		return cli_usage_error(synopsis, "bindery status: takes no arguments");
+	if ((rc = cli_services(cli)) != 0)
+		return rc;
+	if (dir == NULL)
+		dir = migrate_default_dir();
+	if ((e = status_view_fill(cli->svc->db, cli->cfg, dir, &v)) != DB_OK) {
+		fprintf(stderr, "bindery status: database: %s\n", db_err_name(e));
+		return e == DB_UNAVAILABLE ? EXIT_UNAVAILABLE : EXIT_SOFTWARE;
+	}
+	if (as_json) {
+		if ((j = status_render_json(&v)) == NULL) {
+			fprintf(stderr, "bindery status: out of memory\n");
+			return EXIT_SOFTWARE;
+		}
+		rc = json_dumpf(j, stdout, JSON_INDENT(2));
+		json_decref(j);
+		if (rc != 0)
+			return EXIT_SOFTWARE;
+		putchar('\n');
+	} else {
+		status_render_text(stdout, &v);
+	}
+	return status_view_fine(&v) ? 0 : EXIT_PROBLEMS;
+}
