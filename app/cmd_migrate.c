@@ -49,6 +49,8 @@ cmd_migrate(struct cli *cli, int argc, char **argv)
 	me = migrate_run(cli->svc->db, dir, dry_run, &rep, err, sizeof err);
 	if (me != MIGRATE_OK) {
 		fprintf(stderr, "bindery migrate: %s\n", err);
+		/* A refused privilege is the configuration's fault (EX_CONFIG):
+		 * retrying with the same file cannot help. */
 		return me == MIGRATE_DB ? EXIT_UNAVAILABLE : me == MIGRATE_TOO_NEW ? EXIT_PROBLEMS
 										 : EXIT_CONFIG;
 	}

@@ -1,7 +1,8 @@
-# dist: the release tarball and what `make install` puts where.  These tests
-# need no stack; they are not UNIT_TESTS because the ASan build's check-unit
-# has no reason to build the tarball a second time.
-DIST_TESTS = tests/dist/dist.sh tests/dist/install.sh
+# dist: the release tarball and what `make install` puts where, and an
+# upgrade from the previous release (upgrade.sh: --long only, on the stack).
+# They are not UNIT_TESTS because the ASan build's check-unit has no reason
+# to build the tarball a second time.
+DIST_TESTS = tests/dist/dist.sh tests/dist/install.sh tests/dist/upgrade.sh
 EXTRA_DIST += $(DIST_TESTS)
 
 # Every sample configuration and web-server snippet, for an administrator to

@@ -14,11 +14,16 @@ dist_sql_DATA += sql/001_schema.sql sql/002_idempotency_blob_index.sql \
 	sql/006_leases.sql sql/007_uploads.sql sql/008_blob_etag.sql sql/009_ready_sequence.sql \
 	sql/010_direct_uploads.sql sql/011_sweep_locks.sql \
 	sql/012_sweep_runs.sql
+# Not a migration (migrate applies NNN_name.sql only): the database accounts'
+# runbook template, installed beside them for the admin (README).
+dist_sql_DATA += sql/grants.sql
 
 UNIT_TESTS += tests/unit/sql_literal.sh
 EXTRA_DIST += tests/unit/sql_literal.sh
 INTEGRATION_TESTS += tests/integration/migrate.sh
 EXTRA_DIST += tests/integration/migrate.sh
+INTEGRATION_TESTS += tests/integration/grants.sh
+EXTRA_DIST += tests/integration/grants.sh
 check_PROGRAMS += tests/integration/test_db
 INTEGRATION_TESTS += tests/integration/test_db
 # The figures of `bindery status` and /metrics, the sweep run history (issue 15).

@@ -31,6 +31,7 @@ struct db {
 	struct stmt_slot stmts[DB_MAX_STMTS];
 	size_t nstmts;
 	char last_error[512];
+	unsigned last_errno;	/* the server's or client's number for last_error */
 	uint64_t last_insert_id;
 };
 
@@ -112,6 +113,7 @@ static void
 remember_error(struct db *db, unsigned code, const char *msg)
 {
 	snprintf(db->last_error, sizeof db->last_error, "%u: %s", code, msg ? msg : "");
+	db->last_errno = code;
 }
 
 /* Map a server/client error number to our result, marking lost connections. */
@@ -501,6 +503,20 @@ const char *
 db_last_error(const struct db *db)
 {
 	return db->last_error;
+}
+
+int
+db_last_denied(const struct db *db)
+{
+	switch (db->last_errno) {
+	case ER_DBACCESS_DENIED_ERROR:
+	case ER_TABLEACCESS_DENIED_ERROR:
+	case ER_COLUMNACCESS_DENIED_ERROR:
+	case ER_SPECIFIC_ACCESS_DENIED_ERROR:
+		return 1;
+	default:
+		return 0;
+	}
 }
 
 uint64_t

@@ -147,4 +147,9 @@ uint64_t db_last_insert_id(const struct db *db);
 /* The last server error message, for logs only (never sent to clients). */
 const char *db_last_error(const struct db *db);
 
+/* True when the last error was the server refusing a privilege the account
+ * lacks (a table, database or administrative right), as opposed to a failed
+ * statement: `bindery migrate` run with the runtime account's file. */
+int db_last_denied(const struct db *db);
+
 #endif

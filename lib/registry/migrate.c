@@ -97,6 +97,26 @@ static const char sql_create_table[] =
 static const char sql_current[] = "SELECT COALESCE(MAX(version), 0) FROM schema_migrations";
 static const char sql_record[] = "INSERT INTO schema_migrations (version, name) VALUES (?, ?)";
 
+/*
+ * A statement the server refused for want of a privilege: the usual cause is
+ * migrate run with the runtime account's file, which may read and write rows
+ * but holds no DDL (sql/grants.sql).  Say so after the server's message, so
+ * the admin need not decode "CREATE command denied".
+ */
+static enum migrate_err
+db_failure(struct db *db, char *err, size_t errlen)
+{
+	size_t n = strlen(err);
+
+	if (!db_last_denied(db))
+		return MIGRATE_DB;
+	if (n < errlen)
+		snprintf(err + n, errlen - n, "; this database account lacks the privileges migrations"
+			 " need (CREATE, ALTER, INDEX, REFERENCES): run migrate with the migration"
+			 " account's configuration (bindery -c FILE migrate; sql/grants.sql)");
+	return MIGRATE_DENIED;
+}
+
 /* The migrations in dir, sorted by version, into list (MIGRATE_MAX_FILES); *n how many. */
 static enum migrate_err
 list_migrations(const char *dir, struct migration *list, size_t *np, char *err, size_t errlen)
@@ -187,7 +207,7 @@ migrate_run(struct db *db, const char *dir, int dry_run, struct migrate_report *
 	if ((de_err = db_exec(db, sql_create_table, NULL, 0, NULL)) != DB_OK ||
 	    (de_err = db_query(db, sql_current, NULL, 0, &col, 1, NULL, NULL)) != DB_OK) {
 		snprintf(err, errlen, "database %s: %s", db_err_name(de_err), db_last_error(db));
-		e = MIGRATE_DB;
+		e = db_failure(db, err, errlen);
 		goto out;
 	}
 	report->current = (unsigned)current;
@@ -211,14 +231,14 @@ migrate_run(struct db *db, const char *dir, int dry_run, struct migrate_report *
 		if ((e = read_file(dir, list[i].file, &sql, err, errlen)) != MIGRATE_OK)
 			goto out;
 		if (db_exec_script(db, buf_span(&sql), err, errlen) != DB_OK) {
-			e = MIGRATE_DB;
+			e = db_failure(db, err, errlen);
 			goto out;
 		}
 		rec[0] = DBP_U64(list[i].version);
 		rec[1] = DBP_STR(list[i].file);
 		if ((de_err = db_exec(db, sql_record, rec, 2, NULL)) != DB_OK) {
 			snprintf(err, errlen, "recording %s: %s", list[i].file, db_last_error(db));
-			e = MIGRATE_DB;
+			e = db_failure(db, err, errlen);
 			goto out;
 		}
 		log_info("applied %s", list[i].file);

@@ -19,6 +19,7 @@ enum migrate_err {
 	MIGRATE_BAD_FILE,	/* unreadable file or a name not like 001_name.sql */
 	MIGRATE_TOO_NEW,	/* the database has a version we do not know */
 	MIGRATE_DB,		/* the database refused a statement */
+	MIGRATE_DENIED,		/* the account lacks the DDL privileges (sql/grants.sql) */
 };
 
 struct migrate_report {

@@ -24,7 +24,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 . "$here/../lib/stack.sh"
 . "$here/../lib/db.sh"
 
-need_stack BINDERY_CONFIG BINDERY_TEST_BIN BINDERY_TEST_TOKEN BINDERY_TEST_VAR BINDERY_TEST_DB_SOCKET \
+need_stack BINDERY_CONFIG BINDERY_TEST_MIGRATE_CONFIG BINDERY_TEST_BIN BINDERY_TEST_TOKEN BINDERY_TEST_VAR BINDERY_TEST_DB_SOCKET \
 	BINDERY_TEST_TLS_BLOB_ENDPOINT BINDERY_TEST_TLS_CA BINDERY_TEST_BLOB_ACCOUNT BINDERY_TEST_BLOB_KEY
 [ -x "$(stack_lighttpd_bin)" ] || missing "lighttpd is not installed"
 work=$(mktemp -d)
@@ -39,6 +39,9 @@ trap cleanup EXIT
 trap 'exit 130' INT
 trap 'exit 143' TERM
 cli=$BINDERY_TEST_BIN/bindery
+# Its configurations point at a scratch database that this test migrates
+# (CREATE), so they start from the migration account's (sql/grants.sql).
+base=$BINDERY_TEST_MIGRATE_CONFIG
 port=${BINDERY_TEST_TLS_BLOB_ENDPOINT##*:}
 auth=(-H "Authorization: Bearer $BINDERY_TEST_TOKEN")
 
@@ -49,7 +52,7 @@ conf() {
 	local name=$1 endpoint=$2 ca=$3
 	shift 3
 	sed -e "s|^name = bindery\$|name = $DBNAME|" -e "s|^endpoint = .*|endpoint = $endpoint|" \
-		-e "s|^\\[storage\\]\$|[storage]${ca:+\\nca_file = $ca}|" "$@" "$BINDERY_CONFIG" >"$work/$name.conf"
+		-e "s|^\\[storage\\]\$|[storage]${ca:+\\nca_file = $ca}|" "$@" "$base" >"$work/$name.conf"
 	chmod 0644 "$work/$name.conf"	# lighttpd's responders read it; a test key
 	grep -q "^name = $DBNAME\$" "$work/$name.conf" && grep -qF "endpoint = $endpoint" "$work/$name.conf" &&
 		{ [ -z "$ca" ] || grep -qF "ca_file = $ca" "$work/$name.conf"; } ||
@@ -108,7 +111,7 @@ for form in \
 	# continuation lines, one part each.
 	{
 		sed -e "s|^name = bindery\$|name = $DBNAME|" -e '/^endpoint = /d' -e '/^account = /d' \
-			-e '/^key = /d' "$BINDERY_CONFIG"
+			-e '/^key = /d' "$base"
 		printf '[storage]\nca_file = %s\nconnection_string = %s\n' "$ca" "${form//;/;$'\n\t'}"
 	} >"$work/cs.conf"
 	chmod 0600 "$work/cs.conf"
@@ -125,7 +128,7 @@ sas=$(BINDERY_TEST_BLOB_ENDPOINT=$tls BLOBTOOL_CONTAINER=unused "$BINDERY_TEST_B
 {
 	# (a SAS cannot sign direct uploads' links: they go off with the key)
 	sed -e "s|^name = bindery\$|name = $DBNAME|" -e "s|^endpoint = .*|endpoint = $tls\nca_file = $ca|" \
-		-e '/^key = /d' -e 's/^direct = .*/direct = false/' "$BINDERY_CONFIG"
+		-e '/^key = /d' -e 's/^direct = .*/direct = false/' "$base"
 	# a line holds at most 198 characters: the SAS goes on continuation lines
 	printf '[storage]\nsas = %s\n' "${sas//&/&$'\n\t'}"
 } >"$work/sas.conf"

@@ -26,6 +26,8 @@ search() { # NEEDLE DESC
 search "$BINDERY_TEST_BLOB_KEY" "the account key appears in no log"
 search "${BINDERY_TEST_BLOB_KEY:0:20}" "... not even its first 20 characters"
 [ -z "${BINDERY_TEST_DB_PASSWORD:-}" ] || search "$BINDERY_TEST_DB_PASSWORD" "the database password appears in no log"
+[ -z "${BINDERY_TEST_DB_MIGRATE_PASSWORD:-}" ] ||
+	search "$BINDERY_TEST_DB_MIGRATE_PASSWORD" "the migration account's password appears in no log"
 search "$BINDERY_TEST_TOKEN" "the write token appears in no log"
 [ -z "${BINDERY_TEST_TOKEN_OTHER:-}" ] || search "$BINDERY_TEST_TOKEN_OTHER" "the second token appears in no log"
 # A SAS signature is the sig= parameter (base64, percent-encoded).

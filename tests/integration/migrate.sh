@@ -7,22 +7,24 @@ here=$(cd "$(dirname "$0")" && pwd)
 . "$here/../lib/tap.sh"
 . "$here/../lib/db.sh"
 
-need_stack BINDERY_CONFIG BINDERY_TEST_BIN BINDERY_TEST_DB_SOCKET
+need_stack BINDERY_CONFIG BINDERY_TEST_MIGRATE_CONFIG BINDERY_TEST_BIN BINDERY_TEST_DB_SOCKET
 bindery=$BINDERY_TEST_BIN/bindery
+# migrate runs as the migration account; the runtime one cannot (grants.sh)
+mconf=$BINDERY_TEST_MIGRATE_CONFIG
 export BINDERY_LOG_STDERR=1
 work=$(mktemp -d)
 trap 'rm -rf "$work"; sql "DELETE FROM schema_migrations WHERE version = 999" 2>/dev/null' EXIT
 
-out=$("$bindery" -c "$BINDERY_CONFIG" -v migrate 2>&1); rc=$?
+out=$("$bindery" -c "$mconf" -v migrate 2>&1); rc=$?
 is "$rc" 0 "migrate on a migrated database exits 0"
 like "$out" 'applied 0 migration' "... and applies nothing"
 known=$(ls "$top_srcdir"/sql/[0-9][0-9][0-9]_*.sql | wc -l)
 is "$(sql 'SELECT COUNT(*) FROM schema_migrations')" "$known" "every shipped migration is recorded once"
-out=$("$bindery" -c "$BINDERY_CONFIG" migrate --dry-run 2>&1); rc=$?
+out=$("$bindery" -c "$mconf" migrate --dry-run 2>&1); rc=$?
 is "$rc" 0 "migrate --dry-run exits 0"
 
 sql "INSERT INTO schema_migrations (version, name) VALUES (999, '999_future.sql')"
-out=$("$bindery" -c "$BINDERY_CONFIG" migrate 2>&1); rc=$?
+out=$("$bindery" -c "$mconf" migrate 2>&1); rc=$?
 isnt "$rc" 0 "a database newer than this bindery is refused"
 like "$out" 'version 999 .*upgrade bindery' "... with a message that says so"
 sql "DELETE FROM schema_migrations WHERE version = 999"
@@ -44,7 +46,7 @@ is "$rc" 78 "an unreadable file exits 78"
 out=$(BINDERY_CONFIG="$work/bad.conf" "$BINDERY_TEST_BIN/bindery.fcgi" </dev/null 2>&1); rc=$?
 is "$rc" 78 "the responder refuses the same file with 78"
 like "$out" 'max_upload: invalid value' "... and the same message"
-cp "$BINDERY_CONFIG" "$work/readable.conf"; chmod 644 "$work/readable.conf"
+cp "$mconf" "$work/readable.conf"; chmod 644 "$work/readable.conf"
 out=$("$bindery" -c "$work/readable.conf" migrate 2>&1)
 like "$out" 'world-readable' "a world-readable config holding secrets draws a warning"
 

@@ -234,8 +234,12 @@ main(void)
 {
 	struct bindery_config *cfg = NULL;
 	char err[1024];
-	const char *path = getenv("BINDERY_CONFIG");
+	/* The scratch table is DDL, which the runtime account BINDERY_CONFIG
+	 * names may not run (sql/grants.sql): the migration account's file. */
+	const char *path = getenv("BINDERY_TEST_MIGRATE_CONFIG");
 
+	if (path == NULL)
+		path = getenv("BINDERY_CONFIG");
 	if (path == NULL || getenv("BINDERY_TEST_DB_SOCKET") == NULL)
 		tap_missing("no test stack (./dev test starts one)");
 	if (config_load(path, &cfg, err, sizeof err, NULL, 0) != 0)

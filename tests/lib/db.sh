@@ -5,14 +5,14 @@
 #   sql_quote "$name"            a single-quoted SQL literal
 #
 # Connects over BINDERY_TEST_DB_SOCKET to BINDERY_TEST_DB_NAME (default
-# bindery) as BINDERY_TEST_DB_USER with BINDERY_TEST_DB_PASSWORD (in the
-# environment, never on the command line); without a user, as root, who
-# connects over the socket without a password.
+# bindery) as root, who connects over the socket without a password: tests
+# plant states, create scratch databases and read the server's status, which
+# the runtime account BINDERY_TEST_DB_USER (rows only, sql/grants.sql) may
+# not.  Tests that mean to act as that account connect as it themselves.
 
 # sql QUERY: run QUERY on the test database; tab-separated rows, no header.
 sql() {
-	MYSQL_PWD=${BINDERY_TEST_DB_PASSWORD:-} mariadb --no-defaults --protocol=socket \
-		--socket="$BINDERY_TEST_DB_SOCKET" -u"${BINDERY_TEST_DB_USER:-root}" \
+	mariadb --no-defaults --protocol=socket --socket="$BINDERY_TEST_DB_SOCKET" -uroot \
 		-N -B "${BINDERY_TEST_DB_NAME:-bindery}" -e "$1"
 }
 

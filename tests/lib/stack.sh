@@ -90,15 +90,17 @@ stack_save_ports() {
 
 stack_random_hex() { od -An -tx1 -N"${1:-16}" /dev/urandom | tr -d ' \n'; }
 
-# stack_secrets: generate DB_PASSWORD, DEMO_TOKEN, OTHER_TOKEN once (secrets.env, 0600).
+# stack_secrets: generate DB_PASSWORD, DB_MIGRATE_PASSWORD, DEMO_TOKEN,
+# OTHER_TOKEN once (secrets.env, 0600).
 stack_secrets() {
 	DB_PASSWORD=${DB_PASSWORD:-$(stack_random_hex 16)}
+	DB_MIGRATE_PASSWORD=${DB_MIGRATE_PASSWORD:-$(stack_random_hex 16)}
 	DEMO_TOKEN=${DEMO_TOKEN:-$(stack_random_hex 20)}
 	OTHER_TOKEN=${OTHER_TOKEN:-$(stack_random_hex 20)}
 	# Written every time: the values may have been loaded from a state
 	# directory that was since wiped (./dev test starts from a clean one).
-	(umask 077 && printf 'DB_PASSWORD=%s\nDEMO_TOKEN=%s\nOTHER_TOKEN=%s\n' \
-		"$DB_PASSWORD" "$DEMO_TOKEN" "$OTHER_TOKEN" >"$STACK_VAR/secrets.env.new" &&
+	(umask 077 && printf 'DB_PASSWORD=%s\nDB_MIGRATE_PASSWORD=%s\nDEMO_TOKEN=%s\nOTHER_TOKEN=%s\n' \
+		"$DB_PASSWORD" "$DB_MIGRATE_PASSWORD" "$DEMO_TOKEN" "$OTHER_TOKEN" >"$STACK_VAR/secrets.env.new" &&
 		mv "$STACK_VAR/secrets.env.new" "$STACK_VAR/secrets.env")
 }
 
@@ -287,20 +289,24 @@ stack_mariadb_start() {
 
 stack_mariadb_stop() { stack_stop mariadb 60; }
 
-# stack_mariadb_setup: database `bindery` and user `bindery` (socket and TCP)
-# with DB_PASSWORD; the user may also create scratch databases bindery_*.
+# stack_mariadb_setup: database `bindery` and its two accounts, made by
+# sql/grants.sql (the runbook the README gives admins) for the socket and TCP:
+# `bindery` (DB_PASSWORD) reads and writes rows only, as the responder, sweep
+# and audit do in production; `bindery_migrate` (DB_MIGRATE_PASSWORD) also
+# holds the DDL `bindery migrate` needs.  The migration account may also
+# create and drop scratch databases bindery_* for tests.
 stack_mariadb_setup() {
 	local h
-	{
-		echo "CREATE DATABASE IF NOT EXISTS bindery CHARACTER SET utf8mb4 COLLATE utf8mb4_general_ci;"
-		for h in localhost 127.0.0.1; do
-			echo "CREATE USER IF NOT EXISTS 'bindery'@'$h' IDENTIFIED BY '$DB_PASSWORD';"
-			echo "ALTER USER 'bindery'@'$h' IDENTIFIED BY '$DB_PASSWORD';"
-			echo "GRANT ALL PRIVILEGES ON \`bindery\`.* TO 'bindery'@'$h';"
-			echo "GRANT ALL PRIVILEGES ON \`bindery\\_%\`.* TO 'bindery'@'$h';"
-		done
-		echo "FLUSH PRIVILEGES;"
-	} | stack_mysql
+	for h in localhost 127.0.0.1; do
+		# The rendered script holds both passwords: owner-only, removed after.
+		(umask 077 && stack_render "$STACK_TOP/sql/grants.sql" "$STACK_VAR/tmp/grants.sql" \
+			DB_NAME=bindery HOST="$h" RUNTIME_USER=bindery RUNTIME_PASSWORD="$DB_PASSWORD" \
+			MIGRATE_USER=bindery_migrate MIGRATE_PASSWORD="$DB_MIGRATE_PASSWORD") || return 1
+		stack_mysql <"$STACK_VAR/tmp/grants.sql" || { rm -f "$STACK_VAR/tmp/grants.sql"; return 1; }
+		rm -f "$STACK_VAR/tmp/grants.sql"
+		echo "GRANT ALL PRIVILEGES ON \`bindery\\_%\`.* TO 'bindery_migrate'@'$h';" | stack_mysql || return 1
+	done
+	echo "FLUSH PRIVILEGES;" | stack_mysql
 }
 
 # --- Azurite ---------------------------------------------------------------
@@ -325,6 +331,7 @@ stack_azurite_start() {
 	# Azurite binds a second or two after it starts: another stack on this
 	# machine can take the port in between.  Then ours exits (EADDRINUSE)
 	# and we try once more on another port.
+	local tried
 	for attempt in 1 2; do
 		stack_spawn azurite "$STACK_LOG/azurite.log" "$bin" --blobHost 127.0.0.1 \
 			--blobPort "$BLOB_PORT" --location "$STACK_VAR/azurite" --disableTelemetry || return 1
@@ -332,8 +339,11 @@ stack_azurite_start() {
 		stack_stop azurite 20
 		[ "$attempt" = 1 ] || break
 		stack_log "Azurite did not take port $BLOB_PORT; choosing another"
+		# Forgetting the port empties BLOB_PORT: count on from the one tried
+		# (from $((BLOB_PORT + 1)) afterwards it was port 1).
+		tried=$BLOB_PORT
 		stack_forget_port BLOB_PORT
-		stack_port BLOB_PORT "$((BLOB_PORT + 1))" || return 1
+		stack_port BLOB_PORT "$((tried + 1))" || return 1
 	done
 	tail -n 20 "$STACK_LOG/azurite.log" >&2
 	return 1
