@@ -59,3 +59,7 @@ EXTRA_DIST += tests/e2e/direct.sh tests/bench/bench_direct.sh
 # round; results.json holds every figure through both servers.
 E2E_TESTS += tests/e2e/bench_smoke.sh
 EXTRA_DIST += tests/e2e/bench_smoke.sh
+# The app under a path prefix (issue 15): lighttpd at /docs, Apache at
+# /bindery, CGI; every URL it hands out carries the prefix.
+E2E_TESTS += tests/e2e/prefix.sh
+EXTRA_DIST += tests/e2e/prefix.sh
