@@ -47,7 +47,10 @@ authenticate(struct app *app, struct request *r)
 /*
  * The path the client asked for, without the query and without the prefix
  * the app is mounted under (SCRIPT_NAME), so the routes are the same
- * whether the server maps the app at "/" or at "/bindery".
+ * whether the server maps the app at "/" or at "/bindery"; the prefix is
+ * kept in r->prefix for the URLs the answer carries.  A SCRIPT_NAME that
+ * is not a safe path is a deployment mistake: the app then acts as if
+ * mounted at the root (the request most likely finds no route) and says so.
  */
 static void
 request_path(struct request *r)
@@ -55,19 +58,15 @@ request_path(struct request *r)
 	struct span uri = req_param(r, "REQUEST_URI");
 	struct span script = req_param(r, "SCRIPT_NAME");
 	const char *q = memchr(uri.ptr, '?', uri.len);
+	struct span path = { uri.ptr, q ? (size_t)(q - uri.ptr) : uri.len };
 
-	r->path = (struct span){ uri.ptr, q ? (size_t)(q - uri.ptr) : uri.len };
 	r->query = q ? (struct span){ q + 1, uri.len - (size_t)(q - uri.ptr) - 1 } : SPAN_NULL;
 	if (r->query.ptr == NULL)
 		r->query = req_param(r, "QUERY_STRING");
-	if (script.len > 1 && r->path.len >= script.len &&
-	    memcmp(r->path.ptr, script.ptr, script.len) == 0 &&
-	    (r->path.len == script.len || r->path.ptr[script.len] == '/')) {
-		r->path.ptr += script.len;
-		r->path.len -= script.len;
-	}
-	if (r->path.len == 0)
-		r->path = SPAN_LIT("/");
+	if (http_mount_split(script, path, &r->prefix, &r->path) == HTTP_MOUNT_BAD)
+		log_warn("req=%s SCRIPT_NAME \"%.*s\" is not a safe path ([A-Za-z0-9._~-] segments,"
+			 " no \"..\", no trailing '/'): serving as if mounted at /", r->id,
+			 (int)(script.len > 200 ? 200 : script.len), script.ptr);
 }
 
 /*

@@ -143,33 +143,47 @@ static void
 reply_granted(struct request *r, const struct direct_grant *g, const struct buf *url,
 	      const char *content_type)
 {
-	char expires[24], id[24], finalize[64], location[96];
+	char expires[24], id[24];
+	struct buf finalize = BUF_INIT(512), location = BUF_INIT(512);
 	json_t *body;
 
 	sign_time_iso8601((time_t)g->expires_unix, expires);
 	snprintf(id, sizeof id, "%llu", (unsigned long long)g->doc_id);
-	snprintf(finalize, sizeof finalize, "/documents/%llu/finalize", (unsigned long long)g->doc_id);
-	snprintf(location, sizeof location, "Location: /documents/%llu\r\n", (unsigned long long)g->doc_id);
+	if (req_url_append(r, &finalize, "/documents/%llu/finalize", (unsigned long long)g->doc_id) != BUF_OK ||
+	    req_location_append(r, &location, "/documents/%llu", (unsigned long long)g->doc_id) != BUF_OK) {
+		resp_error(r, 500, "internal", "out of memory");
+		goto out;
+	}
 	body = json_pack("{s:s, s:s, s:o, s:s, s:s}", "id", id, "upload_url", buf_cstr(url), "headers",
-			 upload_headers(content_type), "expires_at", expires, "finalize_url", finalize);
+			 upload_headers(content_type), "expires_at", expires, "finalize_url",
+			 buf_cstr(&finalize));
 	/* A retry with the same Idempotency-Key answers as the first did. */
-	resp_json(r, 201, body, location);
+	resp_json(r, 201, body, buf_cstr(&location));
+out:
+	buf_free(&finalize);
+	buf_free(&location);
 }
 
 static void
 reply_direct_name_taken(struct app *app, struct request *r, struct span name)
 {
-	char finalize[64];
+	struct buf finalize = BUF_INIT(512);
 	uint64_t doc_id = 0;
 
 	/* DESIGN.md: a name held by the caller's own pending upload says which. */
 	if (direct_find_pending_of(app->svc, name, r->owner, &doc_id) != PROTO_OK || doc_id == 0) {
 		reply_name_taken(app, r, name);
-		return;
+		goto out;
 	}
-	snprintf(finalize, sizeof finalize, "/documents/%llu/finalize", (unsigned long long)doc_id);
+	if (req_url_append(r, &finalize, "/documents/%llu/finalize", (unsigned long long)doc_id) != BUF_OK) {
+		resp_error(r, 500, "internal", "out of memory");
+		goto out;
+	}
 	resp_json(r, 409, json_pack("{s:s, s:s, s:s}", "error", "name_taken", "message",
-				    "your direct upload of this name is under way", "upload", finalize), NULL);
+				    "your direct upload of this name is under way", "upload",
+				    buf_cstr(&finalize)), NULL);
+out:
+	buf_free(&finalize);
 }
 
 void

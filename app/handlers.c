@@ -150,15 +150,19 @@ reply_proto_failure(struct request *r, enum proto_result pr)
 void
 reply_document(struct request *r, int status, const struct doc *d)
 {
-	char extra[256], etag[64];
+	struct buf extra = BUF_INIT(512);
+	char etag[64];
 
 	render_doc_etag(d, etag, sizeof etag);
-	if (status == 201)
-		snprintf(extra, sizeof extra, "ETag: %s\r\nLocation: /documents/%llu\r\n", etag,
-			 (unsigned long long)d->id);
-	else
-		snprintf(extra, sizeof extra, "ETag: %s\r\n", etag);
-	resp_json(r, status, render_doc_json(d), extra);
+	if (buf_appendf(&extra, "ETag: %s\r\n", etag) != BUF_OK ||
+	    (status == 201 &&
+	     req_location_append(r, &extra, "/documents/%llu", (unsigned long long)d->id) != BUF_OK)) {
+		resp_error(r, 500, "internal", "out of memory");
+		goto out;
+	}
+	resp_json(r, status, render_doc_json(d), buf_cstr(&extra));
+out:
+	buf_free(&extra);
 }
 
 /* A browser form post (no JavaScript) wants to land back on the page. */
@@ -174,7 +178,13 @@ static void
 reply_created(struct request *r, const struct proto_answer *a)
 {
 	if (wants_html(r)) {
-		resp_begin(r, 303, "text/plain", 0, "Location: /\r\n");
+		struct buf extra = BUF_INIT(512);
+
+		if (req_location_append(r, &extra, "/") != BUF_OK)
+			resp_error(r, 500, "internal", "out of memory");
+		else
+			resp_begin(r, 303, "text/plain", 0, buf_cstr(&extra));
+		buf_free(&extra);
 		return;
 	}
 	/* A replay renders the recorded fields exactly as the first answer did. */
@@ -184,17 +194,23 @@ reply_created(struct request *r, const struct proto_answer *a)
 void
 reply_name_taken(struct app *app, struct request *r, struct span name)
 {
-	char id[UPLOAD_ID_MAX], upload[64];
+	char id[UPLOAD_ID_MAX];
+	struct buf upload = BUF_INIT(512);
 
 	/* DESIGN.md: a name held by the caller's own resumable upload says which. */
 	if (r->owner == NULL || tus_find_pending(app->svc, name, r->owner, id, sizeof id) != PROTO_OK ||
 	    id[0] == '\0') {
 		reply_failure(r, PROTO_NAME_TAKEN, BODY_FINE);
-		return;
+		goto out;
 	}
-	snprintf(upload, sizeof upload, "/uploads/%s", id);
+	if (req_url_append(r, &upload, "/uploads/%s", id) != BUF_OK) {
+		resp_error(r, 500, "internal", "out of memory");
+		goto out;
+	}
 	resp_json(r, 409, json_pack("{s:s, s:s, s:s}", "error", "name_taken", "message",
-				    "your upload of this name is under way", "upload", upload), NULL);
+				    "your upload of this name is under way", "upload", buf_cstr(&upload)), NULL);
+out:
+	buf_free(&upload);
 }
 
 /* ---- raw bodies ---- */

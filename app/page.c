@@ -47,9 +47,10 @@ static const char page_style[] =
 
 /* The upload form is the no-JavaScript path too: a plain multipart POST,
  * whose name field must come before the file (README: the API refuses a
- * name after it), so the fields keep this order. */
+ * name after it), so the fields keep this order.  It follows the form's
+ * opening up to its action's mount prefix (page_head). */
 static const char page_forms[] =
-	"<form id=\"up\" method=\"post\" action=\"/documents\" enctype=\"multipart/form-data\">\n"
+	"/documents\" enctype=\"multipart/form-data\">\n"
 	"<fieldset><legend>Upload</legend>\n"
 	"<p><label>Token <input id=\"token\" type=\"password\" autocomplete=\"off\"></label></p>\n"
 	"<p><label>Name (optional) <input name=\"name\" maxlength=\"255\"></label>\n"
@@ -65,8 +66,8 @@ static const char page_table_head[] =
 	"<th scope=\"col\" class=\"n\">Size</th><th scope=\"col\">Created</th>"
 	"<th scope=\"col\">Actions</th></tr></thead><tbody id=\"docs\">\n";
 
-static const char page_tail[] =
-	"<script src=\"/page.js\"></script>\n</body></html>\n";
+/* After "<script src=\"" and the mount prefix. */
+static const char page_tail[] = "/page.js\"></script>\n</body></html>\n";
 
 /* Scripts only from our own origin (page.js), never inline; no plugins, no
  * <base> rewriting, forms post only here, and nobody may frame the page. */
@@ -76,6 +77,7 @@ static const char page_tail[] =
 
 struct page_ctx {
 	struct buf *out;
+	struct span prefix;	/* the app's mount (request.h), "" at the root */
 	uint64_t last_seq;	/* the cursor of the next page */
 	unsigned n;
 	int failed;
@@ -125,9 +127,10 @@ query_escape(struct span s, struct buf *out)
 }
 
 /* One row: the name downloads; Replace and Delete need the script, which
- * unhides them (without it they could do nothing). */
+ * unhides them (without it they could do nothing).  prefix is a safe path
+ * (http_mount_split), escaped all the same. */
 static enum buf_err
-page_row_append(struct buf *b, const struct doc *d)
+page_row_append(struct buf *b, struct span prefix, const struct doc *d)
 {
 	char size[32], etag[64];
 	unsigned long long id = (unsigned long long)d->id;
@@ -142,7 +145,11 @@ page_row_append(struct buf *b, const struct doc *d)
 	if (e == BUF_OK)
 		e = html_escape(span_from_cstr(etag), b);
 	if (e == BUF_OK)
-		e = buf_appendf(b, "\"><td><a class=\"dl\" href=\"/documents/%llu/content\">", id);
+		e = buf_append_cstr(b, "\"><td><a class=\"dl\" href=\"");
+	if (e == BUF_OK)
+		e = html_escape(prefix, b);
+	if (e == BUF_OK)
+		e = buf_appendf(b, "/documents/%llu/content\">", id);
 	if (e == BUF_OK)
 		e = html_escape(span_from_cstr(d->name), b);
 	if (e == BUF_OK)
@@ -159,7 +166,11 @@ page_row_append(struct buf *b, const struct doc *d)
 	if (e == BUF_OK)
 		e = html_escape(hhmm, b);
 	if (e == BUF_OK)
-		e = buf_appendf(b, " UTC</time></td><td><a href=\"/documents/%llu/content\" download>"
+		e = buf_append_cstr(b, " UTC</time></td><td><a href=\"");
+	if (e == BUF_OK)
+		e = html_escape(prefix, b);
+	if (e == BUF_OK)
+		e = buf_appendf(b, "/documents/%llu/content\" download>"
 				"Download</a> <button type=\"button\" class=\"replace\" hidden>Replace</button>"
 				" <button type=\"button\" class=\"delete\" hidden>Delete</button></td></tr>\n", id);
 	return e;
@@ -170,7 +181,7 @@ page_row(void *ctx, const struct doc *d)
 {
 	struct page_ctx *pc = ctx;
 
-	if (page_row_append(pc->out, d) != BUF_OK) {
+	if (page_row_append(pc->out, pc->prefix, d) != BUF_OK) {
 		pc->failed = 1;
 		return 1;
 	}
@@ -208,15 +219,22 @@ page_pager(struct buf *b, const struct list_query *lq, const struct page_ctx *pc
 	else
 		e = buf_append_cstr(b, "</tbody></table>\n<nav class=\"pager\" aria-label=\"Pages\">");
 	if (e == BUF_OK && lq->after != 0) {
-		e = buf_append_cstr(b, "<a id=\"first\" href=\"/?after=0");
+		e = buf_append_cstr(b, "<a id=\"first\" href=\"");
+		if (e == BUF_OK)
+			e = html_escape(pc->prefix, b);
+		if (e == BUF_OK)
+			e = buf_append_cstr(b, "/?after=0");
 		if (e == BUF_OK)
 			e = page_query_tail(b, lq);
 		if (e == BUF_OK)
 			e = buf_append_cstr(b, "\">First page</a>");
 	}
 	if (e == BUF_OK && pc->n == lq->limit) {
-		e = buf_appendf(b, "<a id=\"next\" rel=\"next\" href=\"/?after=%llu",
-				(unsigned long long)pc->last_seq);
+		e = buf_append_cstr(b, "<a id=\"next\" rel=\"next\" href=\"");
+		if (e == BUF_OK)
+			e = html_escape(pc->prefix, b);
+		if (e == BUF_OK)
+			e = buf_appendf(b, "/?after=%llu", (unsigned long long)pc->last_seq);
 		if (e == BUF_OK)
 			e = page_query_tail(b, lq);
 		if (e == BUF_OK)
@@ -228,14 +246,18 @@ page_pager(struct buf *b, const struct list_query *lq, const struct page_ctx *pc
 }
 
 /*
- * The page's head up to the table.  What the script needs from the
- * configuration travels as data- attributes on <body>, never as inline
- * script: whether direct uploads are on and the largest file they take
- * (one Put Blob: single_put_max, as POST /documents/direct has it), the tus
- * chunk and the size from which a file goes through tus when they are off.
+ * The page's head up to the table.  What the script needs travels as data-
+ * attributes on <body>, never as inline script: the app's mount prefix
+ * (every URL it builds starts with it), whether direct uploads are on and
+ * the largest file they take (one Put Blob: single_put_max, as POST
+ * /documents/direct has it), the tus chunk and the size from which a file
+ * goes through tus when they are off.  The page's own links and forms are
+ * absolute paths under the prefix, not relative ones and no <base> (its CSP
+ * says base-uri 'none'): "/docs" and "/docs/" are both the page.
  */
 static enum buf_err
-page_head(struct buf *b, const struct bindery_config *cfg, const struct list_query *lq)
+page_head(struct buf *b, struct span prefix, const struct bindery_config *cfg,
+	  const struct list_query *lq)
 {
 	enum buf_err e;
 
@@ -246,20 +268,35 @@ page_head(struct buf *b, const struct bindery_config *cfg, const struct list_que
 		e = buf_append_cstr(b, page_style);
 	if (e == BUF_OK)
 		e = buf_appendf(b, "</head><body data-direct=\"%d\" data-direct-max=\"%llu\""
-				" data-tus-chunk=\"%u\" data-tus-min=\"%llu\">\n<h1>bindery</h1>\n",
+				" data-tus-chunk=\"%u\" data-tus-min=\"%llu\" data-prefix=\"",
 				cfg->upload_direct ? 1 : 0, (unsigned long long)cfg->single_put_max,
 				PAGE_TUS_CHUNK, (unsigned long long)cfg->single_put_max);
 	if (e == BUF_OK)
+		e = html_escape(prefix, b);
+	if (e == BUF_OK)
+		e = buf_append_cstr(b, "\">\n<h1>bindery</h1>\n");
+	if (e == BUF_OK)
+		e = buf_append_cstr(b, "<form id=\"up\" method=\"post\" action=\"");
+	if (e == BUF_OK)
+		e = html_escape(prefix, b);
+	if (e == BUF_OK)
 		e = buf_append_cstr(b, page_forms);
 	if (e == BUF_OK)
-		e = buf_append_cstr(b, "<form method=\"get\" action=\"/\" role=\"search\"><p>"
+		e = buf_append_cstr(b, "<form method=\"get\" action=\"");
+	if (e == BUF_OK)
+		e = html_escape(prefix, b);
+	if (e == BUF_OK)
+		e = buf_append_cstr(b, "/\" role=\"search\"><p>"
 				    "<label>Names starting with <input id=\"prefix\" name=\"prefix\""
 				    " maxlength=\"255\" value=\"");
 	if (e == BUF_OK)
 		e = html_escape(buf_span(&lq->prefix), b);
 	if (e == BUF_OK)
-		e = buf_append_cstr(b, "\"></label> <button>Filter</button>"
-				    " <a href=\"/\">All documents</a></p></form>\n");
+		e = buf_append_cstr(b, "\"></label> <button>Filter</button> <a href=\"");
+	if (e == BUF_OK)
+		e = html_escape(prefix, b);
+	if (e == BUF_OK)
+		e = buf_append_cstr(b, "/\">All documents</a></p></form>\n");
 	if (e == BUF_OK)
 		e = buf_append_cstr(b, page_table_head);
 	return e;
@@ -297,7 +334,7 @@ handle_index(struct app *app, struct request *r)
 {
 	struct buf page = BUF_INIT(PAGE_MAX), headers = BUF_INIT(PAGE_HEADERS_MAX);
 	struct list_query lq = { 0, 0, BUF_INIT(4 * DOCUMENT_NAME_MAX) };
-	struct page_ctx pc = { &page, 0, 0, 0 };
+	struct page_ctx pc = { &page, r->prefix, 0, 0, 0 };
 	enum db_err e;
 
 	if (app->cfg->reads_need_auth && r->owner == NULL) {
@@ -306,7 +343,7 @@ handle_index(struct app *app, struct request *r)
 	}
 	if (!list_query_parse(r, PAGE_DOCS, &lq))
 		goto out;
-	if (page_head(&page, app->cfg, &lq) != BUF_OK || page_headers(&headers, app->cfg) != BUF_OK) {
+	if (page_head(&page, r->prefix, app->cfg, &lq) != BUF_OK || page_headers(&headers, app->cfg) != BUF_OK) {
 		resp_error(r, 500, "internal", "out of memory");
 		goto out;
 	}
@@ -317,6 +354,7 @@ handle_index(struct app *app, struct request *r)
 		goto out;
 	}
 	if (pc.failed || page_pager(&page, &lq, &pc) != BUF_OK ||
+	    buf_append_cstr(&page, "<script src=\"") != BUF_OK || html_escape(r->prefix, &page) != BUF_OK ||
 	    buf_append(&page, page_tail, sizeof page_tail - 1) != BUF_OK) {
 		resp_error(r, 500, "internal", "page too large");
 		goto out;

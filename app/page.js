@@ -9,9 +9,9 @@
 //   SAS URL with exactly the headers the server listed, then finalize;
 // - otherwise files of data-tus-min bytes or more go through tus 1.0.0 at
 //   /uploads in data-tus-chunk PATCHes, resumable: the upload's URL is kept
-//   in localStorage under the file's name, size and modification time, so
-//   choosing the same file after a reload (or a crash) asks the server
-//   where it got to (HEAD) and goes on from there;
+//   in localStorage under the app's mount and the file's name, size and
+//   modification time, so choosing the same file after a reload (or a
+//   crash) asks the server where it got to (HEAD) and goes on from there;
 // - smaller files: one multipart POST /documents, as the form would send;
 // - replace (PUT with If-Match, so a version someone else changed is not
 //   overwritten) and delete (after a confirmation) on every row;
@@ -22,6 +22,10 @@
 
 const $ = id => document.getElementById(id);
 const settings = document.body.dataset;
+// Where the server mounts the app ("" at the site's root, "/bindery" under a
+// prefix): data-prefix, as the server saw SCRIPT_NAME.  Every URL of ours
+// goes through here; the URLs the server answers with already carry it.
+const appUrl = path => (settings.prefix || '') + path;
 const tokenInput = $('token');
 
 tokenInput.value = sessionStorage.getItem('bindery-token') || '';
@@ -117,7 +121,7 @@ function uploadItem(label) {
 // ---- tus 1.0.0 ----
 
 const b64 = s => btoa(String.fromCharCode(...new TextEncoder().encode(s)));
-const tusKey = f => 'bindery-tus:' + JSON.stringify([f.name, f.size, f.lastModified]);
+const tusKey = f => 'bindery-tus:' + JSON.stringify([appUrl('/'), f.name, f.size, f.lastModified]);
 const tusHeaders = extra => Object.assign({ 'Tus-Resumable': '1.0.0' }, auth(), extra);
 
 // Where a remembered upload stands: its offset, or null when it is gone
@@ -131,7 +135,7 @@ async function tusOffset(url) {
 
 async function tusCreate(file, name) {
 	const meta = 'filename ' + b64(name) + ',filetype ' + b64(file.type || 'application/octet-stream');
-	const r = await send('POST', '/uploads', tusHeaders({ 'Upload-Length': String(file.size),
+	const r = await send('POST', appUrl('/uploads'), tusHeaders({ 'Upload-Length': String(file.size),
 		'Upload-Metadata': meta }));
 	if (r.status !== 201 || !r.header('Location'))
 		throw new Failure(r, 'the upload could not start');
@@ -201,7 +205,7 @@ async function tusUpload(file, name, item) {
 // over the single-put limit; 404: no direct uploads here): tus takes it.
 async function directUpload(file, name, item) {
 	const type = file.type || 'application/octet-stream';
-	const r = await send('POST', '/documents/direct', Object.assign({ 'Content-Type': 'application/json' },
+	const r = await send('POST', appUrl('/documents/direct'), Object.assign({ 'Content-Type': 'application/json' },
 		auth()), JSON.stringify({ name, size: file.size, content_type: type }));
 	if (r.status === 413 || r.status === 404)
 		return false;
@@ -223,7 +227,7 @@ async function formUpload(file, name, item) {
 	const form = new FormData();
 	form.append('name', name);
 	form.append('file', file, file.name);
-	const r = await send('POST', '/documents', Object.assign({ Accept: 'application/json' }, auth()), form,
+	const r = await send('POST', appUrl('/documents'), Object.assign({ Accept: 'application/json' }, auth()), form,
 		loaded => item.progress(Math.min(loaded, file.size), file.size, 'Uploading'));
 	if (r.status !== 201)
 		throw new Failure(r);
@@ -302,7 +306,7 @@ function replaceDoc(row) {
 			return;
 		const name = row.querySelector('a.dl').textContent;
 		const item = uploadItem(name + ' (replace)');
-		const r = await send('PUT', `/documents/${row.dataset.id}/content`, Object.assign({
+		const r = await send('PUT', appUrl(`/documents/${row.dataset.id}/content`), Object.assign({
 			'If-Match': row.dataset.etag, 'Content-Type': file.type || 'application/octet-stream' },
 			auth()), file, loaded => item.progress(loaded, file.size, 'Replacing'));
 		if (r.status === 200) {
@@ -322,7 +326,7 @@ async function deleteDoc(row) {
 	const name = row.querySelector('a.dl').textContent;
 	if (!confirm(`Delete "${name}"? This cannot be undone.`))
 		return;
-	const r = await send('DELETE', '/documents/' + row.dataset.id, Object.assign({ 'If-Match': row.dataset.etag },
+	const r = await send('DELETE', appUrl('/documents/' + row.dataset.id), Object.assign({ 'If-Match': row.dataset.etag },
 		auth()));
 	if (r.status === 204) {
 		$('msg').textContent = `Deleted ${name}.`;

@@ -1,5 +1,7 @@
 /* request.c - see request.h. */
+#include <assert.h>
 #include <errno.h>
+#include <stdarg.h>
 #include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -181,6 +183,42 @@ req_read(struct request *r, char *buf, size_t len)
 	}
 	r->body_read += (uint64_t)n;
 	return n;
+}
+
+enum buf_err
+req_url_append(const struct request *r, struct buf *out, const char *fmt, ...)
+{
+	va_list ap;
+	enum buf_err e;
+
+	assert(fmt[0] == '/');
+	e = buf_append_span(out, r->prefix);
+	if (e == BUF_OK) {
+		va_start(ap, fmt);
+		e = buf_vappendf(out, fmt, ap);
+		va_end(ap);
+	}
+	return e;
+}
+
+enum buf_err
+req_location_append(const struct request *r, struct buf *out, const char *fmt, ...)
+{
+	va_list ap;
+	enum buf_err e;
+
+	assert(fmt[0] == '/');
+	e = buf_append_cstr(out, "Location: ");
+	if (e == BUF_OK)
+		e = buf_append_span(out, r->prefix);
+	if (e == BUF_OK) {
+		va_start(ap, fmt);
+		e = buf_vappendf(out, fmt, ap);
+		va_end(ap);
+	}
+	if (e == BUF_OK)
+		e = buf_append_cstr(out, "\r\n");
+	return e;
 }
 
 void

@@ -31,6 +31,10 @@ struct request {
 	char id[REQUEST_ID_MAX + 1];	/* the log line's and X-Request-Id's */
 	int64_t start_ms;
 	struct span method, path, query;
+	/* Where the client reaches the app: "" at the site's root, else a
+	 * safe path such as "/bindery" (http_mount_split).  path is without
+	 * it.  Every URL the responder hands out starts with it. */
+	struct span prefix;
 	struct route_match route;
 	const char *owner;		/* authenticated caller, or NULL */
 
@@ -88,6 +92,17 @@ void resp_error(struct request *r, int status, const char *code, const char *mes
 /* An error answer with Retry-After (503, or 409 for a key in progress). */
 void resp_error_retry(struct request *r, int status, const char *code, const char *message,
 		      unsigned retry_after);
+
+/*
+ * Append a URL of ours to out: r's mount prefix, then fmt's path (which
+ * starts with '/'), so a Location header, a JSON field or a link leads
+ * back to the app wherever the web server mounts it.
+ */
+BINDERY_NODISCARD enum buf_err req_url_append(const struct request *r, struct buf *out,
+    const char *fmt, ...) BINDERY_PRINTF(3, 4);
+/* The same as a header line: "Location: <prefix><path>\r\n". */
+BINDERY_NODISCARD enum buf_err req_location_append(const struct request *r, struct buf *out,
+    const char *fmt, ...) BINDERY_PRINTF(3, 4);
 
 /* Read and throw away what is left of the body (so the server can reuse the connection). */
 void req_drain(struct request *r, uint64_t limit);

@@ -93,7 +93,7 @@ reply_tus_failure(struct request *r, enum proto_result pr)
 
 /* Upload-Offset, Upload-Expires and, once ready, Location of the document. */
 static int
-state_headers(const struct tus_state *st, struct buf *out)
+state_headers(const struct request *r, const struct tus_state *st, struct buf *out)
 {
 	char date[64];
 
@@ -103,7 +103,7 @@ state_headers(const struct tus_state *st, struct buf *out)
 				buf_appendf(out, "Upload-Expires: %s\r\n", date) != BUF_OK))
 		return -1;
 	if (st->document_id &&
-	    buf_appendf(out, "Location: /documents/%llu\r\n", (unsigned long long)st->document_id) != BUF_OK)
+	    req_location_append(r, out, "/documents/%llu", (unsigned long long)st->document_id) != BUF_OK)
 		return -1;
 	return 0;
 }
@@ -122,7 +122,7 @@ handle_upload_head(struct app *app, struct request *r)
 		reply_tus_failure(r, pr);
 		goto out;
 	}
-	if (state_headers(&st, &extra) != 0 ||
+	if (state_headers(r, &st, &extra) != 0 ||
 	    buf_appendf(&extra, "Upload-Length: %llu\r\nCache-Control: no-store\r\n",
 			(unsigned long long)st.length) != BUF_OK) {
 		resp_error(r, 500, "internal", "out of memory");
@@ -184,9 +184,9 @@ patch_request(struct request *r, struct tus_patch *p)
 static void
 reply_patched(struct request *r, const struct tus_state *st)
 {
-	struct buf extra = BUF_INIT(512);
+	struct buf extra = BUF_INIT(1024);
 
-	if (state_headers(st, &extra) != 0)
+	if (state_headers(r, st, &extra) != 0)
 		resp_error(r, 500, "internal", "out of memory");
 	else
 		resp_begin(r, 204, NULL, -1, buf_cstr(&extra));
@@ -332,7 +332,7 @@ handle_uploads_create(struct app *app, struct request *r)
 {
 	struct creation c;
 	struct tus_state st;
-	struct buf extra = BUF_INIT(512);
+	struct buf extra = BUF_INIT(1024);
 	enum proto_result pr;
 	int with_body = 0;
 
@@ -355,8 +355,8 @@ handle_uploads_create(struct app *app, struct request *r)
 	if (r->headers_sent)
 		goto out;
 	st.document_id = 0;	/* Location is the upload's here; HEAD names the document */
-	if (buf_appendf(&extra, "Location: /uploads/%s\r\n", st.id) != BUF_OK ||
-	    state_headers(&st, &extra) != 0) {
+	if (req_location_append(r, &extra, "/uploads/%s", st.id) != BUF_OK ||
+	    state_headers(r, &st, &extra) != 0) {
 		resp_error(r, 500, "internal", "out of memory");
 		goto out;
 	}

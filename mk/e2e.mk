@@ -76,3 +76,8 @@ EXTRA_DIST += tests/e2e/server_errors.sh tests/tools/raw_request.py
 # sweeper in /healthz, GET /metrics through both servers.
 E2E_TESTS += tests/e2e/status.sh
 EXTRA_DIST += tests/e2e/status.sh tests/tools/metrics_parse.py
+
+# The app under a path prefix (issue 15): lighttpd at /docs, Apache at
+# /bindery, CGI; every URL it hands out carries the prefix.
+E2E_TESTS += tests/e2e/prefix.sh
+EXTRA_DIST += tests/e2e/prefix.sh

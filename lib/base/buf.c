@@ -94,9 +94,7 @@ buf_append_cstr(struct buf *b, const char *s)
 	return buf_append(b, s, strlen(s));
 }
 
-static enum buf_err buf_vappendf(struct buf *b, const char *fmt, va_list ap) BINDERY_PRINTF(2, 0);
-
-static enum buf_err
+enum buf_err
 buf_vappendf(struct buf *b, const char *fmt, va_list ap)
 {
 	va_list ap2;

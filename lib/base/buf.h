@@ -52,6 +52,8 @@ BINDERY_NODISCARD enum buf_err buf_append_span(struct buf *b, struct span s);
 BINDERY_NODISCARD enum buf_err buf_append_cstr(struct buf *b, const char *s);
 BINDERY_NODISCARD enum buf_err buf_appendf(struct buf *b, const char *fmt, ...)
 	BINDERY_PRINTF(2, 3);
+BINDERY_NODISCARD enum buf_err buf_vappendf(struct buf *b, const char *fmt, va_list ap)
+	BINDERY_PRINTF(2, 0);
 /* Make sure at least n more bytes fit without reallocation. */
 BINDERY_NODISCARD enum buf_err buf_reserve(struct buf *b, size_t n);
 

@@ -525,6 +525,56 @@ refuse:
 	return -1;
 }
 
+/* A mount prefix fit to be copied into URLs and HTML unescaped. */
+static int
+mount_prefix_safe(struct span s)
+{
+	size_t i, seg = 1;
+
+	if (s.len < 2 || s.len > HTTP_MOUNT_MAX || s.ptr[0] != '/' || s.ptr[s.len - 1] == '/')
+		return 0;
+	for (i = 1; i <= s.len; i++) {
+		char c = i < s.len ? s.ptr[i] : '/';
+
+		if (c == '/') {
+			struct span part = { s.ptr + seg, i - seg };
+
+			if (part.len == 0 || span_eq_cstr(part, ".") || span_eq_cstr(part, ".."))
+				return 0;
+			seg = i + 1;
+		} else if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+			     (c >= '0' && c <= '9') || c == '.' || c == '_' || c == '~' || c == '-'))
+			return 0;
+	}
+	return 1;
+}
+
+enum http_mount_result
+http_mount_split(struct span script_name, struct span path, struct span *prefix,
+    struct span *rest)
+{
+	enum http_mount_result res;
+
+	*prefix = (struct span){ "", 0 };
+	*rest = path;
+	if (script_name.len == 0 || (script_name.len == 1 && script_name.ptr[0] == '/'))
+		res = HTTP_MOUNT_ROOT;
+	else if (!mount_prefix_safe(script_name))
+		res = HTTP_MOUNT_BAD;
+	else if (path.len < script_name.len || memcmp(path.ptr, script_name.ptr, script_name.len) != 0 ||
+		 (path.len > script_name.len && path.ptr[script_name.len] != '/'))
+		res = HTTP_MOUNT_OUTSIDE;
+	else {
+		*prefix = script_name;
+		rest->ptr = path.ptr + script_name.len;
+		rest->len = path.len - script_name.len;
+		res = HTTP_MOUNT_PREFIX;
+	}
+	if (rest->len == 0)
+		*rest = (struct span){ "/", 1 };
+	return res;
+}
+
 enum buf_err
 html_escape(struct span in, struct buf *out)
 {

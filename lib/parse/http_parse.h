@@ -162,6 +162,32 @@ struct http_path {
  */
 BINDERY_NODISCARD int http_path_split(struct span path, struct http_path *out);
 
+/* The longest mount prefix (SCRIPT_NAME) bindery accepts. */
+#define HTTP_MOUNT_MAX 255
+
+enum http_mount_result {
+	HTTP_MOUNT_ROOT = 0,	/* SCRIPT_NAME "" or "/": the app is the whole site */
+	HTTP_MOUNT_PREFIX,	/* mounted under *prefix, which the path starts with */
+	HTTP_MOUNT_OUTSIDE,	/* a good SCRIPT_NAME the path does not start with */
+	HTTP_MOUNT_BAD,		/* SCRIPT_NAME is not a safe path (see below) */
+};
+
+/*
+ * Where the app is mounted, as the client sees it: script_name is the web
+ * server's SCRIPT_NAME, path the request path from REQUEST_URI (query
+ * stripped, nothing decoded).  A prefix is kept only when it is a safe
+ * path, so it can be put into a Location header, a URL and HTML as it is:
+ * '/' then segments of [A-Za-z0-9._~-], no empty, "." or ".." segment, no
+ * trailing '/', at most HTTP_MOUNT_MAX bytes; and only when path starts
+ * with it at a segment boundary (a rewrite in front of the app can hand
+ * over a SCRIPT_NAME the client never asked for).  On HTTP_MOUNT_PREFIX,
+ * *prefix points into script_name and *rest is path without it ("/" when
+ * nothing is left); otherwise *prefix is empty and *rest is path (""
+ * becomes "/"), so routing sees what the client sent.
+ */
+BINDERY_NODISCARD enum http_mount_result http_mount_split(struct span script_name, struct span path,
+    struct span *prefix, struct span *rest);
+
 /* A resource id in a path: canonical decimal 1..UINT64_MAX (no leading
  * zeros, no sign), so "/documents/07" is not "/documents/7".  1 if valid. */
 BINDERY_NODISCARD int http_parse_id(struct span seg, uint64_t *id);

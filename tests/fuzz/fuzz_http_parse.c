@@ -1,5 +1,6 @@
 /*
  * libFuzzer harness for http_parse.c, the route table on it (app/routes.c),
+ * the mount prefix taken from SCRIPT_NAME (its first line, in fuzz_route),
  * the Content-Disposition a name becomes (disposition.c) and the CSRF
  * check's origins (origin.c).
  *
@@ -45,6 +46,34 @@ take_line(struct span *s)
 	return a;
 }
 
+/*
+ * The mount prefix: the route's first line doubles as a SCRIPT_NAME (so
+ * the corpus keeps its shape).  A prefix taken is a safe path the path
+ * starts with; otherwise nothing is stripped.
+ */
+static void
+fuzz_mount(struct span script, struct span path)
+{
+	struct span prefix, rest;
+	enum http_mount_result res = http_mount_split(script, path, &prefix, &rest);
+	size_t i;
+
+	check(rest.len > 0);
+	if (res != HTTP_MOUNT_PREFIX) {
+		check(prefix.len == 0);
+		check(path.len == 0 ? span_eq_cstr(rest, "/") : (rest.ptr == path.ptr && rest.len == path.len));
+		return;
+	}
+	check(prefix.ptr == script.ptr && prefix.len == script.len && prefix.len >= 2 &&
+	    prefix.len <= HTTP_MOUNT_MAX && prefix.ptr[0] == '/' && prefix.ptr[prefix.len - 1] != '/');
+	check(path.len >= prefix.len && memcmp(path.ptr, prefix.ptr, prefix.len) == 0);
+	for (i = 0; i < prefix.len; i++)
+		check(strchr("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._~-/",
+		    prefix.ptr[i]) != NULL && prefix.ptr[i] != '\0' &&
+		    !(prefix.ptr[i] == '/' && i + 1 < prefix.len && prefix.ptr[i + 1] == '/'));
+	check(rest.ptr[0] == '/');
+}
+
 /* The path splitter (lib/parse) and the route table on it (app/routes.c). */
 static void
 fuzz_route(struct span in)
@@ -55,6 +84,8 @@ fuzz_route(struct span in)
 	enum route_id r = route_request(method, in, &m);
 	char want[64];
 	size_t i;
+
+	fuzz_mount(method, in);
 
 	if (http_path_split(in, &path) == 0) {
 		check(path.nseg <= HTTP_PATH_MAX_SEGMENTS);

@@ -440,10 +440,12 @@ stack_lighttpd_stop() { stack_stop lighttpd 20; }
 # left in STATE-DIR is stopped first.  Variables set for the call (such as
 # BINDERY_FAILPOINTS_FILE=...) reach the responder.  Sets HTTP_PORT; stop it
 # with stack_private_lighttpd_stop (a cleanup trap may call that at any
-# time: it never stops the test stack's own lighttpd).  Status 1, with a
-# line on stderr, on failure.
+# time: it never stops the test stack's own lighttpd).  An optional sixth
+# argument MOUNT (such as /docs) mounts the app there instead of at /, the
+# way conf/lighttpd.conf documents it (its var.bindery_mount line).  Status
+# 1, with a line on stderr, on failure.
 stack_private_lighttpd() {
-	local dir=$1 template=$2 config=$3 bindir=$4 base=$5
+	local dir=$1 template=$2 config=$3 bindir=$4 base=$5 mount=${6:-}
 	stack_init "$dir"
 	STACK_PRIVATE_LIGHTTPD=$STACK_VAR
 	stack_lighttpd_stop	# whatever an interrupted run left behind
@@ -454,6 +456,11 @@ stack_private_lighttpd() {
 	mkdir -p "$STACK_VAR/www"
 	stack_render "$STACK_TOP/conf/$template" "$STACK_VAR/lighttpd.conf" PORT="$HTTP_PORT" \
 		VAR="$STACK_VAR" BINDIR="$bindir" CONFIG="$config" || { stack_log "bad conf/$template"; return 1; }
+	if [ -n "$mount" ]; then
+		grep -q '^var\.bindery_mount = "/"$' "$STACK_VAR/lighttpd.conf" ||
+			{ stack_log "conf/$template has no var.bindery_mount line to set"; return 1; }
+		sed -i -e "s|^var\.bindery_mount = \"/\"\$|var.bindery_mount = \"$mount\"|" "$STACK_VAR/lighttpd.conf"
+	fi
 	stack_lighttpd_start "$STACK_VAR/lighttpd.conf" || { stack_log "lighttpd ($template) did not start"; return 1; }
 }
 

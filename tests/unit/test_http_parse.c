@@ -418,6 +418,75 @@ test_path_split(void)
 	    !http_parse_id(SPAN_LIT("18446744073709551616"), &id), "ids: no zero, sign, leading zero, overflow");
 }
 
+/*
+ * The mount prefix (SCRIPT_NAME) against the request path: what each web
+ * server passes (Apache Alias/ScriptAlias "/bindery", lighttpd's "/docs"
+ * prefix with check-local disabled, a root mount's "" or "/"), and the
+ * SCRIPT_NAMEs that must not reach a URL or the page.
+ */
+static void
+test_mount_split(void)
+{
+	static const struct {
+		const char *script, *path;
+		enum http_mount_result res;
+		const char *prefix, *rest;
+	} cases[] = {
+		{ "", "/documents/7", HTTP_MOUNT_ROOT, "", "/documents/7" },
+		{ "/", "/documents/7", HTTP_MOUNT_ROOT, "", "/documents/7" },
+		{ "", "", HTTP_MOUNT_ROOT, "", "/" },
+		{ "/bindery", "/bindery/documents/7", HTTP_MOUNT_PREFIX, "/bindery", "/documents/7" },
+		{ "/bindery", "/bindery", HTTP_MOUNT_PREFIX, "/bindery", "/" },
+		{ "/bindery", "/bindery/", HTTP_MOUNT_PREFIX, "/bindery", "/" },
+		{ "/a/b-c_d.e~f", "/a/b-c_d.e~f/uploads", HTTP_MOUNT_PREFIX, "/a/b-c_d.e~f", "/uploads" },
+		/* a segment boundary, not a string prefix */
+		{ "/bindery", "/binderyx/documents", HTTP_MOUNT_OUTSIDE, "", "/binderyx/documents" },
+		{ "/bindery", "/documents", HTTP_MOUNT_OUTSIDE, "", "/documents" },
+		{ "/bindery", "/%62indery/documents", HTTP_MOUNT_OUTSIDE, "", "/%62indery/documents" },
+		{ "/Bindery", "/bindery/documents", HTTP_MOUNT_OUTSIDE, "", "/bindery/documents" },
+		{ "/bindery", "", HTTP_MOUNT_OUTSIDE, "", "/" },
+		/* not a safe path: never stripped, never in a URL */
+		{ "/bindery/", "/bindery/documents", HTTP_MOUNT_BAD, "", "/bindery/documents" },
+		{ "bindery", "bindery/documents", HTTP_MOUNT_BAD, "", "bindery/documents" },
+		{ "/a//b", "/a//b/documents", HTTP_MOUNT_BAD, "", "/a//b/documents" },
+		{ "/a/../b", "/a/../b/documents", HTTP_MOUNT_BAD, "", "/a/../b/documents" },
+		{ "/..", "/../documents", HTTP_MOUNT_BAD, "", "/../documents" },
+		{ "/a/.", "/a/./documents", HTTP_MOUNT_BAD, "", "/a/./documents" },
+		{ "/my docs", "/my docs/documents", HTTP_MOUNT_BAD, "", "/my docs/documents" },
+		{ "/a\"b", "/a\"b/", HTTP_MOUNT_BAD, "", "/a\"b/" },
+		{ "/a<b>", "/a<b>/", HTTP_MOUNT_BAD, "", "/a<b>/" },
+		{ "/a%2fb", "/a%2fb/", HTTP_MOUNT_BAD, "", "/a%2fb/" },
+		{ "/a?b", "/a?b/", HTTP_MOUNT_BAD, "", "/a?b/" },
+		{ "/caf\xc3\xa9", "/caf\xc3\xa9/", HTTP_MOUNT_BAD, "", "/caf\xc3\xa9/" },
+	};
+	char longest[HTTP_MOUNT_MAX + 2], path[HTTP_MOUNT_MAX + 16];
+	struct span prefix, rest;
+	size_t i;
+
+	for (i = 0; i < ARRAY_LEN(cases); i++) {
+		enum http_mount_result res = http_mount_split(span_from_cstr(cases[i].script),
+		    span_from_cstr(cases[i].path), &prefix, &rest);
+
+		tap_ok(res == cases[i].res && span_eq_cstr(prefix, cases[i].prefix) &&
+		    span_eq_cstr(rest, cases[i].rest), "mount \"%s\" on \"%s\": %d, \"%.*s\" + \"%.*s\"",
+		    cases[i].script, cases[i].path, (int)res, (int)prefix.len, prefix.ptr, (int)rest.len,
+		    rest.ptr);
+	}
+	tap_ok(http_mount_split((struct span){ "/a\0b", 4 }, (struct span){ "/a\0b/x", 6 }, &prefix,
+	    &rest) == HTTP_MOUNT_BAD && prefix.len == 0, "mount: a NUL in SCRIPT_NAME");
+	/* HTTP_MOUNT_MAX bytes is the longest prefix taken. */
+	longest[0] = '/';
+	memset(longest + 1, 'p', HTTP_MOUNT_MAX);
+	memcpy(path, longest, HTTP_MOUNT_MAX + 1);
+	memcpy(path + HTTP_MOUNT_MAX + 1, "/healthz", 8);
+	tap_ok(http_mount_split((struct span){ longest, HTTP_MOUNT_MAX }, (struct span){ path, 0 },
+	    &prefix, &rest) == HTTP_MOUNT_OUTSIDE, "mount: %d bytes is a good prefix", HTTP_MOUNT_MAX);
+	tap_ok(http_mount_split((struct span){ longest, HTTP_MOUNT_MAX + 1 },
+	    (struct span){ path, HTTP_MOUNT_MAX + 9 }, &prefix, &rest) == HTTP_MOUNT_BAD &&
+	    prefix.len == 0 && rest.len == HTTP_MOUNT_MAX + 9,
+	    "mount: %d bytes is too long, and the path stays whole", HTTP_MOUNT_MAX + 1);
+}
+
 static void
 test_html_escape(void)
 {
@@ -477,6 +546,7 @@ main(void)
 	test_etag();
 	test_bearer();
 	test_path_split();
+	test_mount_split();
 	test_html_escape();
 	test_owner_name();
 	return tap_done();
