@@ -47,6 +47,9 @@ DEB_TMP=$(mktemp -d "$BINDERY_TEST_VAR/deb.XXXXXX") || bail_out "mktemp -d faile
 DEB_TAG=$(stack_random_hex 4)
 DEB_DB=bindery_deb_$DEB_TAG
 DEB_APACHE_PID= DEB_PORTS_SAVED= DEB_CONF_ENABLED= DEB_FCGID_ENABLED=
+# apache2ctl makes Debian's run directory; leave none behind if there was none.
+DEB_RUNDIR_MADE=
+[ -d /var/run/apache2 ] || DEB_RUNDIR_MADE=1
 # What cron, su and apache2ctl start with: none of the test stack's
 # BINDERY_* variables (BINDERY_CONFIG would win over the installed file).
 DEB_ENV=(env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin HOME=/ LANG=C)
@@ -62,7 +65,12 @@ deb_cleanup() {
 	fi
 	[ -z "$DEB_CONF_ENABLED" ] || [ ! -L /etc/apache2/conf-enabled/bindery.conf ] ||
 		a2disconf -q bindery >/dev/null
+	# a2enconf's record that an administrator enabled it: a2disconf -p in
+	# the postrm leaves it when the conf is already purged (a2enmod returns
+	# early for a dangling link).
+	[ -z "$DEB_CONF_ENABLED" ] || rm -f /var/lib/apache2/conf/enabled_by_admin/bindery
 	[ -z "$DEB_FCGID_ENABLED" ] || a2dismod -q fcgid >/dev/null
+	[ -z "$DEB_RUNDIR_MADE" ] || rm -rf /var/run/apache2
 	[ -z "$DEB_PORTS_SAVED" ] || cp -p "$DEB_TMP/ports.conf.saved" /etc/apache2/ports.conf
 	if dpkg-query -W -f='${Status}' bindery 2>/dev/null | grep -q 'installed'; then
 		apt-get purge -y -q -o DPkg::Lock::Timeout=300 bindery >/dev/null 2>&1
@@ -75,6 +83,7 @@ trap deb_cleanup EXIT
 
 # --- build: the make dist tarball, as a packager gets it ---------------------
 t0=$(date +%s)
+DEB_T0=$t0
 (
 	unset $(compgen -e | grep -E '^BINDERY_') MAKEFLAGS MFLAGS MAKELEVEL
 	make -C "$DEB_BUILD" dist >"$DEB_TMP/dist.out" 2>&1 || exit 1
@@ -224,4 +233,5 @@ for f in /etc/bindery /usr/sbin/bindery /usr/lib/cgi-bin/bindery.fcgi /etc/cron.
 	ok '[ ! -e "$f" ]' "purged: $f is gone"
 done
 ok '[ ! -L /etc/apache2/conf-enabled/bindery.conf ]' "purged: no conf-enabled link left for Apache"
+note "tests/dist/deb.sh took $(($(date +%s) - DEB_T0)) s from the build to the purge"
 done_testing
