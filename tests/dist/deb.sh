@@ -46,9 +46,9 @@ fi
 DEB_TMP=$(mktemp -d "$BINDERY_TEST_VAR/deb.XXXXXX") || bail_out "mktemp -d failed"
 DEB_TAG=$(stack_random_hex 4)
 DEB_DB=bindery_deb_$DEB_TAG
-DEB_APACHE_PID= DEB_PORTS_SAVED= DEB_CONF_ENABLED= DEB_FCGID_ENABLED=
+DEB_APACHE_PID='' DEB_PORTS_SAVED='' DEB_CONF_ENABLED='' DEB_FCGID_ENABLED=''
 # apache2ctl makes Debian's run directory; leave none behind if there was none.
-DEB_RUNDIR_MADE=
+DEB_RUNDIR_MADE=''
 [ -d /var/run/apache2 ] || DEB_RUNDIR_MADE=1
 # What cron, su and apache2ctl start with: none of the test stack's
 # BINDERY_* variables (BINDERY_CONFIG would win over the installed file).
@@ -99,7 +99,8 @@ ok $deb_rc "dpkg-buildpackage -b -us -uc from the make dist tarball ($(($(date +
 [ $deb_rc -eq 0 ] || tail -n 30 "$DEB_TMP/build.out" "$DEB_TMP/dist.out" 2>/dev/null | sed 's/^/# /'
 like "$(grep -E '^# (FAIL|ERROR):' "$DEB_TMP/build.out" | tr '\n' ' ')" '^# FAIL: +0 # ERROR: +0 $' \
 	"the build's make check (unit tests): no failure, no error"
-deb_file=$(ls "$DEB_TMP"/bindery_*.deb 2>/dev/null | head -n 1)
+deb_file=''
+for f in "$DEB_TMP"/bindery_*.deb; do [ -f "$f" ] && deb_file=$f && break; done
 ok '[ -f "$deb_file" ]' "a bindery_*.deb: ${deb_file##*/}"
 [ -f "$deb_file" ] || bail_out "no package to test"
 
