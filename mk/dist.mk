@@ -3,7 +3,18 @@
 # They are not UNIT_TESTS because the ASan build's check-unit has no reason
 # to build the tarball a second time.
 DIST_TESTS = tests/dist/dist.sh tests/dist/install.sh tests/dist/upgrade.sh
+# The Debian package built, linted, installed, served through the system
+# Apache and purged: only under ./dev test --long (it skips otherwise).
+DIST_TESTS += tests/dist/deb.sh
 EXTRA_DIST += $(DIST_TESTS)
+
+# debian/ ships in the tarball: it is the orig tarball of the 3.0 (quilt)
+# package, and dpkg-buildpackage -b works in an unpacked release.
+EXTRA_DIST += debian/changelog debian/control debian/copyright debian/rules \
+	debian/source/format debian/postinst debian/postrm debian/bindery.cron.d \
+	debian/bindery.lintian-overrides debian/bindery.service \
+	debian/bindery.timer debian/apache-bindery.conf \
+	debian/lighttpd-bindery.conf
 
 # Every sample configuration and web-server snippet, for an administrator to
 # copy (they carry @NAME@ placeholders, so none is installed live).

@@ -1,0 +1,238 @@
+#!/bin/bash
+# tests/dist/deb.sh — the Debian package (debian/) builds from the release
+# tarball, is lintian-clean, installs, serves documents through the
+# system's own Apache, runs its cron job quietly and purges without a trace.
+#
+# Only under ./dev test --long (BINDERY_TEST_LONG): it builds the package
+# with its unit tests, installs and purges it, and starts the system Apache
+# (not ./dev's) on a spare loopback port; about 2.5 min here.  It changes
+# the machine (a package, /etc/apache2) and restores it in its EXIT trap:
+# ports.conf, the conf and the module it enabled, Apache stopped by its PID.
+[ -n "${BASH_VERSION:-}" ] || exec bash "$0" "$@"
+here=$(cd "$(dirname "$0")" && pwd)
+. "$here/../lib/tap.sh"
+. "$here/../lib/http.sh"
+. "$here/../lib/stack.sh"
+
+DEB_SRC=$(cd "${top_srcdir:?}" && pwd -P)
+DEB_BUILD=$(cd "${top_builddir:?}" && pwd -P)
+[ -n "${BINDERY_TEST_LONG:-}" ] ||
+	skip_all "the Debian package build, install and purge run under ./dev test --long"
+# dpkg-buildpackage's own make check and make distcheck run from a tarball.
+if [ "$(git -C "$DEB_SRC" rev-parse --show-toplevel 2>/dev/null)" != "$DEB_SRC" ]; then
+	skip_all "$DEB_SRC is not a git checkout (a tarball build)"
+fi
+need_stack BINDERY_TEST_VAR BINDERY_TEST_DB_PORT BINDERY_TEST_DB_USER BINDERY_TEST_DB_PASSWORD \
+	BINDERY_TEST_DB_SOCKET BINDERY_TEST_BLOB_ENDPOINT BINDERY_TEST_BLOB_ACCOUNT \
+	BINDERY_TEST_BLOB_KEY BINDERY_TEST_TOKEN
+[ "$(id -u)" = 0 ] || missing "root (the test installs a package and runs the system Apache)"
+for tool in dpkg-buildpackage dh lintian apache2ctl a2enconf a2disconf a2enmod \
+	a2dismod lighttpd mariadb flock; do
+	command -v "$tool" >/dev/null 2>&1 || missing "$tool (./dev test --long installs it)"
+done
+[ -f /usr/lib/apache2/modules/mod_fcgid.so ] || missing "libapache2-mod-fcgid"
+
+# One run at a time on a machine: the package and /etc/apache2 are shared.
+exec 9>/run/lock/bindery-deb-test.lock
+flock -w 900 9 || bail_out "another tests/dist/deb.sh holds /run/lock/bindery-deb-test.lock"
+if dpkg-query -W -f='${Status}' bindery 2>/dev/null | grep -q 'installed'; then
+	bail_out "a bindery package is already installed here; this test would purge it"
+fi
+APACHE_PIDFILE=/var/run/apache2/apache2.pid
+if [ -s "$APACHE_PIDFILE" ] && kill -0 "$(cat "$APACHE_PIDFILE")" 2>/dev/null; then
+	bail_out "the system Apache is running; the test starts and stops it itself"
+fi
+
+DEB_TMP=$(mktemp -d "$BINDERY_TEST_VAR/deb.XXXXXX") || bail_out "mktemp -d failed"
+DEB_TAG=$(stack_random_hex 4)
+DEB_DB=bindery_deb_$DEB_TAG
+DEB_APACHE_PID='' DEB_PORTS_SAVED='' DEB_CONF_ENABLED='' DEB_FCGID_ENABLED=''
+# apache2ctl makes Debian's run directory; leave none behind if there was none.
+DEB_RUNDIR_MADE=''
+[ -d /var/run/apache2 ] || DEB_RUNDIR_MADE=1
+# What cron, su and apache2ctl start with: none of the test stack's
+# BINDERY_* variables (BINDERY_CONFIG would win over the installed file).
+DEB_ENV=(env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin HOME=/ LANG=C)
+
+deb_cleanup() {
+	local i
+	if [ -n "$DEB_APACHE_PID" ] && kill -0 "$DEB_APACHE_PID" 2>/dev/null; then
+		kill "$DEB_APACHE_PID"
+		for ((i = 0; i < 100; i++)); do
+			kill -0 "$DEB_APACHE_PID" 2>/dev/null || break
+			sleep 0.1
+		done
+	fi
+	[ -z "$DEB_CONF_ENABLED" ] || [ ! -L /etc/apache2/conf-enabled/bindery.conf ] ||
+		a2disconf -q bindery >/dev/null
+	# a2enconf's record that an administrator enabled it: a2disconf -p in
+	# the postrm leaves it when the conf is already purged (a2enmod returns
+	# early for a dangling link).
+	[ -z "$DEB_CONF_ENABLED" ] || rm -f /var/lib/apache2/conf/enabled_by_admin/bindery
+	[ -z "$DEB_FCGID_ENABLED" ] || a2dismod -q fcgid >/dev/null
+	[ -z "$DEB_RUNDIR_MADE" ] || rm -rf /var/run/apache2
+	[ -z "$DEB_PORTS_SAVED" ] || cp -p "$DEB_TMP/ports.conf.saved" /etc/apache2/ports.conf
+	if dpkg-query -W -f='${Status}' bindery 2>/dev/null | grep -q 'installed'; then
+		apt-get purge -y -q -o DPkg::Lock::Timeout=300 bindery >/dev/null 2>&1
+	fi
+	mariadb --no-defaults --protocol=socket --socket="$BINDERY_TEST_DB_SOCKET" -uroot \
+		-e "DROP DATABASE IF EXISTS \`$DEB_DB\`" 2>/dev/null
+	rm -rf "$DEB_TMP"
+}
+trap deb_cleanup EXIT
+
+# --- build: the make dist tarball, as a packager gets it ---------------------
+t0=$(date +%s)
+DEB_T0=$t0
+(
+	unset $(compgen -e | grep -E '^BINDERY_') MAKEFLAGS MFLAGS MAKELEVEL
+	make -C "$DEB_BUILD" dist >"$DEB_TMP/dist.out" 2>&1 || exit 1
+	version=$(sed -n 's/^PACKAGE_VERSION = //p' "$DEB_BUILD/Makefile")
+	# 3.0 (quilt): the release tarball is the orig tarball.
+	mv "$DEB_BUILD/bindery-$version.tar.gz" "$DEB_TMP/bindery_$version.orig.tar.gz" &&
+		tar -xzf "$DEB_TMP/bindery_$version.orig.tar.gz" -C "$DEB_TMP" &&
+		cd "$DEB_TMP/bindery-$version" &&
+		dpkg-buildpackage -b -us -uc >"$DEB_TMP/build.out" 2>&1
+)
+deb_rc=$?
+ok $deb_rc "dpkg-buildpackage -b -us -uc from the make dist tarball ($(($(date +%s) - t0)) s)"
+[ $deb_rc -eq 0 ] || tail -n 30 "$DEB_TMP/build.out" "$DEB_TMP/dist.out" 2>/dev/null | sed 's/^/# /'
+like "$(grep -E '^# (FAIL|ERROR):' "$DEB_TMP/build.out" | tr '\n' ' ')" '^# FAIL: +0 # ERROR: +0 $' \
+	"the build's make check (unit tests): no failure, no error"
+deb_file=''
+for f in "$DEB_TMP"/bindery_*.deb; do [ -f "$f" ] && deb_file=$f && break; done
+ok '[ -f "$deb_file" ]' "a bindery_*.deb: ${deb_file##*/}"
+[ -f "$deb_file" ] || bail_out "no package to test"
+
+# --- lintian ---------------------------------------------------------------
+lintian "$deb_file" >"$DEB_TMP/lintian.out" 2>&1
+grep -E '^[EW]: ' "$DEB_TMP/lintian.out" >"$DEB_TMP/lintian.bad"
+ok '[ ! -s "$DEB_TMP/lintian.bad" ]' "lintian: no error, no warning"
+sed 's/^/# /' "$DEB_TMP/lintian.bad"
+
+# --- install ----------------------------------------------------------------
+apt-get install -y -q --no-install-recommends -o DPkg::Lock::Timeout=300 "$deb_file" \
+	>"$DEB_TMP/install.out" 2>&1
+deb_rc=$?
+ok $deb_rc "apt-get install ./${deb_file##*/}"
+[ $deb_rc -eq 0 ] || { tail -n 20 "$DEB_TMP/install.out" | sed 's/^/# /'; bail_out "not installed"; }
+for f in /usr/sbin/bindery /usr/lib/cgi-bin/bindery.fcgi; do
+	ok '[ -x "$f" ]' "$f is installed, executable"
+done
+for f in /etc/bindery/bindery.conf /etc/cron.d/bindery /etc/apache2/conf-available/bindery.conf \
+	/etc/lighttpd/conf-available/50-bindery.conf; do
+	ok 'dpkg-query -W -f="\${Conffiles}\n" bindery | grep -q "^ $f "' "$f is a conffile"
+done
+is "$(stat -c '%U:%G %a' /etc/bindery/bindery.conf)" "root:www-data 640" \
+	"/etc/bindery/bindery.conf is root:www-data 0640"
+for f in man8/bindery.8.gz man8/bindery.fcgi.8.gz man5/bindery.conf.5.gz; do
+	ok '[ -f "/usr/share/man/$f" ]' "the man page /usr/share/man/$f"
+done
+is "$(cd /usr/share/bindery/sql && ls *.sql)" "$(cd "$DEB_SRC/sql" && ls *.sql)" \
+	"every migration in /usr/share/bindery/sql"
+
+# The packaged cron line is conf/bindery.cron's, with the package's path.
+sample=$(grep -E '^[0-9*]' "$DEB_SRC/conf/bindery.cron")
+cronline=$(grep -E '^[0-9*]' /etc/cron.d/bindery)
+read -r c_min c_hour c_dom c_mon c_dow c_user c_cmd <<<"$cronline"
+is "$c_min $c_hour $c_dom $c_mon $c_dow $c_user" "*/5 * * * * www-data" \
+	"the cron job runs every five minutes as www-data"
+is "${c_cmd##*&& }" "$(printf '%s\n' "${sample#*www-data }" | sed 's|/usr/local/sbin/|/usr/sbin/|')" \
+	"its command is conf/bindery.cron's, from /usr/sbin (with --lock)"
+
+# The lighttpd snippet parses in a lighttpd with mod_fastcgi.
+mkdir -p "$DEB_TMP/www"
+cat >"$DEB_TMP/lighttpd.conf" <<EOF
+server.modules = ( "mod_fastcgi" )
+server.document-root = "$DEB_TMP/www"
+server.port = 1
+include "/etc/lighttpd/conf-available/50-bindery.conf"
+EOF
+lighttpd -tt -f "$DEB_TMP/lighttpd.conf" >"$DEB_TMP/lighttpd-t.out" 2>&1
+ok $? "lighttpd -tt accepts /etc/lighttpd/conf-available/50-bindery.conf"
+sed 's/^/# /' "$DEB_TMP/lighttpd-t.out"
+
+# --- the installed configuration, pointed at the test stack ------------------
+# The package's file filled in the way an administrator would, with the test
+# stack's values, a fresh database and a fresh container; written through
+# the existing file so its owner and mode stay the package's.
+blob_key_sed=$(printf '%s' "$BINDERY_TEST_BLOB_KEY" | sed 's/[|&\\]/\\&/g')
+sed -e "s|^socket = .*|host = 127.0.0.1\nport = $BINDERY_TEST_DB_PORT|" \
+	-e "s|^user = .*|user = $BINDERY_TEST_DB_USER|" \
+	-e "s|^password = .*|password = $BINDERY_TEST_DB_PASSWORD|" \
+	-e "s|^name = .*|name = $DEB_DB|" \
+	-e "s|^endpoint = .*|endpoint = $BINDERY_TEST_BLOB_ENDPOINT|" \
+	-e "s|^account = .*|account = $BINDERY_TEST_BLOB_ACCOUNT|" \
+	-e "s|^key = .*|key = $blob_key_sed|" \
+	-e "s|^container = .*|container = deb-$DEB_TAG|" \
+	-e "s|^token = demo:.*|token = demo:$BINDERY_TEST_TOKEN|" \
+	/etc/bindery/bindery.conf >"$DEB_TMP/bindery.conf"
+unlike "$(grep -v '^;' "$DEB_TMP/bindery.conf")" '@[A-Z_]+@' "no placeholder is left in the configuration"
+cat "$DEB_TMP/bindery.conf" >/etc/bindery/bindery.conf
+MYSQL_PWD=$BINDERY_TEST_DB_PASSWORD mariadb --no-defaults --protocol=tcp -h 127.0.0.1 \
+	-P "$BINDERY_TEST_DB_PORT" -u"$BINDERY_TEST_DB_USER" -e "CREATE DATABASE \`$DEB_DB\`" \
+	>"$DEB_TMP/createdb.out" 2>&1
+ok $? "a fresh database $DEB_DB (as $BINDERY_TEST_DB_USER over TCP)"
+# No -c: the compiled-in default is /etc/bindery/bindery.conf.
+"${DEB_ENV[@]}" su -s /bin/sh www-data -c "/usr/sbin/bindery migrate" >"$DEB_TMP/migrate.out" 2>&1
+ok $? "bindery migrate (as www-data, the default configuration file)"
+sed 's/^/# /' "$DEB_TMP/migrate.out"
+
+# --- the system Apache ----------------------------------------------------------
+DEB_PORT=18400
+while ! stack_port_free "$DEB_PORT"; do DEB_PORT=$((DEB_PORT + 1)); done
+cp -p /etc/apache2/ports.conf "$DEB_TMP/ports.conf.saved" && DEB_PORTS_SAVED=1
+printf 'Listen 127.0.0.1:%s\n' "$DEB_PORT" >/etc/apache2/ports.conf
+[ -L /etc/apache2/mods-enabled/fcgid.load ] || { a2enmod -q fcgid >/dev/null && DEB_FCGID_ENABLED=1; }
+a2enconf -q bindery >/dev/null && DEB_CONF_ENABLED=1
+ok '[ -n "$DEB_CONF_ENABLED" ]' "a2enconf bindery"
+"${DEB_ENV[@]}" apache2ctl configtest >"$DEB_TMP/configtest.out" 2>&1
+ok $? "apache2ctl configtest"
+sed 's/^/# /' "$DEB_TMP/configtest.out"
+"${DEB_ENV[@]}" apache2ctl start >"$DEB_TMP/apache-start.out" 2>&1
+ok $? "apache2ctl start (listening on 127.0.0.1:$DEB_PORT)"
+wait_for 10 test -s "$APACHE_PIDFILE"
+DEB_APACHE_PID=$(cat "$APACHE_PIDFILE" 2>/dev/null)
+url=http://127.0.0.1:$DEB_PORT/bindery
+wait_for 15 eval '[ "$(curl -s -o /dev/null -w "%{http_code}" "$url/healthz")" = 200 ]'
+req GET "$url/healthz"
+is "$HTTP_CODE" 200 "GET /bindery/healthz through the system Apache"
+like "$HTTP_BODY" '"database" *: *"ok".*"storage" *: *"ok"|"storage" *: *"ok".*"database" *: *"ok"' \
+	"... the database and storage answer"
+
+head -c 300000 /dev/urandom >"$DEB_TMP/doc.bin"
+req POST "$url/documents?name=deb-$DEB_TAG.bin" -H "Authorization: Bearer $BINDERY_TEST_TOKEN" \
+	-H 'Content-Type: application/octet-stream' --data-binary "@$DEB_TMP/doc.bin"
+is "$HTTP_CODE" 201 "create a document through /bindery"
+id=$(jfield "$HTTP_BODY" id)
+like "$id" '^[0-9]+$' "... its id is $id"
+curl -s -o "$DEB_TMP/got.bin" -w '%{http_code}' "$url/documents/$id/content" >"$DEB_TMP/code"
+is "$(cat "$DEB_TMP/code")" 200 "read it back"
+is "$(sha "$DEB_TMP/got.bin")" "$(sha "$DEB_TMP/doc.bin")" "... byte-identical (SHA-256)"
+req DELETE "$url/documents/$id" -H "Authorization: Bearer $BINDERY_TEST_TOKEN"
+is "$HTTP_CODE" 204 "delete it"
+req GET "$url/documents/$id"
+is "$HTTP_CODE" 404 "... then it is 404"
+
+# --- the cron job, as cron would run it ----------------------------------------
+"${DEB_ENV[@]}" su -s /bin/sh "$c_user" -c "$c_cmd" >"$DEB_TMP/cron.out" 2>&1
+ok $? "the cron job's command as $c_user exits 0"
+ok '[ ! -s "$DEB_TMP/cron.out" ]' "... and prints nothing"
+sed 's/^/# /' "$DEB_TMP/cron.out"
+
+# --- stop Apache, purge ------------------------------------------------------------
+kill "$DEB_APACHE_PID" 2>/dev/null
+wait_for 10 eval '! kill -0 "$DEB_APACHE_PID" 2>/dev/null'
+ok '! kill -0 "$DEB_APACHE_PID" 2>/dev/null' "the system Apache stopped (pid $DEB_APACHE_PID)"
+apt-get purge -y -q -o DPkg::Lock::Timeout=300 bindery >"$DEB_TMP/purge.out" 2>&1
+deb_rc=$?
+ok $deb_rc "apt-get purge bindery"
+[ $deb_rc -eq 0 ] || tail -n 20 "$DEB_TMP/purge.out" | sed 's/^/# /'
+for f in /etc/bindery /usr/sbin/bindery /usr/lib/cgi-bin/bindery.fcgi /etc/cron.d/bindery \
+	/etc/apache2/conf-available/bindery.conf /etc/lighttpd/conf-available/50-bindery.conf \
+	/usr/share/bindery; do
+	ok '[ ! -e "$f" ]' "purged: $f is gone"
+done
+ok '[ ! -L /etc/apache2/conf-enabled/bindery.conf ]' "purged: no conf-enabled link left for Apache"
+note "tests/dist/deb.sh took $(($(date +%s) - DEB_T0)) s from the build to the purge"
+done_testing
