@@ -150,6 +150,11 @@ include "/etc/lighttpd/conf-available/50-bindery.conf"
 EOF
 lighttpd -tt -f "$DEB_TMP/lighttpd.conf" >"$DEB_TMP/lighttpd-t.out" 2>&1
 ok $? "lighttpd -tt accepts /etc/lighttpd/conf-available/50-bindery.conf"
+prefix=$(sed -n 's/^[[:space:]]*server.errorfile-prefix = "\(.*\)"$/\1/p' /etc/lighttpd/conf-available/50-bindery.conf)
+for code in 400 411 413 431 500 503; do
+	is "$(jq -r '.error | type' "$prefix$code.html" 2>/dev/null)" string \
+		"lighttpd's $code page is installed ($prefix$code.html) and is a JSON error"
+done
 sed 's/^/# /' "$DEB_TMP/lighttpd-t.out"
 
 # --- the installed configuration, pointed at the test stack ------------------
@@ -206,6 +211,12 @@ req POST "$url/documents?name=deb-$DEB_TAG.bin" -H "Authorization: Bearer $BINDE
 is "$HTTP_CODE" 201 "create a document through /bindery"
 id=$(jfield "$HTTP_BODY" id)
 like "$id" '^[0-9]+$' "... its id is $id"
+is "$(header location)" "/bindery/documents/$id" "... its Location carries the mount (SCRIPT_NAME)"
+# Apache's own 413 (a declared length over LimitRequestBody) is the API's JSON.
+req POST "$url/documents?name=deb-$DEB_TAG-huge" -H "Authorization: Bearer $BINDERY_TEST_TOKEN" \
+	-H 'Expect:' -H 'Content-Type: application/octet-stream' -H 'Content-Length: 99999999999' \
+	--data-binary @/dev/null
+is "$HTTP_CODE $(jfield "$HTTP_BODY" error)" "413 too_large" "Apache's own 413 is the API's JSON error"
 curl -s -o "$DEB_TMP/got.bin" -w '%{http_code}' "$url/documents/$id/content" >"$DEB_TMP/code"
 is "$(cat "$DEB_TMP/code")" 200 "read it back"
 is "$(sha "$DEB_TMP/got.bin")" "$(sha "$DEB_TMP/doc.bin")" "... byte-identical (SHA-256)"
