@@ -22,7 +22,7 @@ DEB_BUILD=$(cd "${top_builddir:?}" && pwd -P)
 if [ "$(git -C "$DEB_SRC" rev-parse --show-toplevel 2>/dev/null)" != "$DEB_SRC" ]; then
 	skip_all "$DEB_SRC is not a git checkout (a tarball build)"
 fi
-need_stack BINDERY_TEST_VAR BINDERY_TEST_DB_PORT BINDERY_TEST_DB_USER BINDERY_TEST_DB_PASSWORD \
+need_stack BINDERY_TEST_VAR BINDERY_TEST_DB_PORT BINDERY_TEST_MIGRATE_CONFIG \
 	BINDERY_TEST_DB_SOCKET BINDERY_TEST_BLOB_ENDPOINT BINDERY_TEST_BLOB_ACCOUNT \
 	BINDERY_TEST_BLOB_KEY BINDERY_TEST_TOKEN
 [ "$(id -u)" = 0 ] || missing "root (the test installs a package and runs the system Apache)"
@@ -46,7 +46,7 @@ fi
 DEB_TMP=$(mktemp -d "$BINDERY_TEST_VAR/deb.XXXXXX") || bail_out "mktemp -d failed"
 DEB_TAG=$(stack_random_hex 4)
 DEB_DB=bindery_deb_$DEB_TAG
-DEB_APACHE_PID='' DEB_PORTS_SAVED='' DEB_CONF_ENABLED='' DEB_FCGID_ENABLED=''
+DEB_APACHE_PID='' DEB_PORTS_SAVED='' DEB_CONF_ENABLED='' DEB_FCGID_ENABLED='' DEB_HEADERS_ENABLED=''
 # apache2ctl makes Debian's run directory; leave none behind if there was none.
 DEB_RUNDIR_MADE=''
 [ -d /var/run/apache2 ] || DEB_RUNDIR_MADE=1
@@ -70,6 +70,7 @@ deb_cleanup() {
 	# early for a dangling link).
 	[ -z "$DEB_CONF_ENABLED" ] || rm -f /var/lib/apache2/conf/enabled_by_admin/bindery
 	[ -z "$DEB_FCGID_ENABLED" ] || a2dismod -q fcgid >/dev/null
+	[ -z "$DEB_HEADERS_ENABLED" ] || a2dismod -q headers >/dev/null
 	[ -z "$DEB_RUNDIR_MADE" ] || rm -rf /var/run/apache2
 	[ -z "$DEB_PORTS_SAVED" ] || cp -p "$DEB_TMP/ports.conf.saved" /etc/apache2/ports.conf
 	if dpkg-query -W -f='${Status}' bindery 2>/dev/null | grep -q 'installed'; then
@@ -161,10 +162,16 @@ sed 's/^/# /' "$DEB_TMP/lighttpd-t.out"
 # The package's file filled in the way an administrator would, with the test
 # stack's values, a fresh database and a fresh container; written through
 # the existing file so its owner and mode stay the package's.
+# The test stack's migration account: it may create scratch databases
+# bindery_* and holds every privilege on them (tests/lib/stack.sh); the
+# runtime account reads and writes the stack's own database only.
+DEB_DB_USER=$(sed -n 's/^user = //p' "$BINDERY_TEST_MIGRATE_CONFIG")
+DEB_DB_PASSWORD=$(sed -n 's/^password = //p' "$BINDERY_TEST_MIGRATE_CONFIG")
+[ -n "$DEB_DB_USER" ] && [ -n "$DEB_DB_PASSWORD" ] || bail_out "no user and password in $BINDERY_TEST_MIGRATE_CONFIG"
 blob_key_sed=$(printf '%s' "$BINDERY_TEST_BLOB_KEY" | sed 's/[|&\\]/\\&/g')
 sed -e "s|^socket = .*|host = 127.0.0.1\nport = $BINDERY_TEST_DB_PORT|" \
-	-e "s|^user = .*|user = $BINDERY_TEST_DB_USER|" \
-	-e "s|^password = .*|password = $BINDERY_TEST_DB_PASSWORD|" \
+	-e "s|^user = .*|user = $DEB_DB_USER|" \
+	-e "s|^password = .*|password = $DEB_DB_PASSWORD|" \
 	-e "s|^name = .*|name = $DEB_DB|" \
 	-e "s|^endpoint = .*|endpoint = $BINDERY_TEST_BLOB_ENDPOINT|" \
 	-e "s|^account = .*|account = $BINDERY_TEST_BLOB_ACCOUNT|" \
@@ -174,10 +181,10 @@ sed -e "s|^socket = .*|host = 127.0.0.1\nport = $BINDERY_TEST_DB_PORT|" \
 	/etc/bindery/bindery.conf >"$DEB_TMP/bindery.conf"
 unlike "$(grep -v '^;' "$DEB_TMP/bindery.conf")" '@[A-Z_]+@' "no placeholder is left in the configuration"
 cat "$DEB_TMP/bindery.conf" >/etc/bindery/bindery.conf
-MYSQL_PWD=$BINDERY_TEST_DB_PASSWORD mariadb --no-defaults --protocol=tcp -h 127.0.0.1 \
-	-P "$BINDERY_TEST_DB_PORT" -u"$BINDERY_TEST_DB_USER" -e "CREATE DATABASE \`$DEB_DB\`" \
+MYSQL_PWD=$DEB_DB_PASSWORD mariadb --no-defaults --protocol=tcp -h 127.0.0.1 \
+	-P "$BINDERY_TEST_DB_PORT" -u"$DEB_DB_USER" -e "CREATE DATABASE \`$DEB_DB\`" \
 	>"$DEB_TMP/createdb.out" 2>&1
-ok $? "a fresh database $DEB_DB (as $BINDERY_TEST_DB_USER over TCP)"
+ok $? "a fresh database $DEB_DB (as $DEB_DB_USER over TCP)"
 # No -c: the compiled-in default is /etc/bindery/bindery.conf.
 "${DEB_ENV[@]}" su -s /bin/sh www-data -c "/usr/sbin/bindery migrate" >"$DEB_TMP/migrate.out" 2>&1
 ok $? "bindery migrate (as www-data, the default configuration file)"
@@ -189,6 +196,8 @@ while ! stack_port_free "$DEB_PORT"; do DEB_PORT=$((DEB_PORT + 1)); done
 cp -p /etc/apache2/ports.conf "$DEB_TMP/ports.conf.saved" && DEB_PORTS_SAVED=1
 printf 'Listen 127.0.0.1:%s\n' "$DEB_PORT" >/etc/apache2/ports.conf
 [ -L /etc/apache2/mods-enabled/fcgid.load ] || { a2enmod -q fcgid >/dev/null && DEB_FCGID_ENABLED=1; }
+# The README's "a2enmod headers" for the JSON error pages.
+[ -L /etc/apache2/mods-enabled/headers.load ] || { a2enmod -q headers >/dev/null && DEB_HEADERS_ENABLED=1; }
 a2enconf -q bindery >/dev/null && DEB_CONF_ENABLED=1
 ok '[ -n "$DEB_CONF_ENABLED" ]' "a2enconf bindery"
 "${DEB_ENV[@]}" apache2ctl configtest >"$DEB_TMP/configtest.out" 2>&1
