@@ -65,3 +65,7 @@ EXTRA_DIST += tests/e2e/bench_smoke.sh
 # (issue 15, runbooks).
 E2E_TESTS += tests/e2e/server_errors.sh
 EXTRA_DIST += tests/e2e/server_errors.sh tests/tools/raw_request.py
+# Past one machine (issue 16): ./dev cluster's Galera cluster and two web
+# hosts (tests/lib/cluster.sh); tests/cluster/*.sh run only under
+# ./dev cluster test, against a running cluster.
+EXTRA_DIST += tests/lib/cluster.sh
