@@ -85,13 +85,30 @@ struct db;
  * certificate chains to tls_ca (or the system's CAs) and names the host. */
 enum db_tls { DB_TLS_OFF = 0, DB_TLS_ON, DB_TLS_VERIFY };
 
-/* Where and as whom to connect; the caller fills it from bindery.conf (the
- * registry reads no configuration itself).  socket wins over host/port;
- * NULL strings mean "not set".  tls applies to host/port only. */
+/* One server of a list (a Galera cluster's nodes). */
+struct db_host {
+	const char *name;
+	unsigned port;
+};
+#define DB_MAX_HOSTS 8
+
+/*
+ * Where and as whom to connect; the caller fills it from bindery.conf (the
+ * registry reads no configuration itself).  socket wins over hosts, hosts
+ * over host/port; NULL strings mean "not set".  tls applies to TCP only.
+ *
+ * With hosts, every (re)connect tries them in order and takes the first
+ * that accepts and, when it is a Galera node (wsrep on), is ready: a node
+ * that is not in the primary component answers 1047 to everything.  A
+ * statement that gets 1047 later marks the connection broken, so the next
+ * db_ensure fails over.
+ */
 struct db_settings {
 	const char *socket;
 	const char *host;
 	unsigned port;
+	const struct db_host *hosts;	/* borrowed for db_new; at most DB_MAX_HOSTS */
+	size_t nhosts;
 	const char *user;
 	const char *password;
 	const char *name;
