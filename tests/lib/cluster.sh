@@ -158,6 +158,11 @@ cluster_web_start() {
 	write_config "$STACK_VAR/bindery.conf" tcp || return 1
 	sed -i -e "s|^host = .*|host = $hosts|" -e '/^port = /d' "$STACK_VAR/bindery.conf"
 	render_lighttpd "$STACK_VAR/lighttpd.conf" "$bindir" "$STACK_VAR/bindery.conf" || return 1
+	# A rebuilt responder or a new config needs fresh FastCGI processes.
+	if stack_alive lighttpd && { [ -n "$CONFIG_CHANGED" ] ||
+		[ "$bindir/bindery.fcgi" -nt "$STACK_RUN/lighttpd.pid" ]; }; then
+		stack_lighttpd_stop
+	fi
 	stack_lighttpd_start "$STACK_VAR/lighttpd.conf" || return 1
 	wait_healthz "http://127.0.0.1:$HTTP_PORT" 30
 }
