@@ -33,6 +33,7 @@ struct db {
 	struct stmt_slot stmts[DB_MAX_STMTS];
 	size_t nstmts;
 	char last_error[512];
+	unsigned last_errno;	/* of last_error */
 	uint64_t last_insert_id;
 };
 
@@ -130,6 +131,36 @@ static void
 remember_error(struct db *db, unsigned code, const char *msg)
 {
 	snprintf(db->last_error, sizeof db->last_error, "%u: %s", code, msg ? msg : "");
+	db->last_errno = code;
+}
+
+enum db_err
+db_set_lost_commit(struct db *db)
+{
+	remember_error(db, ER_LOCK_DEADLOCK, "COMMIT succeeded but did not take effect");
+	return DB_RETRY;
+}
+
+int
+db_txn_retry(struct db *db, enum db_err e, unsigned tries)
+{
+	struct timespec now, pause;
+	long ms;
+
+	if (tries >= DB_TXN_TRIES)
+		return 0;
+	if (!((e == DB_RETRY && db->last_errno == ER_LOCK_DEADLOCK) ||
+	      (e == DB_UNAVAILABLE && db->last_errno == ER_UNKNOWN_COM_ERROR)))
+		return 0;
+	/* 5 ms, then 10 ms, plus up to 5 ms of jitter from the clock so two
+	 * losers on different hosts do not meet again in step. */
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	ms = (5L << (tries - 1 < 4 ? tries - 1 : 4)) + (now.tv_nsec / 1000) % 5;
+	pause.tv_sec = 0;
+	pause.tv_nsec = ms * 1000000L;
+	nanosleep(&pause, NULL);
+	log_info("transaction retried (%u of %d) after %s", tries + 1, DB_TXN_TRIES, db->last_error);
+	return 1;
 }
 
 /* Map a server/client error number to our result, marking lost connections. */

@@ -139,6 +139,26 @@ BINDERY_NODISCARD enum db_err db_commit(struct db *db);
 /* Safe to call in any state, including after an error. */
 void db_rollback(struct db *db);
 
+/*
+ * Whole-transaction retry.  Under Galera a transaction can fail at any
+ * statement or at COMMIT because another node's write set won
+ * certification (a deadlock error, 1213), or because its node left the
+ * primary component (1047: the connection is then broken and the next
+ * db_begin fails over).  Either way nothing of it was committed, so the
+ * caller, having rolled back, may run the whole transaction again from its
+ * first statement (its reads included: they decide what it writes).
+ * db_txn_retry(db, e, tries) is true, after a short jittered pause, when e
+ * (the transaction's result, tries runs done so far) is such a failure and
+ * fewer than DB_TXN_TRIES runs were made.  A lost connection or a lock
+ * wait timeout is not retried: a COMMIT whose answer was lost may have
+ * committed.
+ */
+#define DB_TXN_TRIES 3
+int db_txn_retry(struct db *db, enum db_err e, unsigned tries);
+/* A caller found that a transaction it committed did not take effect:
+ * remembered as a certification failure; returns DB_RETRY. */
+enum db_err db_set_lost_commit(struct db *db);
+
 /* Run one statement; *affected (may be NULL) gets the changed-row count. */
 BINDERY_NODISCARD enum db_err db_exec(struct db *db, const char *sql, const struct db_param *params,
 				      size_t nparams, uint64_t *affected);
