@@ -212,31 +212,36 @@ tls_options(struct db *db)
 		mysql_options(db->conn, MYSQL_OPT_SSL_CA, db->tls_ca);
 }
 
+enum wsrep_kind { WSREP_NONE, WSREP_READY, WSREP_NOT_READY };
+
 /*
- * True when the server is a Galera node that cannot take work yet (not in
- * the primary component, or still joining): a plain server has wsrep off,
- * and one built without wsrep refuses the variable (ready: not Galera).
- * 1047 to the query itself is a node that is not ready.
+ * Is the server a Galera node, and can it take work (in the primary
+ * component, not joining)?  A plain server has wsrep off, and one built
+ * without wsrep refuses the variable (not Galera); 1047 to the query itself
+ * is a node that is not ready.
  */
-static int
-wsrep_not_ready(struct db *db)
+static enum wsrep_kind
+wsrep_probe(struct db *db)
 {
 	MYSQL_RES *res;
 	MYSQL_ROW row;
-	int bad = 1;
+	enum wsrep_kind k = WSREP_NOT_READY;
 
 	if (mysql_query(db->conn, "SELECT @@GLOBAL.wsrep_on, (SELECT VARIABLE_VALUE FROM "
 			"information_schema.GLOBAL_STATUS WHERE VARIABLE_NAME = 'WSREP_READY')"))
-		return mysql_errno(db->conn) == ER_UNKNOWN_COM_ERROR;
+		return mysql_errno(db->conn) == ER_UNKNOWN_COM_ERROR ? WSREP_NOT_READY : WSREP_NONE;
 	res = mysql_store_result(db->conn);
 	if (res == NULL)
-		return 1;
+		return WSREP_NOT_READY;
 	row = mysql_fetch_row(res);
-	if (row != NULL)
-		bad = row[0] != NULL && strcmp(row[0], "0") != 0 &&
-		      (row[1] == NULL || strcmp(row[1], "ON") != 0);
+	if (row != NULL) {
+		if (row[0] == NULL || strcmp(row[0], "0") == 0)
+			k = WSREP_NONE;
+		else if (row[1] != NULL && strcmp(row[1], "ON") == 0)
+			k = WSREP_READY;
+	}
 	mysql_free_result(res);
-	return bad;
+	return k;
 }
 
 /* One connection attempt to server i of the list (or the socket). */
@@ -244,6 +249,7 @@ static enum db_err
 connect_one(struct db *db, size_t i)
 {
 	my_bool off = 0;
+	enum wsrep_kind wsrep;
 
 	db->conn = mysql_init(NULL);
 	if (db->conn == NULL)
@@ -267,14 +273,24 @@ connect_one(struct db *db, size_t i)
 		db->conn = NULL;
 		return DB_UNAVAILABLE;
 	}
+	wsrep = wsrep_probe(db);
 	/* Only a list has somewhere else to go: one server is used as it is. */
-	if (db->nhosts > 1 && wsrep_not_ready(db)) {
+	if (db->nhosts > 1 && wsrep == WSREP_NOT_READY) {
 		remember_error(db, ER_UNKNOWN_COM_ERROR, "wsrep_ready is not ON");
 		log_warn("database %s:%u is a Galera node that is not ready; trying the next",
 			 db->hosts[i], db->ports[i]);
 		mysql_close(db->conn);
 		db->conn = NULL;
 		return DB_UNAVAILABLE;
+	}
+	/* A Galera node applies other nodes' commits after they return there:
+	 * a read must first wait for what the cluster has committed, or a
+	 * document created through another web host can be 404 here
+	 * (DESIGN.md "Past one machine"; its cost is in README "Scaling out"). */
+	if (wsrep == WSREP_READY && mysql_query(db->conn, "SET SESSION wsrep_sync_wait = 1")) {
+		enum db_err e = classify(db, mysql_errno(db->conn), mysql_error(db->conn));
+		disconnect(db);
+		return e;
 	}
 	/* Times are UTC everywhere so RFC 3339 output needs no conversion;
 	 * sql_mode is ours, not the server's (db.h). */

@@ -320,6 +320,7 @@ cmd_cluster_test() {
 	FAILED_NAMES=() FAILED_LOGS=()
 	stack_init "$d"
 	for t in "${list[@]}"; do
+		[ "$(basename "$t")" = env.sh ] && continue	# sourced by the others
 		BINDERY_CLUSTER_ENV=$d/env run_tap "cluster-$(basename "$t" .sh)" bash "$t"
 	done
 	for t in "${FAILED_LOGS[@]}"; do
