@@ -70,4 +70,5 @@ EXTRA_DIST += tests/e2e/server_errors.sh tests/tools/raw_request.py
 # ./dev cluster test, against a running cluster.
 EXTRA_DIST += tests/lib/cluster.sh
 EXTRA_DIST += tests/cluster/env.sh tests/cluster/same_name.sh tests/cluster/read_after_write.sh \
-	tests/cluster/replace_conflict.sh tests/cluster/galera_cost.sh
+	tests/cluster/replace_conflict.sh tests/cluster/galera_cost.sh \
+	tests/cluster/failover.sh
