@@ -155,8 +155,20 @@ cluster_web_start() {
 		stack_port HTTP_PORT $((28079 + n)) || return 1
 	fi
 	BLOB_PORT=$CLUSTER_BLOB_PORT
-	write_config "$STACK_VAR/bindery.conf" tcp || return 1
-	sed -i -e "s|^host = .*|host = $hosts|" -e '/^port = /d' "$STACK_VAR/bindery.conf"
+	# write_config renders one host; the list replaces it in a copy, so
+	# an unchanged list leaves bindery.conf (and lighttpd) alone.
+	write_config "$STACK_VAR/bindery.conf.one" tcp || return 1
+	sed -e "s|^host = .*|host = $hosts|" -e '/^port = /d' "$STACK_VAR/bindery.conf.one" \
+		>"$STACK_VAR/bindery.conf.new" || return 1
+	chmod --reference="$STACK_VAR/bindery.conf.one" "$STACK_VAR/bindery.conf.new"
+	chown --reference="$STACK_VAR/bindery.conf.one" "$STACK_VAR/bindery.conf.new"
+	CONFIG_CHANGED=
+	if cmp -s "$STACK_VAR/bindery.conf.new" "$STACK_VAR/bindery.conf"; then
+		rm -f "$STACK_VAR/bindery.conf.new"
+	else
+		mv -f "$STACK_VAR/bindery.conf.new" "$STACK_VAR/bindery.conf"
+		CONFIG_CHANGED=1
+	fi
 	render_lighttpd "$STACK_VAR/lighttpd.conf" "$bindir" "$STACK_VAR/bindery.conf" || return 1
 	# A rebuilt responder or a new config needs fresh FastCGI processes.
 	if stack_alive lighttpd && { [ -n "$CONFIG_CHANGED" ] ||
@@ -234,7 +246,7 @@ cmd_cluster_up() {
 			stack_init "$d/node1"
 			stack_mariadb_setup || die "could not create the database and user"
 		else
-			say "node $n: joining"
+			cluster_node_init "$n" && stack_alive mariadb || say "node $n: joining"
 			cluster_node_start "$n" || die "node $n did not start (var/cluster/node$n/log/mariadb.log)"
 		fi
 	done
