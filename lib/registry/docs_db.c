@@ -508,9 +508,36 @@ blobs_retire_unreferenced(struct db *db, const char *blob_name, const char *hold
 static const char sql_delete_doc[] =
 	"DELETE FROM documents WHERE id = ? AND version = ? AND status = 'ready'";
 
+static const char sql_doc_version[] = "SELECT version FROM documents WHERE id = ?";
+
+/*
+ * After a delete's COMMIT said yes: is the row gone?  The same check as
+ * replace_commit_check: if the version it deleted is still there, the
+ * commit did not take effect (a Galera conflict), and the whole delete
+ * runs again (and now finds what the winner left).
+ */
+static enum db_err
+delete_commit_check(struct db *db, uint64_t doc_id, uint64_t deleted_version)
+{
+	uint64_t v = 0;
+	struct db_param id[] = { DBP_U64(doc_id) };
+	struct db_col c[] = { DBC_U64(&v) };
+	enum db_err e = db_query(db, sql_doc_version, id, 1, c, 1, NULL, NULL);
+
+	if (e == DB_NOT_FOUND)
+		return DB_OK;
+	if (e == DB_OK && v == deleted_version) {
+		log_error("delete of document %llu: COMMIT succeeded but version %llu is still there;"
+			  " taken as a certification failure", (unsigned long long)doc_id,
+			  (unsigned long long)v);
+		return db_set_lost_commit(db);
+	}
+	return e;
+}
+
 static enum db_err
 delete_tx(struct db *db, uint64_t doc_id, uint64_t expected_version, unsigned grace, int *stale,
-	  int *raced)
+	  int *raced, uint64_t *deleted_version)
 {
 	struct doc d;
 	struct row_text t;
@@ -534,6 +561,7 @@ delete_tx(struct db *db, uint64_t doc_id, uint64_t expected_version, unsigned gr
 		*raced = e == DB_CONFLICT;
 		if (e != DB_OK)
 			return e;
+		*deleted_version = d.version;
 	}
 	{
 		struct db_param p[] = { DBP_U64(grace), DBP_STR(d.blob_name) };
@@ -546,14 +574,17 @@ docs_delete(struct db *db, uint64_t doc_id, uint64_t expected_version, unsigned 
 {
 	enum db_err e = DB_CONFLICT;
 	int tries, raced, again = 1;
+	uint64_t deleted = 0;
 
 	*stale = 0;
 	/* Again on a lost version race, or on a certification failure. */
 	for (tries = 0; again; tries++) {
 		raced = 0;
 		if ((e = db_begin(db)) == DB_OK)
-			e = delete_tx(db, doc_id, expected_version, grace, stale, &raced);
+			e = delete_tx(db, doc_id, expected_version, grace, stale, &raced, &deleted);
 		e = tx_finish(db, e);
+		if (e == DB_OK)
+			e = delete_commit_check(db, doc_id, deleted);
 		again = (raced && tries + 1 < VERSION_RACE_TRIES) || db_txn_retry(db, e, (unsigned)tries + 1);
 	}
 	return e;
