@@ -81,3 +81,11 @@ EXTRA_DIST += tests/e2e/status.sh tests/tools/metrics_parse.py
 # /bindery, CGI; every URL it hands out carries the prefix.
 E2E_TESTS += tests/e2e/prefix.sh
 EXTRA_DIST += tests/e2e/prefix.sh
+
+# Past one machine (issue 16): ./dev cluster's Galera cluster and two web
+# hosts (tests/lib/cluster.sh); tests/cluster/*.sh run only under
+# ./dev cluster test, against a running cluster.
+EXTRA_DIST += tests/lib/cluster.sh
+EXTRA_DIST += tests/cluster/env.sh tests/cluster/same_name.sh tests/cluster/read_after_write.sh \
+	tests/cluster/replace_conflict.sh tests/cluster/galera_cost.sh \
+	tests/cluster/failover.sh tests/cluster/delete_conflict.sh

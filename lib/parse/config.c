@@ -592,6 +592,95 @@ on_key(void *user, const char *section, const char *name, const char *value)
 	return 0;
 }
 
+static int
+is_blank(char c)
+{
+	return c == ' ' || c == '\t';
+}
+
+/* One item of a host list, blanks already trimmed: HOST, HOST:PORT, [V6]:PORT. */
+static int
+parse_db_host(const char *s, size_t len, unsigned default_port, struct config_db_host *out)
+{
+	const char *name = s, *port = NULL;
+	size_t namelen = len, i;
+	unsigned long v = 0;
+
+	if (len > 0 && s[0] == '[') {
+		const char *close = memchr(s, ']', len);
+
+		if (close == NULL || close == s + 1)
+			return -1;
+		name = s + 1;
+		namelen = (size_t)(close - name);
+		if (close + 1 < s + len) {
+			if (close[1] != ':')
+				return -1;
+			port = close + 2;
+		}
+	} else {
+		const char *colon = memchr(s, ':', len);
+
+		if (colon != NULL) {
+			/* Two colons: an IPv6 address, which needs its brackets
+			 * to tell its last group from a port. */
+			if (memchr(colon + 1, ':', (size_t)(s + len - colon - 1)) != NULL)
+				return -1;
+			namelen = (size_t)(colon - s);
+			port = colon + 1;
+		}
+	}
+	if (namelen == 0 || namelen > CONFIG_DB_HOST_MAX)
+		return -1;
+	for (i = 0; i < namelen; i++)
+		if (is_blank(name[i]) || name[i] == ',' || (unsigned char)name[i] < 0x21)
+			return -1;
+	out->port = default_port;
+	if (port != NULL) {
+		const char *end = s + len;
+
+		if (port == end)
+			return -1;
+		for (; port < end; port++) {
+			if (*port < '0' || *port > '9')
+				return -1;
+			v = v * 10 + (unsigned long)(*port - '0');
+			if (v > 65535)
+				return -1;
+		}
+		if (v == 0)
+			return -1;
+		out->port = (unsigned)v;
+	}
+	memcpy(out->name, name, namelen);
+	out->name[namelen] = '\0';
+	return 0;
+}
+
+int
+config_parse_db_hosts(const char *list, unsigned default_port, struct config_db_host *out,
+		      size_t cap, size_t *n)
+{
+	const char *p = list, *end, *b, *e;
+
+	*n = 0;
+	for (;;) {
+		end = strchr(p, ',');
+		if (end == NULL)
+			end = p + strlen(p);
+		for (b = p; b < end && is_blank(*b); b++)
+			;
+		for (e = end; e > b && is_blank(e[-1]); e--)
+			;
+		if (*n == cap || parse_db_host(b, (size_t)(e - b), default_port, &out[*n]))
+			return -1;
+		(*n)++;
+		if (*end == '\0')
+			return 0;
+		p = end + 1;
+	}
+}
+
 static void
 config_defaults(struct bindery_config *cfg)
 {
@@ -630,6 +719,13 @@ config_check(struct bindery_config *cfg, char *err, size_t errlen)
 	}
 	if (cfg->db_socket == NULL && cfg->db_host == NULL) {
 		snprintf(err, errlen, "[database] needs socket or host");
+		return -1;
+	}
+	if (cfg->db_socket == NULL &&
+	    config_parse_db_hosts(cfg->db_host, cfg->db_port, cfg->db_hosts, CONFIG_MAX_DB_HOSTS,
+				  &cfg->ndb_hosts)) {
+		snprintf(err, errlen, "[database] host: not a list of HOST[:PORT] (at most %d,"
+			 " an IPv6 address in brackets)", CONFIG_MAX_DB_HOSTS);
 		return -1;
 	}
 	/* A unix socket never leaves the host: TLS there would be a setting

@@ -29,6 +29,9 @@
 #define CONFIG_COMPENSATION_BUDGET_S 5
 #define CONFIG_MAX_TOKENS 32
 #define CONFIG_MAX_PROXIES 16
+/* [database] host: at most this many servers (a Galera cluster's nodes). */
+#define CONFIG_MAX_DB_HOSTS 8
+#define CONFIG_DB_HOST_MAX 255	/* a DNS name's length */
 
 enum download_mode { DOWNLOAD_PROXY, DOWNLOAD_REDIRECT };
 enum config_db_tls { CONFIG_DB_TLS_OFF, CONFIG_DB_TLS_ON, CONFIG_DB_TLS_VERIFY };
@@ -38,13 +41,21 @@ struct config_token {
 	char *token;
 };
 
+/* One server of [database] host: a name or address, and its port. */
+struct config_db_host {
+	char name[CONFIG_DB_HOST_MAX + 1];
+	unsigned port;
+};
+
 struct bindery_config {
 	char *path;			/* the file this came from */
 
 	/* [database] */
 	char *db_socket;		/* unix socket, or NULL for host/port */
-	char *db_host;
-	unsigned db_port;
+	char *db_host;			/* as written; db_hosts holds it parsed */
+	unsigned db_port;		/* for the hosts that name no port */
+	struct config_db_host db_hosts[CONFIG_MAX_DB_HOSTS];
+	size_t ndb_hosts;		/* 0 with a socket */
 	char *db_user;
 	char *db_password;
 	char *db_name;
@@ -153,6 +164,17 @@ void config_free(struct bindery_config *cfg);
  * slow first step.
  */
 uint64_t config_sweep_cutoff_min(const struct bindery_config *cfg);
+
+/*
+ * Parse [database] host: "HOST[:PORT], HOST[:PORT], ..." (an IPv6 address
+ * in brackets: "[::1]:3306"); a HOST without a port gets default_port.
+ * Commas separate, blanks around them are ignored; an empty item, a bad
+ * port, a name over CONFIG_DB_HOST_MAX or more than cap servers is an
+ * error.  0 on success (*n servers in out[]), -1 otherwise.  Pure: no
+ * lookups.
+ */
+BINDERY_NODISCARD int config_parse_db_hosts(const char *list, unsigned default_port,
+					    struct config_db_host *out, size_t cap, size_t *n);
 
 /* Parse a size with an optional K/M/G/T suffix (powers of 1024). 0 on success. */
 BINDERY_NODISCARD int config_parse_size(const char *s, uint64_t *out);

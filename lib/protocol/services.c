@@ -30,10 +30,13 @@ open_services(const struct bindery_config *cfg, unsigned db_wait, struct service
 		.ca_path = cfg->storage_ca_path,
 		.max_retries = 3,
 	};
+	struct db_host hosts[DB_MAX_HOSTS];
 	struct db_settings ds = {
 		.socket = cfg->db_socket,
 		.host = cfg->db_host,
 		.port = cfg->db_port,
+		.hosts = hosts,
+		.nhosts = cfg->ndb_hosts < DB_MAX_HOSTS ? cfg->ndb_hosts : DB_MAX_HOSTS,
 		.user = cfg->db_user,
 		.password = cfg->db_password,
 		.name = cfg->db_name,
@@ -44,6 +47,7 @@ open_services(const struct bindery_config *cfg, unsigned db_wait, struct service
 		.io_timeout = db_wait,
 	};
 	struct blob_result res;
+	size_t i;
 	int rc = -1;
 
 	*out = NULL;
@@ -52,6 +56,8 @@ open_services(const struct bindery_config *cfg, unsigned db_wait, struct service
 		goto out;
 	}
 	s->cfg = cfg;
+	for (i = 0; i < ds.nhosts; i++)
+		hosts[i] = (struct db_host){ cfg->db_hosts[i].name, cfg->db_hosts[i].port };
 	if (db_new(&ds, &s->db) != DB_OK) {
 		snprintf(err, errlen, "out of memory");
 		goto out;

@@ -24,8 +24,10 @@ struct db {
 	MYSQL *conn;
 	int broken;
 	time_t last_used;
-	char *socket, *host, *user, *password, *name, *tls_ca;
-	unsigned port;
+	char *socket, *user, *password, *name, *tls_ca;
+	char *hosts[DB_MAX_HOSTS];	/* tried in order on every connect */
+	unsigned ports[DB_MAX_HOSTS];
+	size_t nhosts;
 	enum db_tls tls;
 	unsigned connect_timeout, io_timeout;	/* seconds, never 0 */
 	struct stmt_slot stmts[DB_MAX_STMTS];
@@ -55,21 +57,34 @@ enum db_err
 db_new(const struct db_settings *cfg, struct db **out)
 {
 	struct db *db = calloc(1, sizeof *db);
+	size_t i;
+	int nomem = 0;
 
 	*out = NULL;
 	if (db == NULL)
 		return DB_NOMEM;
 	db->socket = dup_or_null(cfg->socket);
-	db->host = dup_or_null(cfg->host);
+	if (cfg->nhosts > 0) {
+		db->nhosts = cfg->nhosts < DB_MAX_HOSTS ? cfg->nhosts : DB_MAX_HOSTS;
+		for (i = 0; i < db->nhosts; i++) {
+			db->hosts[i] = dup_or_null(cfg->hosts[i].name);
+			db->ports[i] = cfg->hosts[i].port;
+			nomem |= db->hosts[i] == NULL;
+		}
+	} else if (cfg->host) {
+		db->nhosts = 1;
+		db->hosts[0] = dup_or_null(cfg->host);
+		db->ports[0] = cfg->port;
+		nomem |= db->hosts[0] == NULL;
+	}
 	db->user = dup_or_null(cfg->user);
 	db->password = dup_or_null(cfg->password);
 	db->name = dup_or_null(cfg->name);
-	db->port = cfg->port;
 	db->tls = cfg->tls;
 	db->tls_ca = dup_or_null(cfg->tls_ca);
 	db->connect_timeout = cfg->connect_timeout ? cfg->connect_timeout : DB_CONNECT_TIMEOUT_DEFAULT;
 	db->io_timeout = cfg->io_timeout ? cfg->io_timeout : DB_IO_TIMEOUT_DEFAULT;
-	if ((cfg->socket && !db->socket) || (cfg->host && !db->host) || !db->user ||
+	if ((cfg->socket && !db->socket) || nomem || !db->user ||
 	    (cfg->password && !db->password) || !db->name || (cfg->tls_ca && !db->tls_ca)) {
 		db_free(db);
 		return DB_NOMEM;
@@ -95,11 +110,14 @@ disconnect(struct db *db)
 void
 db_free(struct db *db)
 {
+	size_t i;
+
 	if (db == NULL)
 		return;
 	disconnect(db);
 	free(db->socket);
-	free(db->host);
+	for (i = 0; i < db->nhosts; i++)
+		free(db->hosts[i]);
 	free(db->user);
 	if (db->password)
 		explicit_bzero(db->password, strlen(db->password));
@@ -114,6 +132,35 @@ remember_error(struct db *db, unsigned code, const char *msg)
 {
 	snprintf(db->last_error, sizeof db->last_error, "%u: %s", code, msg ? msg : "");
 	db->last_errno = code;
+}
+
+enum db_err
+db_set_lost_commit(struct db *db)
+{
+	remember_error(db, ER_LOCK_DEADLOCK, "COMMIT succeeded but did not take effect");
+	return DB_RETRY;
+}
+
+int
+db_txn_retry(struct db *db, enum db_err e, unsigned tries)
+{
+	struct timespec now, pause;
+	long ms;
+
+	if (tries >= DB_TXN_TRIES)
+		return 0;
+	if (!((e == DB_RETRY && db->last_errno == ER_LOCK_DEADLOCK) ||
+	      (e == DB_UNAVAILABLE && db->last_errno == ER_UNKNOWN_COM_ERROR)))
+		return 0;
+	/* 5 ms, then 10 ms, plus up to 5 ms of jitter from the clock so two
+	 * losers on different hosts do not meet again in step. */
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	ms = (5L << (tries - 1 < 4 ? tries - 1 : 4)) + (now.tv_nsec / 1000) % 5;
+	pause.tv_sec = 0;
+	pause.tv_nsec = ms * 1000000L;
+	nanosleep(&pause, NULL);
+	log_info("transaction retried (%u of %d) after %s", tries + 1, DB_TXN_TRIES, db->last_error);
+	return 1;
 }
 
 /* Map a server/client error number to our result, marking lost connections. */
@@ -134,6 +181,9 @@ classify(struct db *db, unsigned code, const char *msg)
 	case CR_COMMANDS_OUT_OF_SYNC:
 	case ER_CONNECTION_KILLED:
 	case ER_SERVER_SHUTDOWN:
+	/* A Galera node that left the primary component ("WSREP has not yet
+	 * prepared node for application use"): reconnecting fails over. */
+	case ER_UNKNOWN_COM_ERROR:
 		db->broken = 1;
 		log_warn("database connection lost (%s)", db->last_error);
 		return DB_UNAVAILABLE;
@@ -162,12 +212,45 @@ tls_options(struct db *db)
 		mysql_options(db->conn, MYSQL_OPT_SSL_CA, db->tls_ca);
 }
 
+enum wsrep_kind { WSREP_NONE, WSREP_READY, WSREP_NOT_READY };
+
+/*
+ * Is the server a Galera node, and can it take work (in the primary
+ * component, not joining)?  A plain server has wsrep off, and one built
+ * without wsrep refuses the variable (not Galera); 1047 to the query itself
+ * is a node that is not ready.
+ */
+static enum wsrep_kind
+wsrep_probe(struct db *db)
+{
+	MYSQL_RES *res;
+	MYSQL_ROW row;
+	enum wsrep_kind k = WSREP_NOT_READY;
+
+	if (mysql_query(db->conn, "SELECT @@GLOBAL.wsrep_on, (SELECT VARIABLE_VALUE FROM "
+			"information_schema.GLOBAL_STATUS WHERE VARIABLE_NAME = 'WSREP_READY')"))
+		return mysql_errno(db->conn) == ER_UNKNOWN_COM_ERROR ? WSREP_NOT_READY : WSREP_NONE;
+	res = mysql_store_result(db->conn);
+	if (res == NULL)
+		return WSREP_NOT_READY;
+	row = mysql_fetch_row(res);
+	if (row != NULL) {
+		if (row[0] == NULL || strcmp(row[0], "0") == 0)
+			k = WSREP_NONE;
+		else if (row[1] != NULL && strcmp(row[1], "ON") == 0)
+			k = WSREP_READY;
+	}
+	mysql_free_result(res);
+	return k;
+}
+
+/* One connection attempt to server i of the list (or the socket). */
 static enum db_err
-connect_now(struct db *db)
+connect_one(struct db *db, size_t i)
 {
 	my_bool off = 0;
+	enum wsrep_kind wsrep;
 
-	disconnect(db);
 	db->conn = mysql_init(NULL);
 	if (db->conn == NULL)
 		return DB_NOMEM;
@@ -181,13 +264,33 @@ connect_now(struct db *db)
 	mysql_options(db->conn, MYSQL_OPT_RECONNECT, &off);
 	mysql_options(db->conn, MYSQL_SET_CHARSET_NAME, "utf8mb4");
 	tls_options(db);
-	if (mysql_real_connect(db->conn, db->socket ? NULL : db->host, db->user, db->password,
-			       db->name, db->socket ? 0 : db->port, db->socket, 0) == NULL) {
+	if (mysql_real_connect(db->conn, db->socket ? NULL : db->hosts[i], db->user, db->password,
+			       db->name, db->socket ? 0 : db->ports[i], db->socket, 0) == NULL) {
 		remember_error(db, mysql_errno(db->conn), mysql_error(db->conn));
-		log_warn("cannot connect to the database (%s)", db->last_error);
+		log_warn("cannot connect to the database %s:%u (%s)", db->socket ? db->socket : db->hosts[i],
+			 db->socket ? 0 : db->ports[i], db->last_error);
 		mysql_close(db->conn);
 		db->conn = NULL;
 		return DB_UNAVAILABLE;
+	}
+	wsrep = wsrep_probe(db);
+	/* Only a list has somewhere else to go: one server is used as it is. */
+	if (db->nhosts > 1 && wsrep == WSREP_NOT_READY) {
+		remember_error(db, ER_UNKNOWN_COM_ERROR, "wsrep_ready is not ON");
+		log_warn("database %s:%u is a Galera node that is not ready; trying the next",
+			 db->hosts[i], db->ports[i]);
+		mysql_close(db->conn);
+		db->conn = NULL;
+		return DB_UNAVAILABLE;
+	}
+	/* A Galera node applies other nodes' commits after they return there:
+	 * a read must first wait for what the cluster has committed, or a
+	 * document created through another web host can be 404 here
+	 * (DESIGN.md "Past one machine"; its cost is in README "Scaling out"). */
+	if (wsrep == WSREP_READY && mysql_query(db->conn, "SET SESSION wsrep_sync_wait = 1")) {
+		enum db_err e = classify(db, mysql_errno(db->conn), mysql_error(db->conn));
+		disconnect(db);
+		return e;
 	}
 	/* Times are UTC everywhere so RFC 3339 output needs no conversion;
 	 * sql_mode is ours, not the server's (db.h). */
@@ -199,6 +302,22 @@ connect_now(struct db *db)
 	}
 	db->last_used = time(NULL);
 	return DB_OK;
+}
+
+/* Connect afresh: the socket, or the first server of the list that takes us. */
+static enum db_err
+connect_now(struct db *db)
+{
+	enum db_err e = DB_UNAVAILABLE;
+	size_t i, n = db->socket ? 1 : db->nhosts;
+
+	disconnect(db);
+	for (i = 0; i < n; i++) {
+		e = connect_one(db, i);
+		if (e == DB_OK || e == DB_NOMEM)
+			break;
+	}
+	return e;
 }
 
 enum db_err

@@ -85,13 +85,30 @@ struct db;
  * certificate chains to tls_ca (or the system's CAs) and names the host. */
 enum db_tls { DB_TLS_OFF = 0, DB_TLS_ON, DB_TLS_VERIFY };
 
-/* Where and as whom to connect; the caller fills it from bindery.conf (the
- * registry reads no configuration itself).  socket wins over host/port;
- * NULL strings mean "not set".  tls applies to host/port only. */
+/* One server of a list (a Galera cluster's nodes). */
+struct db_host {
+	const char *name;
+	unsigned port;
+};
+#define DB_MAX_HOSTS 8
+
+/*
+ * Where and as whom to connect; the caller fills it from bindery.conf (the
+ * registry reads no configuration itself).  socket wins over hosts, hosts
+ * over host/port; NULL strings mean "not set".  tls applies to TCP only.
+ *
+ * With hosts, every (re)connect tries them in order and takes the first
+ * that accepts and, when it is a Galera node (wsrep on), is ready: a node
+ * that is not in the primary component answers 1047 to everything.  A
+ * statement that gets 1047 later marks the connection broken, so the next
+ * db_ensure fails over.
+ */
 struct db_settings {
 	const char *socket;
 	const char *host;
 	unsigned port;
+	const struct db_host *hosts;	/* borrowed for db_new; at most DB_MAX_HOSTS */
+	size_t nhosts;
 	const char *user;
 	const char *password;
 	const char *name;
@@ -121,6 +138,26 @@ BINDERY_NODISCARD enum db_err db_begin(struct db *db);
 BINDERY_NODISCARD enum db_err db_commit(struct db *db);
 /* Safe to call in any state, including after an error. */
 void db_rollback(struct db *db);
+
+/*
+ * Whole-transaction retry.  Under Galera a transaction can fail at any
+ * statement or at COMMIT because another node's write set won
+ * certification (a deadlock error, 1213), or because its node left the
+ * primary component (1047: the connection is then broken and the next
+ * db_begin fails over).  Either way nothing of it was committed, so the
+ * caller, having rolled back, may run the whole transaction again from its
+ * first statement (its reads included: they decide what it writes).
+ * db_txn_retry(db, e, tries) is true, after a short jittered pause, when e
+ * (the transaction's result, tries runs done so far) is such a failure and
+ * fewer than DB_TXN_TRIES runs were made.  A lost connection or a lock
+ * wait timeout is not retried: a COMMIT whose answer was lost may have
+ * committed.
+ */
+#define DB_TXN_TRIES 3
+int db_txn_retry(struct db *db, enum db_err e, unsigned tries);
+/* A caller found that a transaction it committed did not take effect:
+ * remembered as a certification failure; returns DB_RETRY. */
+enum db_err db_set_lost_commit(struct db *db);
 
 /* Run one statement; *affected (may be NULL) gets the changed-row count. */
 BINDERY_NODISCARD enum db_err db_exec(struct db *db, const char *sql, const struct db_param *params,

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "base/failpoint.h"
+#include "base/log.h"
 #include "registry/docs_db.h"
 #include "registry/uploads_db.h"
 
@@ -12,17 +13,22 @@
 	" COALESCE(sha256, ''), owner, version, DATE_FORMAT(created_at, " TIME_FMT ")," \
 	" DATE_FORMAT(updated_at, " TIME_FMT "), COALESCE(blob_etag, ''), COALESCE(ready_seq, 0)"
 
-/* Run fn inside a transaction: commit on DB_OK, roll back otherwise. */
-#define IN_TX(db, expr)                                  \
-	do {                                             \
-		enum db_err tx_e_ = db_begin(db);         \
-		if (tx_e_ == DB_OK)                      \
-			tx_e_ = (expr);                  \
-		if (tx_e_ == DB_OK)                      \
-			tx_e_ = db_commit(db);           \
-		if (tx_e_ != DB_OK)                      \
-			db_rollback(db);                 \
-		return tx_e_;                            \
+/* Run expr inside a transaction: commit on DB_OK, roll back otherwise;
+ * the whole of it again on a certification failure (db_txn_retry). */
+#define IN_TX(db, expr)                                          \
+	do {                                                     \
+		enum db_err tx_e_;                               \
+		unsigned tx_tries_ = 0;                          \
+		do {                                             \
+			tx_e_ = db_begin(db);                    \
+			if (tx_e_ == DB_OK)                      \
+				tx_e_ = (expr);                  \
+			if (tx_e_ == DB_OK)                      \
+				tx_e_ = db_commit(db);           \
+			if (tx_e_ != DB_OK)                      \
+				db_rollback(db);                 \
+		} while (db_txn_retry(db, tx_e_, ++tx_tries_));  \
+		return tx_e_;                                    \
 	} while (0)
 
 static const char sql_insert_doc[] =
@@ -441,20 +447,48 @@ replace_commit_tx(struct db *db, uint64_t doc_id, const struct replace_blob *nb,
 	return doc_finish(db_query(db, sql_get_doc, id, 1, c, DOC_NCOLS, NULL, NULL), out, &t);
 }
 
+/*
+ * After a COMMIT that said yes: is the new blob's row committed?  On a
+ * Galera cluster, two replaces of one version committed on two nodes have
+ * both been answered "committed" while only one took effect (found by
+ * tests/cluster/replace_conflict.sh: the loser's blob row stayed pending,
+ * MariaDB 10.11.19, galera 26.4.23; compare MDEV-29044).  A lost commit is
+ * reported as a certification failure, so the whole transaction runs again
+ * and now sees the winner's version.  One point read on the local node,
+ * where a real commit is visible at once.
+ */
+static enum db_err
+replace_commit_check(struct db *db, const char *blob_name)
+{
+	struct blob_row b;
+	enum db_err e = blobs_get(db, blob_name, &b);
+
+	if (e == DB_OK && b.state == REGISTRY_PENDING) {
+		log_error("replace of blob %s: COMMIT succeeded but the row is still pending;"
+			  " taken as a certification failure", blob_name);
+		return db_set_lost_commit(db);
+	}
+	return e == DB_NOT_FOUND ? DB_OK : e;
+}
+
 enum db_err
 docs_replace_commit(struct db *db, uint64_t doc_id, const struct replace_blob *nb,
 		    uint64_t expected_version, unsigned grace, int *stale, struct doc *out)
 {
 	enum db_err e = DB_CONFLICT;
-	int tries, raced = 1;
+	int tries, raced, again = 1;
 
-	for (tries = 0; tries < VERSION_RACE_TRIES && raced; tries++) {
+	/* Again on a lost version race, or on a certification failure. */
+	for (tries = 0; again; tries++) {
 		raced = 0;
 		*stale = 0;
 		memset(out, 0, sizeof *out);
 		if ((e = db_begin(db)) == DB_OK)
 			e = replace_commit_tx(db, doc_id, nb, expected_version, grace, stale, &raced, out);
 		e = tx_finish(db, e);
+		if (e == DB_OK)
+			e = replace_commit_check(db, nb->name);
+		again = (raced && tries + 1 < VERSION_RACE_TRIES) || db_txn_retry(db, e, (unsigned)tries + 1);
 	}
 	return e;
 }
@@ -474,9 +508,36 @@ blobs_retire_unreferenced(struct db *db, const char *blob_name, const char *hold
 static const char sql_delete_doc[] =
 	"DELETE FROM documents WHERE id = ? AND version = ? AND status = 'ready'";
 
+static const char sql_doc_version[] = "SELECT version FROM documents WHERE id = ?";
+
+/*
+ * After a delete's COMMIT said yes: is the row gone?  The same check as
+ * replace_commit_check: if the version it deleted is still there, the
+ * commit did not take effect (a Galera conflict), and the whole delete
+ * runs again (and now finds what the winner left).
+ */
+static enum db_err
+delete_commit_check(struct db *db, uint64_t doc_id, uint64_t deleted_version)
+{
+	uint64_t v = 0;
+	struct db_param id[] = { DBP_U64(doc_id) };
+	struct db_col c[] = { DBC_U64(&v) };
+	enum db_err e = db_query(db, sql_doc_version, id, 1, c, 1, NULL, NULL);
+
+	if (e == DB_NOT_FOUND)
+		return DB_OK;
+	if (e == DB_OK && v == deleted_version) {
+		log_error("delete of document %llu: COMMIT succeeded but version %llu is still there;"
+			  " taken as a certification failure", (unsigned long long)doc_id,
+			  (unsigned long long)v);
+		return db_set_lost_commit(db);
+	}
+	return e;
+}
+
 static enum db_err
 delete_tx(struct db *db, uint64_t doc_id, uint64_t expected_version, unsigned grace, int *stale,
-	  int *raced)
+	  int *raced, uint64_t *deleted_version)
 {
 	struct doc d;
 	struct row_text t;
@@ -500,6 +561,7 @@ delete_tx(struct db *db, uint64_t doc_id, uint64_t expected_version, unsigned gr
 		*raced = e == DB_CONFLICT;
 		if (e != DB_OK)
 			return e;
+		*deleted_version = d.version;
 	}
 	{
 		struct db_param p[] = { DBP_U64(grace), DBP_STR(d.blob_name) };
@@ -511,14 +573,19 @@ enum db_err
 docs_delete(struct db *db, uint64_t doc_id, uint64_t expected_version, unsigned grace, int *stale)
 {
 	enum db_err e = DB_CONFLICT;
-	int tries, raced = 1;
+	int tries, raced, again = 1;
+	uint64_t deleted = 0;
 
 	*stale = 0;
-	for (tries = 0; tries < VERSION_RACE_TRIES && raced; tries++) {
+	/* Again on a lost version race, or on a certification failure. */
+	for (tries = 0; again; tries++) {
 		raced = 0;
 		if ((e = db_begin(db)) == DB_OK)
-			e = delete_tx(db, doc_id, expected_version, grace, stale, &raced);
+			e = delete_tx(db, doc_id, expected_version, grace, stale, &raced, &deleted);
 		e = tx_finish(db, e);
+		if (e == DB_OK)
+			e = delete_commit_check(db, doc_id, deleted);
+		again = (raced && tries + 1 < VERSION_RACE_TRIES) || db_txn_retry(db, e, (unsigned)tries + 1);
 	}
 	return e;
 }

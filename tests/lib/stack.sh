@@ -249,6 +249,10 @@ stack_mariadb_tls() {
 	chmod 0644 "$d/ca.pem" "$d/server-cert.pem"
 }
 
+# STACK_MARIADB_EXTRA (an array, empty by default) adds mariadbd options
+# (tests/lib/cluster.sh: wsrep); STACK_MARIADB_WAIT is how many tenths of a
+# second to wait for it to answer (default 300).
+STACK_MARIADB_EXTRA=()
 stack_mariadb_start() {
 	local user i
 	stack_alive mariadb && return 0
@@ -274,8 +278,9 @@ stack_mariadb_start() {
 		--character-set-server=utf8mb4 --collation-server=utf8mb4_general_ci \
 		--ssl-ca="$STACK_VAR/db-tls/ca.pem" --ssl-cert="$STACK_VAR/db-tls/server-cert.pem" \
 		--ssl-key="$STACK_VAR/db-tls/server-key.pem" \
-		--pid-file="$STACK_RUN/mariadbd.pid" --log-error="$STACK_LOG/mariadb.log" || return 1
-	for ((i = 0; i < 300; i++)); do
+		--pid-file="$STACK_RUN/mariadbd.pid" --log-error="$STACK_LOG/mariadb.log" \
+		"${STACK_MARIADB_EXTRA[@]}" || return 1
+	for ((i = 0; i < ${STACK_MARIADB_WAIT:-300}; i++)); do
 		if [ -S "$STACK_SOCK" ] && mariadb-admin --no-defaults --socket="$STACK_SOCK" -uroot ping >/dev/null 2>&1; then
 			return 0
 		fi

@@ -136,6 +136,66 @@ static const struct secret_case secret_cases[] = {
 	{ BASE "[stoarge]\nS3cretSectionKey==\n", ":10: a key in an unknown section", "S3cretSectionKey" },
 };
 
+#define DB_HOST_REST "user = u\nname = n\n[storage]\nconnection_string = UseDevelopmentStorage=true\n" \
+	"container = c\n"
+
+/* [database] host as a list (a Galera cluster's nodes, issue 16). */
+static void
+test_db_hosts(struct bindery_config **cfg, char *err, size_t errlen)
+{
+	static const char *const bad[] = {
+		"", " ", "a,", ",a", "a,,b", "a:", "a:0", "a:65536", "a:3306x", "a b", "::1",
+		"[::1", "[]:3306", "[::1]3306", "a:-1", "1,2,3,4,5,6,7,8,9",
+	};
+	struct config_db_host h[CONFIG_MAX_DB_HOSTS];
+	char longname[CONFIG_DB_HOST_MAX + 2];
+	size_t n = 99, i;
+
+	tap_ok(config_parse_db_hosts("db.example", 3306, h, CONFIG_MAX_DB_HOSTS, &n) == 0 && n == 1 &&
+	       strcmp(h[0].name, "db.example") == 0 && h[0].port == 3306, "one host takes the default port");
+	tap_ok(config_parse_db_hosts("127.0.0.1:3306, 127.0.0.1:3307,\t10.0.0.3 ,[::1]:3310, [fe80::1]",
+				     4000, h, CONFIG_MAX_DB_HOSTS, &n) == 0 && n == 5 &&
+	       strcmp(h[0].name, "127.0.0.1") == 0 && h[0].port == 3306 &&
+	       strcmp(h[1].name, "127.0.0.1") == 0 && h[1].port == 3307 &&
+	       strcmp(h[2].name, "10.0.0.3") == 0 && h[2].port == 4000 &&
+	       strcmp(h[3].name, "::1") == 0 && h[3].port == 3310 &&
+	       strcmp(h[4].name, "fe80::1") == 0 && h[4].port == 4000,
+	       "a list, in order: ports where given, blanks trimmed, IPv6 in brackets");
+	tap_ok(config_parse_db_hosts("a:1,b:65535,c,d,e,f,g,h", 3306, h, CONFIG_MAX_DB_HOSTS, &n) == 0 &&
+	       n == CONFIG_MAX_DB_HOSTS && h[0].port == 1 && h[1].port == 65535,
+	       "CONFIG_MAX_DB_HOSTS hosts; ports 1 and 65535");
+	for (i = 0; i < ARRAY_LEN(bad); i++)
+		tap_ok(config_parse_db_hosts(bad[i], 3306, h, CONFIG_MAX_DB_HOSTS, &n) == -1,
+		       "host list refused: \"%s\"", bad[i]);
+	memset(longname, 'a', sizeof longname - 1);
+	longname[sizeof longname - 1] = '\0';
+	tap_ok(config_parse_db_hosts(longname, 3306, h, CONFIG_MAX_DB_HOSTS, &n) == -1,
+	       "a name over CONFIG_DB_HOST_MAX refused");
+	longname[sizeof longname - 2] = '\0';
+	tap_ok(config_parse_db_hosts(longname, 3306, h, CONFIG_MAX_DB_HOSTS, &n) == 0 && n == 1,
+	       "a name of CONFIG_DB_HOST_MAX accepted");
+
+	tap_ok(load_text("[database]\nhost = 10.0.0.1:3306, 10.0.0.2\nport = 3307\n" DB_HOST_REST,
+			 cfg, err, errlen, NULL, 0) == 0 && (*cfg)->ndb_hosts == 2 &&
+	       (*cfg)->db_hosts[0].port == 3306 && (*cfg)->db_hosts[1].port == 3307 &&
+	       strcmp((*cfg)->db_hosts[1].name, "10.0.0.2") == 0,
+	       "host list loads; port applies to the hosts without one (after host in the file)");
+	config_free(*cfg);
+	*cfg = NULL;
+	tap_ok(load_text("[database]\nport = 3310\nhost = db\n" DB_HOST_REST, cfg, err, errlen, NULL, 0) == 0 &&
+	       (*cfg)->ndb_hosts == 1 && (*cfg)->db_hosts[0].port == 3310,
+	       "one host with port still works");
+	config_free(*cfg);
+	*cfg = NULL;
+	tap_ok(load_text("[database]\nhost = a:3306,,b\n" DB_HOST_REST, cfg, err, errlen, NULL, 0) == -1 &&
+	       strstr(err, "[database] host: not a list of HOST[:PORT]") != NULL,
+	       "a bad list is a load error naming the key");
+	tap_ok(load_text("[database]\nsocket = /s\n" DB_HOST_REST, cfg, err, errlen, NULL, 0) == 0 &&
+	       (*cfg)->ndb_hosts == 0, "a socket: no host list");
+	config_free(*cfg);
+	*cfg = NULL;
+}
+
 int
 main(void)
 {
@@ -324,6 +384,7 @@ main(void)
 	       "tls = verify with tls_ca over TCP");
 	config_free(cfg);
 	cfg = NULL;
+	test_db_hosts(&cfg, err, sizeof err);
 	tap_ok(config_load("/nonexistent/bindery.conf", &cfg, err, sizeof err, NULL, 0) == -1 &&
 	       strstr(err, "/nonexistent/bindery.conf: cannot read") != NULL, "unreadable file named");
 
