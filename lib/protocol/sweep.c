@@ -206,12 +206,10 @@ static void
 drop_rows(struct services *w, const char *claimer, const struct sweep_item *it, uint64_t *counter,
 	  struct sweep_report *rep)
 {
-	enum db_err e = DB_RETRY;
-	int tries;
+	/* A deadlock or a lost certification runs the whole transaction
+	 * again in there (DB_IN_TX). */
+	enum db_err e = sweep_db_drop_intent(w->db, claimer, it);
 
-	/* A deadlock rolled the whole transaction back: run it again whole. */
-	for (tries = 0; tries < 3 && e == DB_RETRY; tries++)
-		e = sweep_db_drop_intent(w->db, claimer, it);
 	if (e == DB_OK) {
 		(*counter)++;
 		return;
@@ -477,6 +475,7 @@ drain_one(struct services *w, const char *claimer, const char *name, struct swee
 		rep->problems++;
 		break;
 	default:
+		log_warn("outbox %s: database or storage unavailable; left for a later run", name);
 		rep->deferred++;
 		rep->temporary = 1;
 		break;

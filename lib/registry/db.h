@@ -159,6 +159,30 @@ int db_txn_retry(struct db *db, enum db_err e, unsigned tries);
  * remembered as a certification failure; returns DB_RETRY. */
 enum db_err db_set_lost_commit(struct db *db);
 
+/*
+ * The whole body of a function whose work is one transaction: expr (an
+ * enum db_err expression, the transaction's statements) runs between
+ * db_begin and db_commit, rolled back unless both are DB_OK, and again
+ * from db_begin while db_txn_retry says so; the function returns the
+ * last result.  expr must be safe to run again: whatever it decides on,
+ * it reads inside the transaction.
+ */
+#define DB_IN_TX(db, expr)                                       \
+	do {                                                     \
+		enum db_err tx_e_;                               \
+		unsigned tx_tries_ = 0;                          \
+		do {                                             \
+			tx_e_ = db_begin(db);                    \
+			if (tx_e_ == DB_OK)                      \
+				tx_e_ = (expr);                  \
+			if (tx_e_ == DB_OK)                      \
+				tx_e_ = db_commit(db);           \
+			if (tx_e_ != DB_OK)                      \
+				db_rollback(db);                 \
+		} while (db_txn_retry(db, tx_e_, ++tx_tries_));  \
+		return tx_e_;                                    \
+	} while (0)
+
 /* Run one statement; *affected (may be NULL) gets the changed-row count. */
 BINDERY_NODISCARD enum db_err db_exec(struct db *db, const char *sql, const struct db_param *params,
 				      size_t nparams, uint64_t *affected);

@@ -19,18 +19,11 @@ create_tx(struct db *db, const struct direct_new *n, uint64_t *doc_id)
 	return db_exec_one(db, sql_mark_direct, p, ARRAY_LEN(p));
 }
 
+/* Re-run whole on a certification failure, as a server create is. */
 enum db_err
 direct_create_intent(struct db *db, const struct direct_new *n, uint64_t *doc_id)
 {
-	enum db_err e = db_begin(db);
-
-	if (e == DB_OK)
-		e = create_tx(db, n, doc_id);
-	if (e == DB_OK)
-		e = db_commit(db);
-	if (e != DB_OK)
-		db_rollback(db);
-	return e;
+	DB_IN_TX(db, create_tx(db, n, doc_id));
 }
 
 static const char sql_get_direct[] =

@@ -13,24 +13,6 @@
 	" COALESCE(sha256, ''), owner, version, DATE_FORMAT(created_at, " TIME_FMT ")," \
 	" DATE_FORMAT(updated_at, " TIME_FMT "), COALESCE(blob_etag, ''), COALESCE(ready_seq, 0)"
 
-/* Run expr inside a transaction: commit on DB_OK, roll back otherwise;
- * the whole of it again on a certification failure (db_txn_retry). */
-#define IN_TX(db, expr)                                          \
-	do {                                                     \
-		enum db_err tx_e_;                               \
-		unsigned tx_tries_ = 0;                          \
-		do {                                             \
-			tx_e_ = db_begin(db);                    \
-			if (tx_e_ == DB_OK)                      \
-				tx_e_ = (expr);                  \
-			if (tx_e_ == DB_OK)                      \
-				tx_e_ = db_commit(db);           \
-			if (tx_e_ != DB_OK)                      \
-				db_rollback(db);                 \
-		} while (db_txn_retry(db, tx_e_, ++tx_tries_));  \
-		return tx_e_;                                    \
-	} while (0)
-
 static const char sql_insert_doc[] =
 	"INSERT INTO documents (name, status, blob_name, content_type, owner)"
 	" VALUES (?, 'pending', ?, ?, ?)";
@@ -73,7 +55,7 @@ enum db_err
 docs_create_intent(struct db *db, struct span name, const char *owner, const char *content_type,
 		   const char *blob_name, const struct lease *l, const char *idem_key, uint64_t *doc_id)
 {
-	IN_TX(db, docs_create_intent_tx(db, name, owner, content_type, blob_name, l, idem_key, doc_id));
+	DB_IN_TX(db, docs_create_intent_tx(db, name, owner, content_type, blob_name, l, idem_key, doc_id));
 }
 
 static const char sql_doc_ready[] =
@@ -126,7 +108,7 @@ enum db_err
 docs_mark_ready(struct db *db, uint64_t doc_id, const char *blob_name, const char *holder,
 		uint64_t size, const char *sha256_hex, const char *etag)
 {
-	IN_TX(db, mark_ready_tx(db, doc_id, blob_name, holder, size, sha256_hex, etag));
+	DB_IN_TX(db, mark_ready_tx(db, doc_id, blob_name, holder, size, sha256_hex, etag));
 }
 
 static const char sql_renew_held[] =
@@ -188,7 +170,7 @@ abandon_tx(struct db *db, uint64_t doc_id, const char *blob_name, const char *ho
 enum db_err
 docs_abandon_intent(struct db *db, uint64_t doc_id, const char *blob_name, const char *holder)
 {
-	IN_TX(db, abandon_tx(db, doc_id, blob_name, holder));
+	DB_IN_TX(db, abandon_tx(db, doc_id, blob_name, holder));
 }
 
 /* The text of a row's enum columns, read before they become enums. */
@@ -594,12 +576,22 @@ static const char sql_claim_retired[] =
 	"UPDATE blobs SET state = 'deleting', claimed_by = ?, lease_until = NOW(6) + INTERVAL ? SECOND"
 	" WHERE name = ? AND state = 'retired' AND retire_after <= NOW(6)";
 
+/* Two sweepers on two Galera nodes drain the same outbox names in the same
+ * order: one's claim loses certification to the other's (a deadlock error
+ * once the node's own autocommit retry is spent).  Run again, the
+ * statement finds the row taken: DB_CONFLICT, the name is the other's
+ * (tests/cluster/two_sweepers.sh). */
 enum db_err
 blobs_claim_retired(struct db *db, const char *blob_name, const char *claimer, unsigned lease)
 {
 	struct db_param p[] = { DBP_STR(claimer), DBP_U64(lease), DBP_STR(blob_name) };
+	unsigned tries = 0;
+	enum db_err e;
 
-	return db_exec_one(db, sql_claim_retired, p, ARRAY_LEN(p));
+	do
+		e = db_exec_one(db, sql_claim_retired, p, ARRAY_LEN(p));
+	while (db_txn_retry(db, e, ++tries));
+	return e;
 }
 
 static const char sql_referenced[] = "SELECT COUNT(*) FROM documents WHERE blob_name = ?";
@@ -758,5 +750,5 @@ enum db_err
 idem_restart(struct db *db, const char *owner, const char *key, struct span name,
 	     const char *content_type, const char *blob_name, const struct lease *l, uint64_t *doc_id)
 {
-	IN_TX(db, idem_restart_tx(db, owner, key, name, content_type, blob_name, l, doc_id));
+	DB_IN_TX(db, idem_restart_tx(db, owner, key, name, content_type, blob_name, l, doc_id));
 }

@@ -2,19 +2,15 @@
 #include <assert.h>
 #include <string.h>
 
+#include "base/failpoint.h"
 #include "registry/sweep_db.h"
 #include "registry/uploads_db.h"
 
-/* Run expr inside a transaction: commit on DB_OK, roll back otherwise. */
-static enum db_err
-finish_tx(struct db *db, enum db_err e)
-{
-	if (e == DB_OK)
-		e = db_commit(db);
-	if (e != DB_OK)
-		db_rollback(db);
-	return e;
-}
+/* The claim statements below are single autocommit statements: a Galera
+ * node re-runs one that lost certification itself (wsrep_retry_autocommit)
+ * and a deadlock victim comes back as DB_RETRY for the sweeper to claim
+ * again.  The two transactions (drop an intent, roll one forward) run
+ * whole again on a certification failure (DB_IN_TX). */
 
 /* A claim also makes the claimer the row's holder: the responder whose
  * row it was is fenced out (its renew, mark-ready and compensation claim
@@ -247,8 +243,8 @@ static const char sql_drop_intent_keys[] =
 	"DELETE FROM idempotency_keys WHERE document_id = ? AND blob_name = ?"
 	" AND status_code IS NULL";
 
-enum db_err
-sweep_db_drop_intent(struct db *db, const char *claimer, const struct sweep_item *it)
+static enum db_err
+drop_intent_tx(struct db *db, const char *claimer, const struct sweep_item *it)
 {
 	struct db_param b[] = { DBP_STR(it->name), DBP_STR(claimer) };
 	struct db_param d[] = { DBP_U64(it->document_id), DBP_STR(it->name) };
@@ -257,14 +253,22 @@ sweep_db_drop_intent(struct db *db, const char *claimer, const struct sweep_item
 	/* Documents, then blobs, then keys, as every transaction locks them
 	 * (a blob-first order here deadlocked against a create's roll forward).
 	 * Our claim on the blob row must hold (one row), else all rolls back. */
-	if ((e = db_begin(db)) != DB_OK)
-		return e;
 	e = db_exec(db, sql_drop_intent_doc, d, ARRAY_LEN(d), NULL);
 	if (e == DB_OK)
 		e = db_exec_one(db, sql_drop_claimed_intent, b, ARRAY_LEN(b));
 	if (e == DB_OK)
 		e = db_exec(db, sql_drop_intent_keys, d, ARRAY_LEN(d), NULL);
-	return finish_tx(db, e);
+	/* Tests make this run lose certification, as on a Galera node
+	 * (tests/integration/sweep.sh). */
+	if (e == DB_OK && FAILPOINT("sweep.drop_certification"))
+		e = db_set_lost_commit(db);
+	return e;
+}
+
+enum db_err
+sweep_db_drop_intent(struct db *db, const char *claimer, const struct sweep_item *it)
+{
+	DB_IN_TX(db, drop_intent_tx(db, claimer, it));
 }
 
 static const char sql_forward_doc[] =
@@ -274,9 +278,9 @@ static const char sql_forward_blob[] =
 	"UPDATE blobs SET state = 'committed', size = ?, sha256 = ?, claimed_by = NULL,"
 	" lease_until = NULL WHERE name = ? AND state = 'sweeping' AND claimed_by = ?";
 
-enum db_err
-sweep_db_roll_forward(struct db *db, const char *claimer, const struct sweep_item *it,
-		      uint64_t size, const char *sha256_hex, const char *etag)
+static enum db_err
+roll_forward_tx(struct db *db, const char *claimer, const struct sweep_item *it, uint64_t size,
+		const char *sha256_hex, const char *etag)
 {
 	struct db_param d[] = { DBP_U64(size), DBP_STR(sha256_hex), DBP_STR(etag),
 				DBP_U64(it->document_id), DBP_STR(it->name) };
@@ -284,8 +288,6 @@ sweep_db_roll_forward(struct db *db, const char *claimer, const struct sweep_ite
 				DBP_STR(claimer) };
 	enum db_err e;
 
-	if ((e = db_begin(db)) != DB_OK)
-		return e;
 	e = db_exec_one(db, sql_forward_doc, d, ARRAY_LEN(d));
 	if (e == DB_OK)
 		e = db_exec_one(db, sql_forward_blob, b, ARRAY_LEN(b));
@@ -295,7 +297,16 @@ sweep_db_roll_forward(struct db *db, const char *claimer, const struct sweep_ite
 		e = idem_record_ready(db, it->name);
 	if (e == DB_OK)
 		e = docs_assign_ready_seq(db, it->document_id);
-	return finish_tx(db, e);
+	if (e == DB_OK && FAILPOINT("sweep.roll_forward_certification"))
+		e = db_set_lost_commit(db);
+	return e;
+}
+
+enum db_err
+sweep_db_roll_forward(struct db *db, const char *claimer, const struct sweep_item *it,
+		      uint64_t size, const char *sha256_hex, const char *etag)
+{
+	DB_IN_TX(db, roll_forward_tx(db, claimer, it, size, sha256_hex, etag));
 }
 
 /*

@@ -85,14 +85,16 @@ BINDERY_NODISCARD enum db_err sweep_db_list_due_retired(struct db *db, const cha
 /*
  * A claimed intent with nothing left in storage: drop its registry row, its
  * pending document (if it is the intent's) and the unfinished idempotency
- * keys that point at it, in one transaction.  DB_CONFLICT: the claim was lost.
+ * keys that point at it, in one transaction, run whole again on a deadlock
+ * or a lost certification (db_txn_retry).  DB_CONFLICT: the claim was lost.
  */
 BINDERY_NODISCARD enum db_err sweep_db_drop_intent(struct db *db, const char *claimer,
 						   const struct sweep_item *it);
 /*
  * Roll a claimed create forward: the pending document -> ready with size,
  * sha256 and the blob's storage ETag (reads are pinned to it), the registry row sweeping -> committed, and the answer of the
- * Idempotency-Key that started the intent (idem_record_ready), all or none.
+ * Idempotency-Key that started the intent (idem_record_ready), all or none;
+ * run whole again on a deadlock or a lost certification (db_txn_retry).
  */
 BINDERY_NODISCARD enum db_err sweep_db_roll_forward(struct db *db, const char *claimer,
 						    const struct sweep_item *it, uint64_t size,

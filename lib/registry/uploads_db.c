@@ -3,16 +3,8 @@
 
 #include "registry/uploads_db.h"
 
-/* Commit on DB_OK, roll back otherwise; the result of the whole transaction. */
-static enum db_err
-finish(struct db *db, enum db_err e)
-{
-	if (e == DB_OK)
-		e = db_commit(db);
-	if (e != DB_OK)
-		db_rollback(db);
-	return e;
-}
+/* Each transaction here runs whole again on a certification failure
+ * (DB_IN_TX): its conditions are read inside it. */
 
 static const char sql_insert_upload[] =
 	"INSERT INTO uploads (id, blob_name, document_id, owner, upload_length, content_type,"
@@ -43,11 +35,7 @@ create_tx(struct db *db, const struct upload_new *u, uint64_t *doc_id)
 enum db_err
 uploads_create(struct db *db, const struct upload_new *u, uint64_t *doc_id)
 {
-	enum db_err e = db_begin(db);
-
-	if (e == DB_OK)
-		e = create_tx(db, u, doc_id);
-	return finish(db, e);
+	DB_IN_TX(db, create_tx(db, u, doc_id));
 }
 
 /* The last recorded block is the one whose seq is nblocks - 1. */
@@ -168,11 +156,7 @@ record_tx(struct db *db, const struct upload_record *rec)
 enum db_err
 uploads_record(struct db *db, const struct upload_record *rec)
 {
-	enum db_err e = db_begin(db);
-
-	if (e == DB_OK)
-		e = record_tx(db, rec);
-	return finish(db, e);
+	DB_IN_TX(db, record_tx(db, rec));
 }
 
 struct ids_ctx {

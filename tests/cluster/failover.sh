@@ -9,7 +9,9 @@
 [ -n "${BASH_VERSION:-}" ] || exec bash "$0" "$@"
 . "$(cd "$(dirname "$0")" && pwd)/env.sh"
 
-read -r conf_a _ <<<"$BINDERY_CONFIGS"
+# migrate needs the migration account: host A's config with it (./dev cluster up).
+conf_a=$BINDERY_MIGRATE_CONFIG
+[ -r "$conf_a" ] || bail_out "no BINDERY_MIGRATE_CONFIG in the cluster's env (./dev cluster up again)"
 read -r sock1 _ <<<"$DB_NODE_SOCKETS"
 work=$(mktemp -d)
 n1() { mariadb --no-defaults --protocol=socket --socket="$sock1" -uroot -N -B -e "$1" 2>/dev/null; }

@@ -119,6 +119,59 @@ is "$(sql "SELECT COUNT(*) FROM blobs WHERE name = '$before'")" 0 "outbox: row d
 # died holding it, are planted by tests/integration/test_sweep.c: the
 # responder refuses a stale If-Match before uploading, so no request can
 # be cut there.)
+# A lost certification (a Galera node's write set beaten by another's; a
+# failpoint makes the transaction fail as db_set_lost_commit does) in the
+# sweeper's two transactions: the whole transaction runs again
+# (sweep_db.c, DB_IN_TX), up to DB_TXN_TRIES runs in all.
+fp=$work/failpoints
+# cert_sweep BLOBNAME: sweep it with $fp armed (-v: info lines are logged);
+# CERT_RC, CERT_RETRIED (log lines).
+cert_sweep() {
+	BINDERY_FAILPOINTS_FILE=$fp bindery sweep -v --older-than 3600 --prefix "$(rest "$1")" \
+		>"$work/cert.out" 2>"$work/cert.err"
+	CERT_RC=$?
+	CERT_RETRIED=$(grep -c 'transaction retried' "$work/cert.err")
+}
+fire POST "/documents?name=$RUN-cert1" "certification one" "create.after_upload=exit"
+is "$CGI_RC" 137 "certification: create.after_upload fired"
+b=$(blob_of "$RUN-cert1")
+age "$b"
+printf 'sweep.drop_certification error once\n' >"$fp"
+cert_sweep "$b"
+is "$CERT_RC" 0 "drop lost certification once: sweep exits 0"
+is "$(grep -c drop_certification "$fp")" 0 "... the failpoint fired (and disarmed itself)"
+is "$CERT_RETRIED" 1 "... the transaction ran again once"
+is "$(sql "SELECT COUNT(*) FROM blobs WHERE name = '$b'")" 0 "... and its second run dropped the row"
+is "$(sql "SELECT COUNT(*) FROM documents WHERE name = '$RUN-cert1'")" 0 "... and the document"
+is "$(listed "$b")" 0 "... and the pending blob is gone"
+
+fire POST "/documents?name=$RUN-cert2" "certification two" "create.after_upload=exit"
+b=$(blob_of "$RUN-cert2")
+age "$b"
+printf 'sweep.drop_certification error\n' >"$fp"
+cert_sweep "$b"
+is "$CERT_RC" 75 "drop losing certification every run: sweep exits 75 (try later)"
+is "$CERT_RETRIED" 2 "... after three runs of the transaction (DB_TXN_TRIES)"
+is "$(sql "SELECT state FROM blobs WHERE name = '$b'")" sweeping "... the row stays claimed, nothing half done"
+: >"$fp"
+age "$b"
+cert_sweep "$b"
+is "$CERT_RC" 0 "a later run takes the claim over"
+is "$(sql "SELECT COUNT(*) FROM blobs WHERE name = '$b'")" 0 "... and drops the row"
+is "$(sql "SELECT COUNT(*) FROM documents WHERE name = '$RUN-cert2'")" 0 "... and the document"
+
+fire POST "/documents?name=$RUN-cert3" "certification three" "create.after_tag=exit"
+is "$CGI_RC" 137 "certification: create.after_tag fired"
+b=$(blob_of "$RUN-cert3")
+age "$b"
+printf 'sweep.roll_forward_certification error once\n' >"$fp"
+cert_sweep "$b"
+is "$CERT_RC" 0 "roll forward lost certification once: sweep exits 0"
+is "$(grep -c roll_forward_certification "$fp")" 0 "... the failpoint fired"
+is "$CERT_RETRIED" 1 "... the transaction ran again once"
+is "$(sql "SELECT status FROM documents WHERE name = '$RUN-cert3'")" ready "... and rolled the document forward"
+is "$(sql "SELECT state FROM blobs WHERE name = '$b'")" committed "... its row committed"
+
 sql "DELETE FROM blobs WHERE document_id IN (SELECT id FROM documents WHERE name LIKE '$RUN-%')" >/dev/null
 sql "DELETE FROM documents WHERE name LIKE '$RUN-%'" >/dev/null
 done_testing

@@ -200,6 +200,7 @@ CLUSTER_VAR=$d
 BINDERY_URLS='$urls'
 BINDERY_TOKEN=$DEMO_TOKEN
 BINDERY_CONFIGS='$configs'
+BINDERY_MIGRATE_CONFIG=$(cluster_dir)/web1/bindery-migrate.conf
 BINDERY_BIN=$TOP/var/build/app
 DB_NODE_PIDS='$pids'
 DB_NODE_PORTS='$ports'
@@ -258,9 +259,13 @@ cmd_cluster_up() {
 	CLUSTER_BLOB_PORT=$BLOB_PORT
 	for ((n = 1; n <= CLUSTER_WEBS; n++)); do
 		cluster_web_start "$n" "$bindir" || die "web host $n did not start (var/cluster/web$n/log/)"
-		# Once, through the first web host's config: DDL replicates (TOI).
+		# The migration account's copy of the host's config (the runtime
+		# account has rows only: sql/grants.sql); migrate runs once,
+		# through the first web host: DDL replicates (TOI).
+		write_migrate_config "$STACK_VAR/bindery.conf" "$STACK_VAR/bindery-migrate.conf" ||
+			die "no migration config for web host $n"
 		if [ "$n" = 1 ]; then
-			run_migrate "$bindir" "$STACK_VAR/bindery.conf" || die "migration failed"
+			run_migrate "$bindir" "$STACK_VAR/bindery-migrate.conf" || die "migration failed"
 		fi
 	done
 	cluster_write_env
