@@ -2,6 +2,9 @@
 #include "base/failpoint.h"
 
 #ifdef BINDERY_FAILPOINTS
+#include <sys/file.h>
+
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -57,6 +60,30 @@ from_env(const char *name)
 	return 0;
 }
 
+/*
+ * Two processes may hit one failpoint at once (two responders racing in a
+ * test, each meant to take one of two "once" lines).  Reading the file and
+ * writing it back without the line is one step under an exclusive lock on
+ * PATH.lock, or both would drop the same line and leave the other armed.
+ * A lock file that cannot be made (a directory the process may not write)
+ * leaves the step unlocked, as it always was.
+ */
+static int
+lock_file(const char *path)
+{
+	char lockpath[4096];
+	int fd;
+
+	if ((size_t)snprintf(lockpath, sizeof lockpath, "%s.lock", path) >= sizeof lockpath)
+		return -1;
+	fd = open(lockpath, O_RDWR | O_CREAT | O_CLOEXEC, 0666);
+	if (fd >= 0 && flock(fd, LOCK_EX) != 0) {
+		close(fd);
+		fd = -1;
+	}
+	return fd;
+}
+
 static int
 from_file(const char *name)
 {
@@ -64,11 +91,17 @@ from_file(const char *name)
 	char line[256], pname[128], action[64], once[16], hit_action[64];
 	char rest[4096];
 	size_t restlen = 0;
-	int hit = 0, fired_once = 0;
+	int hit = 0, fired_once = 0, lock;
 	FILE *fp;
 
-	if (path == NULL || (fp = fopen(path, "r")) == NULL)
+	if (path == NULL)
 		return 0;
+	lock = lock_file(path);
+	if ((fp = fopen(path, "r")) == NULL) {
+		if (lock >= 0)
+			close(lock);
+		return 0;
+	}
 	rest[0] = '\0';
 	while (fgets(line, sizeof line, fp)) {
 		int n = sscanf(line, "%127s %63s %15s", pname, action, once);
@@ -88,9 +121,7 @@ from_file(const char *name)
 		}
 	}
 	fclose(fp);
-	if (!hit)
-		return 0;
-	if (fired_once) {
+	if (hit && fired_once) {
 		/* Disarm before acting: an exit must not fire again after restart. */
 		char tmp[4096];
 		FILE *out;
@@ -103,7 +134,9 @@ from_file(const char *name)
 				unlink(tmp);
 		}
 	}
-	return act(name, hit_action);
+	if (lock >= 0)
+		close(lock);	/* before acting: a sleep must not hold the others */
+	return hit ? act(name, hit_action) : 0;
 }
 
 int
