@@ -13,6 +13,8 @@
 # the client sends the SAS):
 #   P1   create of a MIB document, raw body (POST /documents?name=, curl -T)
 #   P2   1 KiB creates, 4 keep-alive clients (bench_load): creates/s, p50, p99
+#   P2-cpu  the CPU ms per P2 request of storage, the database, the web
+#        server and the responders, for bindery and each baseline
 #   P5   download of that document (GET /documents/ID/content, proxy mode)
 #   P3   the largest RssAnon of every bindery.fcgi process during P1 (bench_load
 #        rss), against 2 MiB + block_size x blocks_in_flight; without
@@ -321,14 +323,69 @@ measure_p1_p5() {
 	drop
 }
 
-# p2 SIDE URL LOAD-OPTIONS...: bench_load's 4 clients; creates/s, p50, p99.
+# cpu_parts: CPU ticks spent so far by storage (Azurite), the database,
+# the web server's own processes and its responders (bindery.fcgi below
+# it), in that order, on one line.  On one machine all of them share the
+# cores, so once P2 saturates them its rate is what the CPU they spend per
+# create allows: two snapshots around a load over N requests give each
+# part's cost per request, the profile behind P2's ratios.  A process's
+# ticks include its reaped children's (a responder that exits in between
+# moves its ticks from "responders" to "web").
+clk_tck=$(getconf CLK_TCK)
+cpu_parts() {
+	local az db srv
+	read -r az <"$stackdir/run/azurite.pid" && read -r db <"$stackdir/run/mariadbd.pid" &&
+		read -r srv <"$work/$server/run/$server.pid" || { echo "bench: no pid files for the CPU profile" >&2; return 1; }
+	ps -e -o pid=,ppid= | awk -v az="$az" -v db="$db" -v srv="$srv" '
+		{ parent[$1] = $2 }
+		END {
+			part[az] = "storage"; part[db] = "database"; part[srv] = "web"
+			for (p in parent) {
+				for (q = p; !(q in part) && (q in parent) && q > 1; q = parent[q])
+					;
+				if (!(q in part))
+					continue
+				f = "/proc/" p "/stat"
+				if ((getline line <f) <= 0)
+					continue
+				close(f)
+				comm = line
+				sub(/^[^(]*\(/, "", comm)
+				sub(/\)[^)]*$/, "", comm)
+				sub(/^.*\) /, "", line)	# fields from state on: utime is the 12th
+				split(line, v, " ")
+				what = part[q]
+				if (what == "web" && comm == "bindery.fcgi")
+					what = "responders"
+				sum[what] += v[12] + v[13] + v[14] + v[15]
+			}
+			printf "%d %d %d %d\n", sum["storage"], sum["database"], sum["web"], sum["responders"]
+		}'
+}
+# record_cpu SIDE "BEFORE" "AFTER" REQUESTS: each part's CPU ms per request.
+record_cpu() {
+	local side=$1 n=$4 part i=0
+	local -a before after
+	read -r -a before <<<"$2"
+	read -r -a after <<<"$3"
+	for part in storage database web responders; do
+		record "p2_cpu_${part}_ms" "$side" "$(echo "(${after[i]} - ${before[i]}) * 1000 / $clk_tck / $n" | bc -l)"
+		i=$((i + 1))
+	done
+}
+
+# p2 SIDE URL LOAD-OPTIONS...: bench_load's 4 clients; creates/s, p50, p99,
+# and the CPU each part spent per request.
 p2() {
-	local side=$1 u=$2 j
+	local side=$1 u=$2 j c0 c1
 	shift 2
+	c0=$(cpu_parts) || return 1
 	j=$("$load" load -c "$p2_clients" -n "$p2_n" -s 1024 "$@" "$u") || { echo "bench: P2 $side through $server failed" >&2; return 1; }
+	c1=$(cpu_parts) || return 1
 	record p2_rate "$side" "$(jq -r .rate <<<"$j")"
 	record p2_p50_ms "$side" "$(jq -r .p50_ms <<<"$j")"
 	record p2_p99_ms "$side" "$(jq -r .p99_ms <<<"$j")"
+	record_cpu "$side" "$c0" "$c1" $((p2_clients * p2_n))
 }
 measure_p2() {
 	local put=(-X PUT -H 'x-ms-blob-type: BlockBlob') n

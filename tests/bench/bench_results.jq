@@ -33,6 +33,18 @@ as $raw
 	   p99_ms: {bindery: m("p2_p99_ms"; $s; "bindery"), direct: m("p2_p99_ms"; $s; "direct"),
 		proxied: m("p2_p99_ms"; $s; "proxied")},
 	   target: "≥ 0.45× proxied", met: atleast(ratio($b; $p); 0.45)}),
+	# What each side's P2 request cost in CPU, by part; the ratios are
+	# baseline over bindery: the most P2's ratio can be once the load
+	# saturates the cores.
+	(["storage", "database", "web", "responders"] as $parts
+	| ($parts | map({key: ., value: {bindery: m("p2_cpu_\(.)_ms"; $s; "bindery"),
+		direct: m("p2_cpu_\(.)_ms"; $s; "direct"), proxied: m("p2_cpu_\(.)_ms"; $s; "proxied")}})
+	   | from_entries) as $by
+	| ([$by[].bindery] | add) as $b | ([$by[].direct] | add) as $d | ([$by[].proxied] | add) as $p
+	| {figure: "P2-cpu", what: "CPU ms per P2 request: storage, database, web server, responders", server: $s,
+	   unit: "CPU ms", bindery: $b, direct: $d, proxied: $p, parts: $by,
+	   ratio_direct: ratio($d; $b), ratio_proxied: ratio($p; $b),
+	   target: "report: P2's ceiling when CPU-bound", met: null}),
 	speed_row("P5"; "download of \($params.mib) MiB (proxy mode)"; "p5_mibs"; $s; 0.9; 0.8),
 	((vals("p3_rss_kib"; $s; "bindery") | max) as $b
 	| {figure: "P3", what: "responder peak RssAnon during P1 (max of rounds)", server: $s, unit: "KiB",

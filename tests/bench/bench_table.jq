@@ -9,7 +9,9 @@ def yn: if . == null then "-" elif . then "yes" else "NO" end;
 (["figure", "server", "bindery", "direct", "proxied", "×direct", "×proxied", "target", "met"] | join("\t")),
 (.figures[] |
 	[.figure + " (" + .unit + ")", .server,
-	 (.bindery | n) + (if .p50_ms then " p50 \(.p50_ms.bindery | n) p99 \(.p99_ms.bindery | n) ms" else "" end),
+	 (.bindery | n) + (if .p50_ms then " p50 \(.p50_ms.bindery | n) p99 \(.p99_ms.bindery | n) ms" else "" end)
+		+ (if .parts then " (storage \(.parts.storage.bindery | n), db \(.parts.database.bindery | n),"
+			+ " web \(.parts.web.bindery | n), bindery \(.parts.responders.bindery | n))" else "" end),
 	 (if .figure == "P3-size" then "64 MiB: \(.small_kib | n)" else (.direct | n) end)
 		+ (if .p50_ms then " p50 \(.p50_ms.direct | n)" else "" end),
 	 (.proxied | n) + (if .p50_ms then " p50 \(.p50_ms.proxied | n)" else "" end),
