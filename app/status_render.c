@@ -22,7 +22,8 @@ status_view_fill(struct db *db, const struct bindery_config *cfg, const char *sq
 		v->schema_latest = 0;
 	}
 	v->late = status_sweeper_late(&v->fig.last_ok, v->late_after);
-	v->schema_behind = v->schema_latest > 0 && v->fig.schema_applied < v->schema_latest;
+	v->schema_behind = !v->fig.migrated ||
+	    (v->schema_latest > 0 && v->fig.schema_applied < v->schema_latest);
 	v->schema_ahead = v->schema_latest > 0 && v->fig.schema_applied > v->schema_latest;
 	return DB_OK;
 }
@@ -75,6 +76,13 @@ status_render_text(FILE *fp, const struct status_view *v)
 {
 	const struct status_figures *f = &v->fig;
 
+	if (!f->migrated) {
+		/* No table to count from: the one thing to say is what to do. */
+		fprintf(fp, "%-20s never migrated (%u shipped): run bindery migrate\n", "schema:",
+			v->schema_latest);
+		fprintf(fp, "%-20s attention\n", "status:");
+		return;
+	}
 	if (f->oldest_pending_age >= 0)
 		fprintf(fp, "%-20s %llu (oldest %llds)\n", "pending intents:",
 			(unsigned long long)f->pending_intents, (long long)f->oldest_pending_age);
@@ -123,7 +131,7 @@ status_render_json(const struct status_view *v)
 	const struct status_figures *f = &v->fig;
 
 	return json_pack("{s:b, s:{s:I, s:o}, s:{s:I, s:I}, s:{s:I, s:I}, s:{s:I, s:I},"
-			 " s:{s:b, s:I, s:o, s:o}, s:{s:I, s:o, s:b}}",
+			 " s:{s:b, s:I, s:o, s:o}, s:{s:b, s:I, s:o, s:b}}",
 			 "ok", status_view_fine(v),
 			 "pending_intents", "count", (json_int_t)f->pending_intents,
 			 "oldest_age_seconds",
@@ -135,7 +143,7 @@ status_render_json(const struct status_view *v)
 			 (json_int_t)f->idempotency_unfinished,
 			 "sweep", "late", v->late, "late_after_seconds", (json_int_t)v->late_after,
 			 "last", json_run(&f->last), "last_ok", json_run(&f->last_ok),
-			 "schema", "applied", (json_int_t)f->schema_applied, "latest",
+			 "schema", "migrated", f->migrated, "applied", (json_int_t)f->schema_applied, "latest",
 			 v->schema_latest ? json_integer(v->schema_latest) : json_null(),
 			 "behind", v->schema_behind);
 }

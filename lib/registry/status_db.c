@@ -4,6 +4,10 @@
 #include "registry/status_db.h"
 
 static const char sql_schema_applied[] = "SELECT COALESCE(MAX(version), 0) FROM schema_migrations";
+/* bindery migrate makes schema_migrations first: without it nothing is there. */
+static const char sql_migrated[] =
+	"SELECT COUNT(*) FROM information_schema.TABLES"
+	" WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME = 'schema_migrations'";
 /* The sweeper's states count as pending: a claim is not a resolution. */
 static const char sql_intents[] =
 	"SELECT COUNT(*), COALESCE(TIMESTAMPDIFF(SECOND, MIN(created_at), NOW(6)), -1),"
@@ -61,7 +65,8 @@ read_run(struct db *db, int ok_only, struct status_sweep_run *out)
 enum db_err
 status_db_read(struct db *db, struct status_figures *out)
 {
-	uint64_t applied = 0;
+	uint64_t applied = 0, migrated = 0;
+	struct db_col c_migrated[] = { DBC_U64(&migrated) };
 	struct db_col c_schema[] = { DBC_U64(&applied) };
 	struct db_col c_intents[] = { DBC_U64(&out->pending_intents), DBC_I64(&out->oldest_pending_age),
 				      DBC_U64(&out->uploads_direct) };
@@ -72,6 +77,11 @@ status_db_read(struct db *db, struct status_figures *out)
 
 	memset(out, 0, sizeof *out);
 	out->oldest_pending_age = -1;
+	if ((e = db_query(db, sql_migrated, NULL, 0, c_migrated, 1, NULL, NULL)) != DB_OK)
+		return e;
+	out->migrated = migrated != 0;
+	if (!out->migrated)
+		return DB_OK;	/* every figure 0, schema 0: behind */
 	if ((e = db_query(db, sql_schema_applied, NULL, 0, c_schema, 1, NULL, NULL)) != DB_OK ||
 	    (e = db_query(db, sql_intents, NULL, 0, c_intents, ARRAY_LEN(c_intents), NULL, NULL)) != DB_OK ||
 	    (e = db_query(db, sql_outbox, NULL, 0, c_outbox, ARRAY_LEN(c_outbox), NULL, NULL)) != DB_OK ||

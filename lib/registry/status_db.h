@@ -43,6 +43,7 @@ struct status_figures {
 	uint64_t uploads_direct;	/* direct intents still pending */
 	uint64_t idempotency_keys;	/* all keys kept */
 	uint64_t idempotency_unfinished;/* keys with no final answer yet */
+	int migrated;			/* schema_migrations exists (else every figure is 0) */
 	unsigned schema_applied;	/* highest version in schema_migrations */
 	int sweep_runs_known;		/* the schema has sweep_runs (else no runs below) */
 	struct status_sweep_run last;	/* the newest run, whatever its result */
@@ -50,8 +51,9 @@ struct status_figures {
 };
 
 /*
- * Fill out from the database.  An unmigrated database (no schema_migrations)
- * is DB_FAILED; one older than sql/012 reads everything but the runs.
+ * Fill out from the database.  A database never migrated (no
+ * schema_migrations) reads as migrated = 0, schema 0 and nothing else; one
+ * older than sql/012 reads everything but the runs.
  */
 BINDERY_NODISCARD enum db_err status_db_read(struct db *db, struct status_figures *out);
 

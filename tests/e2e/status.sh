@@ -103,6 +103,29 @@ is "$?" 1 "status exits 1 when the database is ahead of this bindery"
 like "$(grep '^schema:' "$work/older.txt")" "$latest_sql applied, $((latest_sql - 1)) shipped \(ahead" \
 	"... the text says ahead"
 
+# A database nobody migrated: nothing to count, the schema behind, exit 1
+# (not the 70 of an unreadable table).  Its own empty database, readable by
+# the runtime account, named in a copy of the configuration.
+never_db=bindery_never_migrated_$$
+db_user=$(sed -n 's/^user = //p' "$BINDERY_CONFIG" | head -n 1)
+sql "DROP DATABASE IF EXISTS $never_db; CREATE DATABASE $never_db" || bail_out "cannot create $never_db"
+sql "SELECT CONCAT('GRANT SELECT ON $never_db.* TO ', QUOTE(user), '@', QUOTE(host))
+	FROM mysql.user WHERE user = $(sql_quote "$db_user")" >"$work/grants.sql"
+while read -r g; do sql "$g" || bail_out "cannot grant on $never_db"; done <"$work/grants.sql"
+sed -e "s/^name = .*/name = $never_db/" "$BINDERY_CONFIG" >"$work/never.conf"
+chmod 0600 "$work/never.conf"
+"$BIN" -c "$work/never.conf" status >"$work/never.txt" 2>&1
+is "$?" 1 "status exits 1 on a database never migrated"
+like "$(cat "$work/never.txt")" "^schema: +never migrated \($latest_sql shipped\): run bindery migrate" \
+	"... and says to run bindery migrate"
+"$BIN" -c "$work/never.conf" status --json >"$work/never.json" 2>&1
+is "$?" 1 "... --json exits 1 too"
+is "$(jq -r '[.ok, .schema.migrated, .schema.applied, .schema.behind, .pending_intents.count] | map(tostring) | join(" ")' \
+	"$work/never.json" 2>/dev/null)" "false false 0 true 0" "... the JSON: not migrated, 0 applied, behind"
+# A dropped database keeps its grants in MariaDB: take them back too.
+sed -e 's/^GRANT /REVOKE /' -e 's/ TO / FROM /' "$work/grants.sql" | while read -r g; do sql "$g"; done
+sql "DROP DATABASE $never_db"
+
 # --- cron stopped: the last ok run is two hours old ------------------------
 sql "UPDATE sweep_runs SET started_at = started_at - INTERVAL 7200 SECOND,
 	finished_at = finished_at - INTERVAL 7200 SECOND"

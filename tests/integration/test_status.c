@@ -88,7 +88,7 @@ test_empty(struct db *db, unsigned latest)
 	       (long long)f.oldest_pending_age);
 	tap_ok(f.outbox == 0 && f.outbox_due == 0 && f.uploads_tus == 0 && f.uploads_direct == 0 &&
 	       f.idempotency_keys == 0 && f.idempotency_unfinished == 0, "every count is 0");
-	tap_ok(f.schema_applied == latest && f.sweep_runs_known, "schema %u applied of %u shipped",
+	tap_ok(f.migrated && f.schema_applied == latest && f.sweep_runs_known, "schema %u applied of %u shipped",
 	       f.schema_applied, latest);
 	tap_ok(!f.last.present && !f.last_ok.present, "no sweep recorded");
 	tap_ok(status_sweeper_late(&f.last_ok, 3600), "never having swept is late");
@@ -223,6 +223,22 @@ test_latest(unsigned known)
 	       latest == 0, "a missing directory is no version: %s", err);
 }
 
+/* A database bindery migrate never touched: no table to count from. */
+static void
+test_never_migrated(struct db *admin, const char *sock)
+{
+	struct status_figures f;
+	struct db *db;
+
+	run_exec(admin, sql_drop, NULL, 0, "drop the scratch database");
+	run_exec(admin, sql_create, NULL, 0, "create the scratch database");
+	db = connect_as_root(sock, TEST_DB);
+	tap_ok(status_db_read(db, &f) == DB_OK, "a database never migrated reads");
+	tap_ok(!f.migrated && f.schema_applied == 0 && f.pending_intents == 0 && !f.sweep_runs_known,
+	       "... as never migrated, schema 0, nothing counted");
+	db_free(db);
+}
+
 int
 main(void)
 {
@@ -246,6 +262,7 @@ main(void)
 	test_planted(db);
 	test_runs(db);
 	db_free(db);
+	test_never_migrated(admin, sock);
 	run_exec(admin, sql_drop, NULL, 0, "drop the scratch database");
 	db_free(admin);
 	return tap_done();
