@@ -330,8 +330,13 @@ act(struct services *w, const char *claimer, const struct sweep_item *it,
 	case SWEEP_DELETE_PENDING_THEN_DROP:
 		if (blob_delete(w->blob, it->name, tag_state_guard(TAG_STATE_PENDING), NULL, &r) != 0 &&
 		    r.status != BLOB_NOT_FOUND) {
-			if (r.status != BLOB_CONDITION_NOT_MET)
+			/* Refused by the guard: the tag moved since the probe,
+			 * and the next run decides again from what it finds. */
+			if (r.status != BLOB_CONDITION_NOT_MET) {
+				log_warn("guarded delete of pending %s: %s (HTTP %ld %s); released for a later run",
+					 it->name, blob_status_name(r.status), r.http_status, r.code);
 				note_trouble(rep, &r);
+			}
 			release(w, claimer, it, rep);
 			return;
 		}

@@ -240,7 +240,7 @@ finish() {
 	ok "$([ $st = ok ]; echo $?)" "$C_OP x $C_POINT ($C_ACTION): answered ${C_CODES# }; after sweep ${want:-consistent}"
 	if [ $st != ok ]; then
 		for f in "${bad[@]}"; do diag "  $f"; done
-		diag "  sweep log:"; sed -e 's/^/#   /' "$work/sweep.log" >&2
+		diag "  sweep log:"; sed -e 's/^/#   /' "$work/sweep.log"
 	fi
 }
 

@@ -37,15 +37,18 @@ chaos_need_private_lighttpd() {
 	stack_alive mariadb && stack_alive azurite || missing "MariaDB or Azurite of the test stack is not running"
 }
 
-# chaos_sweep CONF LOG [ENV=VALUE...]: one `bindery sweep --older-than 0
+# chaos_sweep CONF LOG [ENV=VALUE...]: one `bindery -v sweep --older-than 0
 # --force` with config CONF and no failpoints armed (ENV=VALUE may arm some),
-# its output appended to LOG.  Sets SWEEP_RC and returns it.
+# its output (-v: always at least its summary line) and then its exit
+# status appended to LOG, so a failing test can show what each run said.
+# Sets SWEEP_RC and returns it.
 chaos_sweep() {
 	local conf=$1 log=$2
 	shift 2
 	env BINDERY_LOG_STDERR=1 BINDERY_FAILPOINTS_FILE=/dev/null "$@" \
-		"$CHAOS_BIN/bindery" -c "$conf" sweep --older-than 0 --force >>"$log" 2>&1
+		"$CHAOS_BIN/bindery" -v -c "$conf" sweep --older-than 0 --force >>"$log" 2>&1
 	SWEEP_RC=$?
+	printf 'sweep exit %s at %s\n' "$SWEEP_RC" "$(date -u +%H:%M:%S.%N)" >>"$log"
 	return "$SWEEP_RC"
 }
 
