@@ -35,14 +35,9 @@ need_stack BINDERY_TEST_TOKEN BINDERY_CONFIG BINDERY_TEST_BIN BINDERY_TEST_VAR B
 command -v jq >/dev/null || missing "jq"
 
 work=$(mktemp -d)
-apache_dir=$BINDERY_TEST_VAR/prefix-apache
 cleanup() {
 	stack_private_lighttpd_stop
-	if [ -f "$apache_dir/run/apache.pid" ]; then
-		stack_init "$apache_dir"
-		stack_stop apache 30
-		stack_remove_www
-	fi
+	stack_private_apache_stop
 	rm -rf "$work"
 }
 trap cleanup EXIT
@@ -67,17 +62,10 @@ is "$(grep -c '^var\.bindery_mount = "/docs"$' "$STACK_VAR/lighttpd.conf")" 1 \
 	"lighttpd: conf/lighttpd.conf with var.bindery_mount = \"/docs\""
 lighttpd_url=http://127.0.0.1:$HTTP_PORT
 
-stack_init "$apache_dir"
-stack_stop apache 30	# whatever an interrupted run left behind
-rm -f "$STACK_VAR/ports.env"
-APACHE_PORT=''
-STACK_AVOID_PORTS="$(sed -n 's/^[A-Z_]*=//p' "$BINDERY_TEST_VAR/ports.env" | tr '\n' ' ') ${lighttpd_url##*:}"
-stack_port APACHE_PORT 18820 || bail_out "no free port"
-stack_www_prepare "$BINDERY_TEST_BIN" "$work/bindery.conf" || bail_out "cannot prepare the www directory"
-www=$(stack_www_dir) || bail_out "no www directory"
-conf=$STACK_VAR/apache-prefix.conf
-stack_render "$here/../../conf/apache-fcgid.conf" "$conf" PORT="$APACHE_PORT" VAR="$STACK_VAR" \
-	RUNDIR="$www" BINDIR="$www/bin" CONFIG="$www/bindery.conf" || bail_out "bad conf/apache-fcgid.conf"
+STACK_AVOID_PORTS=${lighttpd_url##*:}
+stack_private_apache "$BINDERY_TEST_VAR/prefix-apache" "$work/bindery.conf" 18820 apache-prefix ||
+	bail_out "cannot make a private Apache ready"
+conf=$STACK_PRIVATE_APACHE_CONF www=$STACK_PRIVATE_APACHE_WWW
 # The sample's commented prefix example, applied: its Alias line replaced.
 is "$(grep -c "^Alias / $www/bin/bindery.fcgi/\$" "$conf") $(grep -c "^#     Alias /bindery @BINDIR@/bindery.fcgi\$" \
 	"$here/../../conf/apache-fcgid.conf")" "1 1" "apache: conf/apache-fcgid.conf has its root Alias and the prefix example"

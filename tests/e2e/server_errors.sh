@@ -25,8 +25,6 @@ need_stack BINDERY_TEST_LIGHTTPD_URL BINDERY_TEST_APACHE_URL BINDERY_TEST_TOKEN 
 [ "$(id -u)" = 0 ] || missing "Apache's User www-data needs root to start"
 command -v jq >/dev/null || missing "jq"
 command -v python3 >/dev/null || missing "python3"
-stack_init "$BINDERY_TEST_VAR"
-avoid="$DB_PORT $BLOB_PORT $HTTP_PORT $APACHE_PORT"
 work=$BINDERY_TEST_VAR/server-errors
 rm -rf "$work" && mkdir -p "$work" || bail_out "cannot create $work"
 
@@ -83,24 +81,12 @@ done
 
 # 408: a private Apache from conf/apache-fcgid.conf whose RequestReadTimeout
 # gives headers 1 s (the sample's 20-40 s would make this test wait).
-stack_init "$BINDERY_TEST_VAR/server-errors-apache"
-stack_stop apache 30	# whatever an interrupted run left behind
-rm -f "$STACK_VAR/ports.env"
-APACHE_PORT=''
-STACK_AVOID_PORTS=$avoid
-stack_port APACHE_PORT 18500 || bail_out "no free port"
-cleanup() {
-	stack_stop apache 30
-	stack_remove_www
-}
-trap cleanup EXIT
+trap stack_private_apache_stop EXIT
 trap 'exit 130' INT
 trap 'exit 143' TERM
-stack_www_prepare "$BINDERY_TEST_BIN" "$BINDERY_CONFIG" || bail_out "cannot prepare the www directory"
-www=$(stack_www_dir) || bail_out "no www directory"
-conf=$STACK_VAR/apache-408.conf
-stack_render "$here/../../conf/apache-fcgid.conf" "$conf" PORT="$APACHE_PORT" VAR="$STACK_VAR" \
-	RUNDIR="$www" BINDIR="$www/bin" CONFIG="$www/bindery.conf" || bail_out "bad conf/apache-fcgid.conf"
+stack_private_apache "$BINDERY_TEST_VAR/server-errors-apache" "$BINDERY_CONFIG" 18500 apache-408 ||
+	bail_out "cannot make a private Apache ready"
+conf=$STACK_PRIVATE_APACHE_CONF
 is "$(grep -c '^RequestReadTimeout handshake=0 header=20-40,MinRate=500 ' "$conf")" 1 \
 	"conf/apache-fcgid.conf has the RequestReadTimeout line this test shortens"
 sed -i -e 's/^RequestReadTimeout handshake=0 header=20-40,MinRate=500 /RequestReadTimeout handshake=0 header=1 /' "$conf"

@@ -25,24 +25,15 @@ need_stack BINDERY_TEST_TOKEN BINDERY_CONFIG BINDERY_TEST_BIN BINDERY_TEST_VAR B
 [ -x "$BINDERY_TEST_BIN/bindery.fcgi" ] || missing "$BINDERY_TEST_BIN/bindery.fcgi was not built"
 [ "$(id -u)" = 0 ] || missing "Apache's User www-data needs root to start"
 [ -f /usr/lib/apache2/modules/mod_fcgid.so ] || missing "apache2 with mod_fcgid is not installed"
-stack_init "$BINDERY_TEST_VAR"
-avoid="$DB_PORT $BLOB_PORT $HTTP_PORT $APACHE_PORT"
 
 limit=$((16 * 1024 * 1024))		# LimitRequestBody: 16 MiB
 fcgid_limit=$((limit + 64 * 1024))	# FcgidMaxRequestLen: a little above it
 chunk=$((8 * 1024 * 1024))		# one PATCH
 total=$((200 * 1024 * 1024))		# the document
 
-stack_init "$BINDERY_TEST_VAR/tus16"
-stack_stop apache 30	# whatever an interrupted run left behind
-rm -f "$STACK_VAR/ports.env"
-APACHE_PORT=''
-STACK_AVOID_PORTS=$avoid
-stack_port APACHE_PORT 18400 || bail_out "no free port"
-work=$STACK_VAR/work	# in BINDERY_TEST_VAR: 200 MiB does not belong in /tmp
+work=$BINDERY_TEST_VAR/tus16-work	# not /tmp: 200 MiB does not belong there
 cleanup() {
-	stack_stop apache 30
-	stack_remove_www
+	stack_private_apache_stop
 	rm -rf "$work"
 }
 trap cleanup EXIT
@@ -53,11 +44,9 @@ rm -rf "$work" && mkdir -p "$work" || bail_out "cannot create $work"
 # The stack's configuration with a document limit above 200 MiB.
 sed -e 's/^max_upload = .*/max_upload = 256M/' "$BINDERY_CONFIG" >"$work/bindery.conf"
 is "$(grep -c '^max_upload = 256M$' "$work/bindery.conf")" 1 "the responder's config says max_upload = 256M"
-stack_www_prepare "$BINDERY_TEST_BIN" "$work/bindery.conf" || bail_out "cannot prepare the www directory"
-www=$(stack_www_dir) || bail_out "no www directory"
-conf=$STACK_VAR/apache-16m.conf
-stack_render "$here/../../conf/apache-fcgid.conf" "$conf" PORT="$APACHE_PORT" VAR="$STACK_VAR" \
-	RUNDIR="$www" BINDIR="$www/bin" CONFIG="$www/bindery.conf" || bail_out "bad conf/apache-fcgid.conf"
+stack_private_apache "$BINDERY_TEST_VAR/tus16" "$work/bindery.conf" 18400 apache-16m ||
+	bail_out "cannot make a private Apache ready"
+conf=$STACK_PRIVATE_APACHE_CONF
 # The sample's three numbers (LimitRequestBody and the <If> equal to it,
 # FcgidMaxRequestLen): each must be there to be replaced.
 is "$(grep -cE '^LimitRequestBody 67174400$|^<If "%\{HTTP:Content-Length\} -gt 67174400">$|^FcgidMaxRequestLen 67239936$' "$conf")" 3 \

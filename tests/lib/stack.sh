@@ -477,6 +477,44 @@ stack_private_lighttpd_stop() {
 	stack_lighttpd_stop
 }
 
+# stack_private_apache STATE-DIR CONFIG BASE-PORT NAME: a private Apache
+# mod_fcgid of a test's own, made ready but not started: state in STATE-DIR
+# (stack_init: STACK_VAR is that directory afterwards; whatever an
+# interrupted run left there is stopped first), APACHE_PORT free from
+# BASE-PORT and clear of the test stack's ports and of STACK_AVOID_PORTS,
+# $BINDERY_TEST_BIN/bindery.fcgi with bindery.conf CONFIG in the www
+# directory Apache's www-data reads (STACK_PRIVATE_APACHE_WWW), and
+# conf/apache-fcgid.conf rendered to $STACK_VAR/NAME.conf
+# (STACK_PRIVATE_APACHE_CONF).  The test changes what it needs in that file
+# (checking each change took), starts it with stack_apache_start and calls
+# stack_private_apache_stop from its cleanup.  Status 1, with a line on
+# stderr, on failure.
+stack_private_apache() {
+	local dir=$1 config=$2 base=$3 name=$4 extra=${STACK_AVOID_PORTS:-}
+	stack_init "$dir"
+	STACK_PRIVATE_APACHE=$STACK_VAR
+	stack_apache_stop	# whatever an interrupted run left behind
+	rm -f "$STACK_VAR/ports.env"
+	APACHE_PORT=''
+	STACK_AVOID_PORTS="$(sed -n 's/^[A-Z_]*=//p' "$BINDERY_TEST_VAR/ports.env" 2>/dev/null | tr '\n' ' ') $extra"
+	stack_port APACHE_PORT "$base" || { stack_log "no free port from $base"; return 1; }
+	stack_www_prepare "$BINDERY_TEST_BIN" "$config" && STACK_PRIVATE_APACHE_WWW=$(stack_www_dir) ||
+		{ stack_log "cannot prepare the www directory"; return 1; }
+	STACK_PRIVATE_APACHE_CONF=$STACK_VAR/$name.conf
+	stack_render "$STACK_TOP/conf/apache-fcgid.conf" "$STACK_PRIVATE_APACHE_CONF" PORT="$APACHE_PORT" \
+		VAR="$STACK_VAR" RUNDIR="$STACK_PRIVATE_APACHE_WWW" BINDIR="$STACK_PRIVATE_APACHE_WWW/bin" \
+		CONFIG="$STACK_PRIVATE_APACHE_WWW/bindery.conf" || { stack_log "bad conf/apache-fcgid.conf"; return 1; }
+}
+
+# stack_private_apache_stop: stop the Apache stack_private_apache made
+# ready last, if any, and remove its www directory.
+stack_private_apache_stop() {
+	[ -n "${STACK_PRIVATE_APACHE:-}" ] || return 0
+	stack_init "$STACK_PRIVATE_APACHE"
+	stack_apache_stop
+	stack_remove_www
+}
+
 # stack_cgi_prepare STATE-DIR BASE-PORT BIN CONFIG: the CGI servers of a
 # test's own, made ready but not started: state in STATE-DIR (stack_init:
 # STACK_VAR is that directory afterwards; whatever an interrupted run left
