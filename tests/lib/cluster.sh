@@ -117,10 +117,11 @@ cluster_wait_synced() {
 # position; after a kill -9 it says seqno -1 and only InnoDB knows.
 cluster_node_recover() {
 	local n=$1 pos
+	# (rsync SST, the default method, wants a cluster address even here.)
 	"$(stack_mariadbd)" --no-defaults --user="$(id -un)" --datadir="$STACK_VAR/db" \
-		--wsrep-on=ON --wsrep-provider="$CLUSTER_GALERA" --innodb-buffer-pool-size=64M \
-		--binlog-format=ROW --wsrep-recover --log-error="$STACK_LOG/recover.log" \
-		>/dev/null 2>&1 || { say "node $n: mariadbd --wsrep-recover failed (var/cluster/node$n/log/recover.log)"; return 1; }
+		--wsrep-on=ON --wsrep-provider="$CLUSTER_GALERA" --wsrep-cluster-address="$(cluster_gcomm_address)" \
+		--innodb-buffer-pool-size=64M --binlog-format=ROW --wsrep-recover \
+		>"$STACK_LOG/recover.log" 2>&1 || { say "node $n: mariadbd --wsrep-recover failed (var/cluster/node$n/log/recover.log)"; return 1; }
 	pos=$(sed -n 's/.*WSREP: Recovered position: *\([0-9a-f-]*:-\{0,1\}[0-9]*\).*/\1/p' "$STACK_LOG/recover.log" | tail -n 1)
 	[ -n "$pos" ] || { say "node $n: no recovered position in var/cluster/node$n/log/recover.log"; return 1; }
 	say "node $n: recovered position $pos"
