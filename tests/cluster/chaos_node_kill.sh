@@ -23,25 +23,9 @@
 . "$(cd "$(dirname "$0")" && pwd)/env.sh"
 top=$(cd "$cl_here/../.." && pwd)
 . "$top/tests/lib/chaos.sh"
-. "$top/tests/lib/stack.sh"
 
-[ -n "${BINDERY_FP_BIN:-}" ] && [ -x "$BINDERY_FP_BIN/bindery.fcgi" ] ||
-	bail_out "BINDERY_FP_BIN (a --enable-failpoints build's app/) is needed: run it through ./dev cluster test"
-command -v openssl >/dev/null || bail_out "openssl is needed to sign Azurite requests"
 read -r conf_a conf_b _ <<<"$BINDERY_CONFIGS"
-read -r sock1 _ <<<"$DB_NODE_SOCKETS"
-conf_get() { sed -n "/^\[$2\]/,/^\[/s/^$3 = //p" "$1" | head -n 1; }
-# tests/lib/chaos.sh's view of the services: node 1 (never killed here)
-# through its socket as root, Azurite through our own signature.
-export BINDERY_TEST_DB_SOCKET=$sock1 BINDERY_TEST_DB_NAME BINDERY_TEST_BLOB_ENDPOINT=$BLOB_ENDPOINT
-export BINDERY_TEST_BLOB_ACCOUNT BINDERY_TEST_BLOB_KEY
-BINDERY_TEST_DB_NAME=$(conf_get "$conf_a" database name)
-BINDERY_TEST_BLOB_ACCOUNT=$(conf_get "$conf_a" storage account)
-BINDERY_TEST_BLOB_KEY=$(conf_get "$conf_a" storage key)
-CHAOS_CONTAINER=$(conf_get "$conf_a" storage container)
-CHAOS_AUTH=(-H "$AUTH")
-CHAOS_BIN=$BINDERY_FP_BIN
-export BINDERY_TEST_VAR=$CLUSTER_VAR	# stack_private_lighttpd keeps clear of its ports
+cl_chaos_view
 
 OPS=${CHAOS_OPS:-3000}
 SEED=${CHAOS_SEED:-16}
@@ -54,40 +38,16 @@ work=$(mktemp -d)
 cleanup() {
 	: >"$FP" 2>/dev/null
 	touch "$work/halt" "$work/stop" 2>/dev/null
-	for h in 1 2; do
-		[ -d "$CLUSTER_VAR/chaos-web$h" ] || continue
-		stack_init "$CLUSTER_VAR/chaos-web$h"
-		stack_lighttpd_stop
-	done
+	cl_failpoint_hosts_stop chaos
 	# A node this run killed and did not bring back comes back now.
 	stack_init "$CLUSTER_VAR/node$VICTIM"
 	stack_alive mariadb || "$top/dev" cluster rejoin "$VICTIM" >>"$work/rejoin.log" 2>&1
 	rm -rf "$work"
 }
 trap cleanup EXIT
-: >"$FP"
-
-# ---- two responders with failpoints, one per web host config -------------------
-urls=() lpids=''
-h=0
-for conf in "$conf_a" "$conf_b"; do
-	h=$((h + 1))
-	BINDERY_FAILPOINTS_FILE=$FP stack_private_lighttpd "$CLUSTER_VAR/chaos-web$h" lighttpd.conf \
-		"$conf" "$BINDERY_FP_BIN" $((28180 + 10 * h)) || bail_out "chaos host $h did not start"
-	url=http://127.0.0.1:$HTTP_PORT
-	for _ in $(seq 1 100); do
-		[ "$(curl -s -o /dev/null -m 5 -w '%{http_code}' "$url/healthz")" = 200 ] && break
-		sleep 0.1
-	done
-	# It reads FP: an armed error point is taken (the line is gone).
-	printf 'create.after_intent error once\n' >"$FP"
-	curl -s -o /dev/null -m 30 -H "$AUTH" -H 'Content-Type: text/plain' --data-binary probe \
-		"$url/documents?name=cl-chaos-probe-$$-$h"
-	grep -q . "$FP" && bail_out "chaos host $h ($url) does not read $FP"
-	urls+=("$url")
-	lpids+="${lpids:+ }$(stack_pid lighttpd)"
-done
-: >"$FP"
+# Two responders with failpoints, one per web host config, one file.
+cl_failpoint_hosts chaos "$FP"
+urls=("${CL_FP_URLS[@]}") lpids=$CL_FP_LIGHTTPD_PIDS
 
 { cat "$conf_a"; grep -q '^\[sweep\]' "$conf_a" || printf '\n[sweep]\nlease = 1\n'; } >"$work/cli.conf"
 chmod 0600 "$work/cli.conf"
