@@ -121,7 +121,7 @@ finish() {
 		[ "$r" = 200/200 ] && [ "$(sha <"$work/read.A")" = "$want" ] && [ "$(sha <"$work/read.B")" = "$want" ] ||
 			bad "expected $expect.bin's bytes, hosts read $r"
 	fi
-	ROWS+=("$(printf '%-44s %-14s %-5s %s' "$C_LABEL" "${C_CODES# }" "$expect" "$([ ${#C_BAD[@]} = 0 ] && echo ok || echo FAIL)")")
+	ROWS+=("$(printf '%-68s %-22s %-5s %s' "$C_LABEL" "${C_CODES# }" "$expect" "$([ ${#C_BAD[@]} = 0 ] && echo ok || echo FAIL)")")
 	ok "$([ ${#C_BAD[@]} = 0 ]; echo $?)" "$C_LABEL: answered ${C_CODES# }; after B's sweep both hosts read $expect"
 	for r in "${C_BAD[@]}"; do diag "  $r"; done
 	[ ${#C_BAD[@]} = 0 ] || sed -e 's/^/#   sweep: /' "$work/sweep.log" | tail -n 10
@@ -221,6 +221,6 @@ code "A:$(cat "$work/a.code") B:$c"
 [ "$c" = 200 ] && [ "$(cat "$work/a.code")" = 412 ] || bad "wanted B 200, A 412"
 finish b
 
-diag "$(printf '%-44s %-14s %-5s %s' cell answers after '')"
+diag "$(printf '%-68s %-22s %-5s %s' cell answers after '')"
 for r in "${ROWS[@]}"; do diag "$r"; done
 done_testing
