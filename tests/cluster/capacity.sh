@@ -28,9 +28,8 @@ read -r conf_a _ <<<"$BINDERY_CONFIGS"
 read -r sock1 _ <<<"$DB_NODE_SOCKETS"
 read -r port1 _ <<<"$DB_NODE_PORTS"
 proxy=$BINDERY_BIN/../tests/tools/faultproxy
-if [ ! -x "$proxy" ]; then
-	make -s -C "$BINDERY_BIN/.." tests/tools/faultproxy >/dev/null 2>&1 || bail_out "could not build tests/tools/faultproxy"
-fi
+# (make: a current one, which writes its stats at every request)
+make -s -C "$BINDERY_BIN/.." tests/tools/faultproxy >/dev/null 2>&1 || bail_out "could not build tests/tools/faultproxy"
 root() { mariadb --no-defaults --protocol=socket --socket="$sock1" -uroot -N -B "$@"; }
 work=$(mktemp -d)
 ppid_=''
