@@ -162,15 +162,16 @@ done
 # ---- creates/s through web host A (the cluster's own, node 1 first) ------------------
 read -r URL_WEB _ <<<"$BINDERY_URLS"
 rate() { # CLIENTS: creates/s with CLIENTS clients sharing rate_n creates
-	local c t0 t1 per=$((rate_n / $1))
+	local c t0 t1 per=$((rate_n / $1)) pids=()
 	t0=$(date +%s.%N)
 	for ((c = 0; c < $1; c++)); do
 		for ((i = 0; i < per; i++)); do
 			curl -s -m 60 -o /dev/null -w '%{http_code}\n' -H "$AUTH" -H 'Content-Type: application/octet-stream' \
 				--data-binary "@$work/doc.bin" "$URL_WEB/documents?name=$RUN-r$1-$c-$i"
 		done >"$work/rate.$1.$c" &
+		pids+=($!)
 	done
-	wait
+	wait "${pids[@]}"	# (not the proxy, also a child)
 	t1=$(date +%s.%N)
 	RATE=$(echo "scale=1; $per * $1 / ($t1 - $t0)" | bc)
 	RATE_OK=$(cat "$work"/rate."$1".* | grep -c '^201$')
