@@ -201,7 +201,7 @@ for point in create.intent_commit_lost create.ready_commit_lost; do
 	lost_fire POST "/documents?name=$RUN-$point" "lost commit $point"
 	is "$CGI_CODE" 201 "$point once: the create answers 201"
 	is "$(grep -c "$point" "$fp")" 0 "... the failpoint fired"
-	is "$(grep -c 'COMMIT succeeded but' "$work/lost.err")" 1 "... the check after COMMIT found it lost"
+	is "$(grep -c 'taken as a certification failure' "$work/lost.err")" 1 "... the check after COMMIT found it lost"
 	is "$(sql "SELECT status, sha256 FROM documents WHERE name = '$RUN-$point'")" \
 		"ready	$(printf 'lost commit %s' "$point" | sha)" "... the document is ready at once, with its bytes' SHA-256"
 	b=$(blob_of "$RUN-$point")
@@ -219,7 +219,7 @@ printf 'sweep.drop_commit_lost error once\n' >"$fp"
 cert_sweep "$b"
 is "$CERT_RC" 0 "a sweeper's drop whose commit was lost: sweep exits 0"
 is "$(grep -c drop_commit_lost "$fp")" 0 "... the failpoint fired"
-is "$(grep -c 'COMMIT succeeded but' "$work/cert.err")" 1 "... the check after COMMIT found it lost"
+is "$(grep -c 'taken as a certification failure' "$work/cert.err")" 1 "... the check after COMMIT found it lost"
 is "$(sql "SELECT COUNT(*) FROM blobs WHERE name = '$b'")" 0 "... the second run dropped the row"
 is "$(sql "SELECT COUNT(*) FROM documents WHERE name = '$RUN-lost-drop'")" 0 "... and the document"
 is "$(listed "$b")" 0 "... and the blob is gone"
