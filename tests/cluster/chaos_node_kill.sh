@@ -24,7 +24,7 @@
 top=$(cd "$cl_here/../.." && pwd)
 . "$top/tests/lib/chaos.sh"
 
-read -r conf_a conf_b _ <<<"$BINDERY_CONFIGS"
+read -r conf_a _ <<<"$BINDERY_CONFIGS"
 cl_chaos_view
 
 OPS=${CHAOS_OPS:-3000}
@@ -105,7 +105,8 @@ fi
 recovered=$(sed -n 's/.*recovered position //p' "$work/rejoin.log" | tail -n 1)
 
 # ---- the checks: through the chaos hosts and the cluster's own web hosts ----------------
-CHAOS_URLS=("${urls[@]}" $BINDERY_URLS)
+read -r -a web_urls <<<"$BINDERY_URLS"
+CHAOS_URLS=("${urls[@]}" "${web_urls[@]}")
 chaos_check "$work/cli.conf" "$work/before"
 sums=''
 for s in $DB_NODE_SOCKETS; do
