@@ -51,16 +51,6 @@ docs_create_intent_tx(struct db *db, struct span name, const char *owner, const 
 	return DB_OK;
 }
 
-/* How many rows a one-column COUNT(*) query found (lost-commit checks). */
-static enum db_err
-count_rows(struct db *db, const char *sql, const struct db_param *p, size_t np, uint64_t *n)
-{
-	struct db_col c[] = { DBC_U64(n) };
-
-	*n = 0;
-	return db_query(db, sql, p, np, c, 1, NULL, NULL);
-}
-
 static const char sql_intent_there[] =
 	"SELECT COUNT(*) FROM blobs WHERE name = ? AND document_id = ?";
 
@@ -71,8 +61,9 @@ static enum db_err
 create_intent_check(struct db *db, const char *blob_name, uint64_t doc_id)
 {
 	struct db_param p[] = { DBP_STR(blob_name), DBP_U64(doc_id) };
-	uint64_t n;
-	enum db_err e = count_rows(db, sql_intent_there, p, ARRAY_LEN(p), &n);
+	uint64_t n = 0;
+	struct db_col c[] = { DBC_U64(&n) };
+	enum db_err e = db_query(db, sql_intent_there, p, ARRAY_LEN(p), c, 1, NULL, NULL);
 
 	if (e == DB_OK && n == 0) {
 		log_error("create intent for blob %s: COMMIT succeeded but the row is not there;"
@@ -146,8 +137,9 @@ static enum db_err
 mark_ready_check(struct db *db, uint64_t doc_id, const char *blob_name)
 {
 	struct db_param p[] = { DBP_U64(doc_id), DBP_STR(blob_name) };
-	uint64_t n;
-	enum db_err e = count_rows(db, sql_doc_still_pending, p, ARRAY_LEN(p), &n);
+	uint64_t n = 0;
+	struct db_col c[] = { DBC_U64(&n) };
+	enum db_err e = db_query(db, sql_doc_still_pending, p, ARRAY_LEN(p), c, 1, NULL, NULL);
 
 	if (e == DB_OK && n > 0) {
 		log_error("mark ready of document %llu: COMMIT succeeded but it is still pending;"
