@@ -183,6 +183,39 @@ enum db_err db_set_lost_commit(struct db *db);
 		return tx_e_;                                    \
 	} while (0)
 
+/*
+ * DB_IN_TX with a check after a COMMIT that said yes.  On a Galera node a
+ * COMMIT has been answered "committed" for a write set that did not take
+ * effect (docs_db.c, replace_commit_check); a caller that would act on
+ * such an answer (upload after its intent, answer 201 after marking
+ * ready, delete a blob after dropping its row) reads back what it wrote.
+ * check, an enum db_err expression run after the COMMIT (one read on the
+ * local node, where a real commit is visible at once), returns DB_OK when
+ * the transaction took effect and db_set_lost_commit(db) when it did not:
+ * then the whole transaction runs again, as on a certification failure.
+ * lost names a failpoint that turns the COMMIT into a ROLLBACK answered
+ * as a success, so tests make a lost commit on a single server.
+ */
+#define DB_IN_TX_CHECKED(db, lost, expr, check)                  \
+	do {                                                     \
+		enum db_err tx_e_;                               \
+		unsigned tx_tries_ = 0;                          \
+		do {                                             \
+			tx_e_ = db_begin(db);                    \
+			if (tx_e_ == DB_OK)                      \
+				tx_e_ = (expr);                  \
+			if (tx_e_ == DB_OK && FAILPOINT(lost))   \
+				db_rollback(db);                 \
+			else if (tx_e_ == DB_OK)                 \
+				tx_e_ = db_commit(db);           \
+			if (tx_e_ == DB_OK)                      \
+				tx_e_ = (check);                 \
+			if (tx_e_ != DB_OK)                      \
+				db_rollback(db);                 \
+		} while (db_txn_retry(db, tx_e_, ++tx_tries_));  \
+		return tx_e_;                                    \
+	} while (0)
+
 /* Run one statement; *affected (may be NULL) gets the changed-row count. */
 BINDERY_NODISCARD enum db_err db_exec(struct db *db, const char *sql, const struct db_param *params,
 				      size_t nparams, uint64_t *affected);

@@ -51,11 +51,35 @@ docs_create_intent_tx(struct db *db, struct span name, const char *owner, const 
 	return DB_OK;
 }
 
+static const char sql_intent_there[] =
+	"SELECT COUNT(*) FROM blobs WHERE name = ? AND document_id = ?";
+
+/* After the create intent's COMMIT: is its registry row there?  Without
+ * it the responder would upload a blob no row names (an orphan) and then
+ * fail to mark a document that does not exist. */
+static enum db_err
+create_intent_check(struct db *db, const char *blob_name, uint64_t doc_id)
+{
+	struct db_param p[] = { DBP_STR(blob_name), DBP_U64(doc_id) };
+	uint64_t n = 0;
+	struct db_col c[] = { DBC_U64(&n) };
+	enum db_err e = db_query(db, sql_intent_there, p, ARRAY_LEN(p), c, 1, NULL, NULL);
+
+	if (e == DB_OK && n == 0) {
+		log_error("create intent for blob %s: COMMIT succeeded but the row is not there;"
+			  " taken as a certification failure", blob_name);
+		return db_set_lost_commit(db);
+	}
+	return e;
+}
+
 enum db_err
 docs_create_intent(struct db *db, struct span name, const char *owner, const char *content_type,
 		   const char *blob_name, const struct lease *l, const char *idem_key, uint64_t *doc_id)
 {
-	DB_IN_TX(db, docs_create_intent_tx(db, name, owner, content_type, blob_name, l, idem_key, doc_id));
+	DB_IN_TX_CHECKED(db, "create.intent_commit_lost",
+			 docs_create_intent_tx(db, name, owner, content_type, blob_name, l, idem_key, doc_id),
+			 create_intent_check(db, blob_name, *doc_id));
 }
 
 static const char sql_doc_ready[] =
@@ -104,11 +128,34 @@ docs_assign_ready_seq(struct db *db, uint64_t doc_id)
 	return db_exec_one(db, sql_doc_ready_seq, p, ARRAY_LEN(p));
 }
 
+static const char sql_doc_still_pending[] =
+	"SELECT COUNT(*) FROM documents WHERE id = ? AND blob_name = ? AND status = 'pending'";
+
+/* After mark-ready's COMMIT: is the document still pending?  Then the 201
+ * would name a document nobody can read (until a sweep rolls it forward). */
+static enum db_err
+mark_ready_check(struct db *db, uint64_t doc_id, const char *blob_name)
+{
+	struct db_param p[] = { DBP_U64(doc_id), DBP_STR(blob_name) };
+	uint64_t n = 0;
+	struct db_col c[] = { DBC_U64(&n) };
+	enum db_err e = db_query(db, sql_doc_still_pending, p, ARRAY_LEN(p), c, 1, NULL, NULL);
+
+	if (e == DB_OK && n > 0) {
+		log_error("mark ready of document %llu: COMMIT succeeded but it is still pending;"
+			  " taken as a certification failure", (unsigned long long)doc_id);
+		return db_set_lost_commit(db);
+	}
+	return e;
+}
+
 enum db_err
 docs_mark_ready(struct db *db, uint64_t doc_id, const char *blob_name, const char *holder,
 		uint64_t size, const char *sha256_hex, const char *etag)
 {
-	DB_IN_TX(db, mark_ready_tx(db, doc_id, blob_name, holder, size, sha256_hex, etag));
+	DB_IN_TX_CHECKED(db, "create.ready_commit_lost",
+			 mark_ready_tx(db, doc_id, blob_name, holder, size, sha256_hex, etag),
+			 mark_ready_check(db, doc_id, blob_name));
 }
 
 static const char sql_renew_held[] =

@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "base/failpoint.h"
+#include "base/log.h"
 #include "registry/sweep_db.h"
 #include "registry/uploads_db.h"
 
@@ -265,10 +266,35 @@ drop_intent_tx(struct db *db, const char *claimer, const struct sweep_item *it)
 	return e;
 }
 
+static const char sql_claim_still_held[] =
+	"SELECT COUNT(*) FROM blobs WHERE name = ? AND state = 'sweeping' AND claimed_by = ?";
+
+/* After a sweeper's COMMIT (drop an intent, roll one forward): does the row
+ * still carry our claim?  Both transactions end it (the row is gone, or
+ * committed and unclaimed), so a claim still there is a commit that did
+ * not take effect: without this check the sweep would count the item
+ * handled and, for a drop, delete the blob of a row that still names it. */
+static enum db_err
+claim_gone_check(struct db *db, const char *claimer, const char *name)
+{
+	struct db_param p[] = { DBP_STR(name), DBP_STR(claimer) };
+	uint64_t n = 0;
+	struct db_col c[] = { DBC_U64(&n) };
+	enum db_err e = db_query(db, sql_claim_still_held, p, ARRAY_LEN(p), c, 1, NULL, NULL);
+
+	if (e == DB_OK && n > 0) {
+		log_error("sweep of %s: COMMIT succeeded but our claim is still there;"
+			  " taken as a certification failure", name);
+		return db_set_lost_commit(db);
+	}
+	return e;
+}
+
 enum db_err
 sweep_db_drop_intent(struct db *db, const char *claimer, const struct sweep_item *it)
 {
-	DB_IN_TX(db, drop_intent_tx(db, claimer, it));
+	DB_IN_TX_CHECKED(db, "sweep.drop_commit_lost", drop_intent_tx(db, claimer, it),
+			 claim_gone_check(db, claimer, it->name));
 }
 
 static const char sql_forward_doc[] =
@@ -306,7 +332,9 @@ enum db_err
 sweep_db_roll_forward(struct db *db, const char *claimer, const struct sweep_item *it,
 		      uint64_t size, const char *sha256_hex, const char *etag)
 {
-	DB_IN_TX(db, roll_forward_tx(db, claimer, it, size, sha256_hex, etag));
+	DB_IN_TX_CHECKED(db, "sweep.roll_forward_commit_lost",
+			 roll_forward_tx(db, claimer, it, size, sha256_hex, etag),
+			 claim_gone_check(db, claimer, it->name));
 }
 
 /*

@@ -180,6 +180,63 @@ age "$b"
 sweep "$b"
 is "$(listed "$b")" 0 "... and the sweep deleted it from storage"
 
+# A lost commit (issue 16): on a Galera node a COMMIT has been answered
+# "committed" for a write set that did not take effect.  A failpoint makes
+# one here (the COMMIT becomes a ROLLBACK answered as a success); each
+# transaction reads back what it wrote (DB_IN_TX_CHECKED) and runs again.
+# Without the check: a create's intent lost -> a blob no row names and no
+# 201; its mark-ready lost -> a 201 for a pending document; a sweeper's
+# drop lost -> the blob deleted under a row still claimed; its roll
+# forward lost -> the document left pending.
+# lost_fire METHOD URI BODY: fire with $fp armed (the file: "once" works).
+lost_fire() {
+	printf '%s' "$3" >"$work/body"
+	CGI_STDERR=$work/lost.err cgi_run "$work/answer" "$BINDERY_CONFIG" "$1" "$2" BINDERY_LOG_STDERR=1 \
+		BINDERY_FAILPOINTS_FILE="$fp" CONTENT_LENGTH="$(stat -c %s "$work/body")" CONTENT_TYPE=text/plain \
+		HTTP_AUTHORIZATION="Bearer $BINDERY_TEST_TOKEN" <"$work/body"
+}
+for point in create.intent_commit_lost create.ready_commit_lost; do
+	: >"$work/lost.err"
+	printf '%s error once\n' "$point" >"$fp"
+	lost_fire POST "/documents?name=$RUN-$point" "lost commit $point"
+	is "$CGI_CODE" 201 "$point once: the create answers 201"
+	is "$(grep -c "$point" "$fp")" 0 "... the failpoint fired"
+	is "$(grep -c 'taken as a certification failure' "$work/lost.err")" 1 "... the check after COMMIT found it lost"
+	is "$(sql "SELECT status, sha256 FROM documents WHERE name = '$RUN-$point'")" \
+		"ready	$(printf 'lost commit %s' "$point" | sha)" "... the document is ready at once, with its bytes' SHA-256"
+	b=$(blob_of "$RUN-$point")
+	is "$(sql "SELECT state FROM blobs WHERE name = '$b'")" committed "... its registry row committed"
+	is "$(listed "$b")" 1 "... its blob there"
+	fire DELETE "/documents/$(sql "SELECT id FROM documents WHERE name = '$RUN-$point'")" ""
+	age "$b"
+	sweep "$b"
+done
+: >"$work/lost.err"
+fire POST "/documents?name=$RUN-lost-drop" "lost drop" "create.after_upload=exit"
+b=$(blob_of "$RUN-lost-drop")
+age "$b"
+printf 'sweep.drop_commit_lost error once\n' >"$fp"
+cert_sweep "$b"
+is "$CERT_RC" 0 "a sweeper's drop whose commit was lost: sweep exits 0"
+is "$(grep -c drop_commit_lost "$fp")" 0 "... the failpoint fired"
+is "$(grep -c 'taken as a certification failure' "$work/cert.err")" 1 "... the check after COMMIT found it lost"
+is "$(sql "SELECT COUNT(*) FROM blobs WHERE name = '$b'")" 0 "... the second run dropped the row"
+is "$(sql "SELECT COUNT(*) FROM documents WHERE name = '$RUN-lost-drop'")" 0 "... and the document"
+is "$(listed "$b")" 0 "... and the blob is gone"
+fire POST "/documents?name=$RUN-lost-fwd" "lost roll forward" "create.after_tag=exit"
+b=$(blob_of "$RUN-lost-fwd")
+age "$b"
+printf 'sweep.roll_forward_commit_lost error once\n' >"$fp"
+cert_sweep "$b"
+is "$CERT_RC" 0 "a sweeper's roll forward whose commit was lost: sweep exits 0"
+is "$(grep -c roll_forward_commit_lost "$fp")" 0 "... the failpoint fired"
+is "$(sql "SELECT status FROM documents WHERE name = '$RUN-lost-fwd'")" ready "... the second run rolled the document forward"
+is "$(sql "SELECT state FROM blobs WHERE name = '$b'")" committed "... its row committed"
+fire DELETE "/documents/$(sql "SELECT id FROM documents WHERE name = '$RUN-lost-fwd'")" ""
+age "$b"
+sweep "$b"
+is "$(listed "$b")" 0 "... (deleted and drained again)"
+
 sql "DELETE FROM blobs WHERE document_id IN (SELECT id FROM documents WHERE name LIKE '$RUN-%')" >/dev/null
 sql "DELETE FROM documents WHERE name LIKE '$RUN-%'" >/dev/null
 done_testing

@@ -233,3 +233,259 @@ chaos_stop_private() {
 	fi
 	CHAOS_PRIVATE_LIGHTTPD=
 }
+
+# ---- the chaos run (tests/chaos/chaos.sh, tests/cluster/chaos_node_kill.sh) ----
+# The caller sets, before chaos_run:
+#   CHAOS_WORK           a private directory (ledgers, events, the chaos log)
+#   CHAOS_RUN            this run's name prefix
+#   CHAOS_SEED           the fixed seed
+#   CHAOS_URLS           an array of base URLs; each operation picks one
+#   CHAOS_FP             the failpoints file every responder reads
+#   CHAOS_LIGHTTPD_PIDS  the lighttpds whose FastCGI workers may be killed
+# A file $CHAOS_WORK/halt ends every client after its current operation
+# (a run that lasts as long as something else goes on beside it).
+
+# chaos_client C N: client C's N operations.  Its ledger
+# ($CHAOS_WORK/ledger.C, one line per document it ever touched):
+#   NAME ID EXISTS SHA...
+# EXISTS is yes (acknowledged), no (acknowledged delete, or never created) or
+# maybe (a create or delete without an answer); SHA... every content the
+# document may hold (more than one after an unanswered replace).
+chaos_client() {
+	local c=$1 n=$2 i op name id code body key f k r url work=$CHAOS_WORK
+	local -A ids exists shas
+	local names=()
+	RANDOM=$((CHAOS_SEED * 100 + c))
+	for ((i = 0; i < n; i++)); do
+		[ -e "$work/halt" ] && break
+		r=$((RANDOM % 100))
+		url=${CHAOS_URLS[0]}
+		[ ${#CHAOS_URLS[@]} -gt 1 ] && url=${CHAOS_URLS[RANDOM % ${#CHAOS_URLS[@]}]}
+		f=$work/c$c.body
+		head -c $((1 + RANDOM % 20000)) /dev/urandom >"$f"
+		if [ ${#names[@]} -eq 0 ] || [ $r -lt 35 ]; then op=create
+		elif [ $r -lt 45 ]; then op=idem
+		elif [ $r -lt 65 ]; then op=replace
+		elif [ $r -lt 78 ]; then op=delete
+		else op=download
+		fi
+		case $op in
+		create | idem)
+			name="$CHAOS_RUN-c$c-$i"
+			names+=("$name")
+			key=
+			[ $op = idem ] && key="k-$name"
+			# idem: the same request twice; a second answer never names
+			# another document than the first
+			k=''
+			for r in 1 2; do
+				code=$(curl -s -m 60 -o "$work/c$c.out" -w '%{http_code}' "${CHAOS_AUTH[@]}" \
+					${key:+-H "Idempotency-Key: $key"} -H 'Content-Type: application/x-chaos' \
+					--data-binary "@$f" "$url/documents?name=$name")
+				[ -n "$key" ] || break
+				if [ "$code" = 201 ]; then
+					id=$(jfield "$(cat "$work/c$c.out")" id)
+					[ -n "$k" ] && [ "$k" != "$id" ] &&
+						echo "violation: $name: one Idempotency-Key, two documents ($k, $id)" >>"$work/violations"
+					k=$id
+				fi
+				echo "op idem-try $code" >>"$work/events"
+			done
+			[ -n "$k" ] && [ "$code" != 201 ] && { code=201; printf '{"id":"%s","sha256":"%s"}' "$k" "$(sha <"$f")" >"$work/c$c.out"; }
+			shas[$name]=$(sha <"$f")
+			if [ "$code" = 201 ]; then
+				body=$(cat "$work/c$c.out")
+				ids[$name]=$(jfield "$body" id)
+				exists[$name]=yes
+				echo ack >>"$work/events"
+				[ "$(jfield "$body" sha256)" = "${shas[$name]}" ] ||
+					echo "violation: $name acknowledged with another sha256" >>"$work/violations"
+			else
+				exists[$name]=maybe
+			fi ;;
+		replace | delete | download)
+			name=${names[RANDOM % ${#names[@]}]}
+			id=${ids[$name]:-}
+			[ -n "$id" ] || { echo skip >>"$work/events"; continue; }
+			[ "${exists[$name]}" = no ] && { echo skip >>"$work/events"; continue; }
+			case $op in
+			replace)
+				code=$(curl -s -m 60 -o "$work/c$c.out" -w '%{http_code}' "${CHAOS_AUTH[@]}" -X PUT \
+					-H 'Content-Type: application/x-chaos' --data-binary "@$f" "$url/documents/$id/content")
+				case $code in
+				200) shas[$name]=$(sha <"$f"); exists[$name]=yes; echo ack >>"$work/events" ;;
+				404) [ "${exists[$name]}" = maybe ] && exists[$name]=no ;;
+				*) shas[$name]="${shas[$name]} $(sha <"$f")" ;;
+				esac ;;
+			delete)
+				code=$(curl -s -m 60 -o /dev/null -w '%{http_code}' "${CHAOS_AUTH[@]}" -X DELETE "$url/documents/$id")
+				case $code in
+				204 | 404) exists[$name]=no ;;
+				*) exists[$name]=maybe ;;
+				esac ;;
+			download)
+				code=$(curl -s -m 60 -o "$work/c$c.dl" -w '%{http_code}' "$url/documents/$id/content")
+				if [ "$code" = 200 ]; then
+					k=$(sha <"$work/c$c.dl")
+					case " ${shas[$name]} " in
+					*" $k "*) echo verified-live >>"$work/events" ;;
+					*) echo "violation: $name (id $id) served bytes it never held" >>"$work/violations" ;;
+					esac
+				elif [ "$code" = 404 ] && [ "${exists[$name]}" = yes ]; then
+					echo "violation: $name (id $id) acknowledged, but 404" >>"$work/violations"
+				fi ;;
+			esac ;;
+		esac
+		echo "op $op $code" >>"$work/events"
+	done
+	for name in "${names[@]}"; do
+		printf '%s %s %s %s\n' "$name" "${ids[$name]:-0}" "${exists[$name]}" "${shas[$name]}"
+	done >"$work/ledger.$c"
+}
+
+# The points the controller arms, "exit" (a crash) or "error"/"sleep".
+CHAOS_POINTS=(create.after_intent create.after_upload create.after_tag create.after_ready
+	replace.after_intent replace.after_upload replace.after_tag replace.after_commit
+	delete.after_commit resume.after_claim compensate.before_delete)
+
+# chaos_workers: the FastCGI workers (children running bindery.fcgi) of
+# the lighttpds in CHAOS_LIGHTTPD_PIDS.
+chaos_workers() {
+	local l p
+	for l in $CHAOS_LIGHTTPD_PIDS; do
+		for p in $(ps -o pid= --ppid "$l" 2>/dev/null); do
+			case $(readlink "/proc/$p/exe" 2>/dev/null) in */bindery.fcgi) echo "$p" ;; esac
+		done
+	done
+}
+
+# chaos_controller: until $CHAOS_WORK/stop exists, arm a failpoint (exit,
+# error or sleep) now and then, or kill -9 a FastCGI worker; each action a
+# line in $CHAOS_WORK/chaos.
+chaos_controller() {
+	local r p action pids waited=0 work=$CHAOS_WORK fp=$CHAOS_FP
+	RANDOM=$((CHAOS_SEED * 100 + 99))
+	while [ ! -e "$work/stop" ]; do
+		sleep 0.$((1 + RANDOM % 3))
+		# Give an armed point a few rounds to fire, then arm another
+		# (resume.after_claim and compensate.before_delete are rare paths).
+		if grep -q . "$fp" 2>/dev/null; then
+			waited=$((waited + 1))
+			[ $waited -lt 8 ] && continue
+			: >"$fp"
+			sed -i '$d' "$work/chaos"	# it never fired: do not count it
+		fi
+		waited=0
+		r=$((RANDOM % 100))
+		if [ $r -lt 30 ]; then
+			p=${CHAOS_POINTS[RANDOM % ${#CHAOS_POINTS[@]}]}
+			printf '%s exit once\n' "$p" >"$fp"
+			echo "crash-armed $p" >>"$work/chaos"
+		elif [ $r -lt 50 ]; then
+			p=${CHAOS_POINTS[RANDOM % ${#CHAOS_POINTS[@]}]}
+			action=error
+			[ $((RANDOM % 3)) = 0 ] && action=sleep:300
+			printf '%s %s once\n' "$p" "$action" >"$fp"
+			echo "fault-armed $p $action" >>"$work/chaos"
+		elif [ $r -lt 60 ] && [ -n "$CHAOS_LIGHTTPD_PIDS" ]; then
+			pids=($(chaos_workers))
+			[ ${#pids[@]} -gt 0 ] || continue
+			p=${pids[RANDOM % ${#pids[@]}]}
+			kill -9 "$p" 2>/dev/null && echo "kill $p" >>"$work/chaos"
+		fi
+	done
+}
+
+# chaos_run CLIENTS OPS: the controller and CLIENTS clients sharing OPS
+# operations, until the clients are done (or halted).  Sets CHAOS_CRASHES
+# (crash points that fired plus kills), CHAOS_KILLS, CHAOS_FAULTS and
+# CHAOS_SECONDS.
+chaos_run() {
+	local clients=$1 ops=$2 work=$CHAOS_WORK cpid c pids=() left unfired=0 armed_crash armed_fault t0=$SECONDS
+	: >"$work/events"; : >"$work/violations"; : >"$work/chaos"
+	rm -f "$work/stop"
+	chaos_controller &
+	cpid=$!
+	for ((c = 0; c < clients; c++)); do
+		chaos_client "$c" $(((ops + clients - 1) / clients)) &
+		pids+=($!)
+	done
+	wait "${pids[@]}"
+	touch "$work/stop"
+	wait "$cpid"
+	left=$(cat "$CHAOS_FP")
+	: >"$CHAOS_FP"
+	# How many armed points fired: a "once" line is gone when it fired.
+	armed_crash=$(grep -c '^crash-armed' "$work/chaos")
+	armed_fault=$(grep -c '^fault-armed' "$work/chaos")
+	CHAOS_KILLS=$(grep -c '^kill' "$work/chaos")
+	[ -n "$left" ] && unfired=1
+	case $(tail -n 1 "$work/chaos") in
+	crash-armed*) CHAOS_CRASHES=$((armed_crash - unfired + CHAOS_KILLS)); CHAOS_FAULTS=$armed_fault ;;
+	fault-armed*) CHAOS_CRASHES=$((armed_crash + CHAOS_KILLS)); CHAOS_FAULTS=$((armed_fault - unfired)) ;;
+	*) CHAOS_CRASHES=$((armed_crash + CHAOS_KILLS)); CHAOS_FAULTS=$armed_fault ;;
+	esac
+	CHAOS_SECONDS=$((SECONDS - t0))
+}
+
+# chaos_check CLI-CONF BEFORE-LIST: after chaos_run, one sweep (the run's
+# outbox rows made due first), then every ledger line read back through
+# EVERY URL of CHAOS_URLS (the SHA-256 of the bytes each serves, from a
+# file), chaos_verify and `bindery audit`.  Four TAP results: the sweep
+# exits 0, the audit is clean, no violation, every acknowledged document
+# verified.  Sets CHAOS_ACKED, CHAOS_VERIFIED, CHAOS_VIOLATIONS, CHAOS_OPS_DONE.
+chaos_check() {
+	local conf=$1 before=$2 work=$CHAOS_WORK ids rc name id ex shas row did url vcode got good problems
+	ids=$(cat "$work"/ledger.* | awk '$2 != 0 { print $2 }' | tr '\n' ',' | sed 's/,$//')
+	# The outbox's grace period is moved into the past for this run's rows,
+	# so the single sweep drains them too (time travel, in the database only).
+	sql "UPDATE blobs SET retire_after = NOW(6) - INTERVAL 1 SECOND
+	     WHERE state = 'retired' AND document_id IN (${ids:-0})"
+	chaos_sweep "$conf" "$work/sweep.log"
+	rc=$?
+	ok "$rc" "one sweep after the chaos exits 0"
+	[ "$rc" = 0 ] || tail -n 20 "$work/sweep.log" | sed -e 's/^/#   sweep: /'
+	CHAOS_ACKED=0 CHAOS_VERIFIED=0
+	while read -r name id ex shas; do
+		[ -n "$name" ] || continue
+		row=$(sql "SELECT id, status FROM documents WHERE name = $(sql_quote "$name")")
+		[ "$ex" = yes ] && CHAOS_ACKED=$((CHAOS_ACKED + 1))
+		if [ -z "$row" ]; then
+			[ "$ex" = yes ] && echo "violation: acknowledged $name (id $id) is gone" >>"$work/violations"
+			continue
+		fi
+		did=${row%%$'\t'*}
+		[ "$ex" = no ] && [ "$id" = "$did" ] && { echo "violation: deleted $name is back" >>"$work/violations"; continue; }
+		good=1
+		for url in "${CHAOS_URLS[@]}"; do
+			# A 503 says "try again" (lighttpd answers it while it respawns
+			# a worker the controller killed): retry for a while; anything
+			# else counts.
+			for _ in 1 2 3 4 5 6 7 8 9 10; do
+				vcode=$(curl -s -m 60 -o "$work/verify" -w '%{http_code}' "$url/documents/$did/content")
+				[ "$vcode" = 503 ] || [ "$vcode" = 000 ] || break
+				sleep 1
+			done
+			got=$(sha <"$work/verify")
+			case " $shas " in
+			*" $got "*) ;;
+			*) good=0
+			   echo "violation: $name (id $did, ledger $ex) does not hold any content it was given through $url (HTTP $vcode)" >>"$work/violations" ;;
+			esac
+		done
+		[ "$ex" = yes ] && [ "$good" = 1 ] && CHAOS_VERIFIED=$((CHAOS_VERIFIED + 1))
+	done < <(cat "$work"/ledger.*)
+	problems=$(chaos_verify "$CHAOS_RUN-" "$before" "$ids")
+	[ -z "$problems" ] || printf 'violation: %s\n' "$problems" >>"$work/violations"
+	# The audit is always there: a failing one (even a broken --help) is a failure.
+	BINDERY_LOG_STDERR=1 "$CHAOS_BIN/bindery" -c "$conf" audit >"$work/audit.log" 2>&1
+	rc=$?
+	ok "$rc" "bindery audit is clean after the sweep"
+	[ "$rc" = 0 ] || sed -e 's/^/#   audit: /' "$work/audit.log" | head -n 20
+	CHAOS_VIOLATIONS=$(grep -c . "$work/violations")
+	CHAOS_OPS_DONE=$(grep -c '^op ' "$work/events")
+	is "$CHAOS_VIOLATIONS" 0 "no violations (every acknowledged document readable with its bytes, nothing stuck, no orphan)"
+	[ "$CHAOS_VIOLATIONS" = 0 ] || head -n 30 "$work/violations" | sed -e 's/^/#   /'
+	ok "$([ "$CHAOS_VERIFIED" -eq "$CHAOS_ACKED" ] && [ "$CHAOS_ACKED" -gt 0 ]; echo $?)" \
+		"every acknowledged document verified ($CHAOS_VERIFIED of $CHAOS_ACKED)"
+}

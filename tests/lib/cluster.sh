@@ -110,6 +110,24 @@ cluster_wait_synced() {
 	return 1
 }
 
+# cluster_node_recover N: mariadbd --wsrep-recover on node N's datadir (the
+# server is stopped); its recovered position UUID:SEQNO is added to
+# STACK_MARIADB_EXTRA as --wsrep-start-position and logged to
+# log/recover.log.  A clean shutdown's grastate.dat already holds the
+# position; after a kill -9 it says seqno -1 and only InnoDB knows.
+cluster_node_recover() {
+	local n=$1 pos
+	# (rsync SST, the default method, wants a cluster address even here.)
+	"$(stack_mariadbd)" --no-defaults --user="$(id -un)" --datadir="$STACK_VAR/db" \
+		--wsrep-on=ON --wsrep-provider="$CLUSTER_GALERA" --wsrep-cluster-address="$(cluster_gcomm_address)" \
+		--innodb-buffer-pool-size=64M --binlog-format=ROW --wsrep-recover \
+		>"$STACK_LOG/recover.log" 2>&1 || { say "node $n: mariadbd --wsrep-recover failed (var/cluster/node$n/log/recover.log)"; return 1; }
+	pos=$(sed -n 's/.*WSREP: Recovered position: *\([0-9a-f-]*:-\{0,1\}[0-9]*\).*/\1/p' "$STACK_LOG/recover.log" | tail -n 1)
+	[ -n "$pos" ] || { say "node $n: no recovered position in var/cluster/node$n/log/recover.log"; return 1; }
+	say "node $n: recovered position $pos"
+	STACK_MARIADB_EXTRA+=(--wsrep-start-position="$pos")
+}
+
 # cluster_node_start N [bootstrap]: start node N with wsrep on.
 cluster_node_start() {
 	local n=$1 boot=${2:-} gcomm
@@ -125,6 +143,12 @@ cluster_node_start() {
 		--innodb-buffer-pool-size=64M)
 	if [ -n "$boot" ]; then
 		STACK_MARIADB_EXTRA+=(--wsrep-new-cluster)
+	elif [ -f "$STACK_VAR/db/grastate.dat" ]; then
+		# A node that stopped (or was killed) rejoins from where its
+		# InnoDB is: the position --wsrep-recover finds lets the donor
+		# send only the missing write sets (IST) when its gcache still
+		# holds them, instead of the whole datadir (SST).
+		cluster_node_recover "$n" || return 1
 	elif [ ! -d "$STACK_VAR/db/mysql" ]; then
 		# A joiner gets its whole datadir by SST: no mariadb-install-db
 		# (an empty mysql/ tells stack_mariadb_start there is one).  The
@@ -333,6 +357,11 @@ cmd_cluster_test() {
 	d=$(cluster_dir)
 	[ -r "$d/env" ] && cluster_any_node_alive || die "no cluster is up (./dev cluster up)"
 	[ ${#list[@]} -gt 0 ] || list=("$TOP"/tests/cluster/*.sh)
+	# The chaos run and the split crash matrix arm failpoints: their
+	# responders come from the test build (--enable-failpoints), the
+	# web hosts' own from var/build have none.
+	build_tree "$TOP/var/test-build" --enable-failpoints >/dev/null || die "the failpoints build failed"
+	export BINDERY_FP_BIN=$TOP/var/test-build/app
 	PASSED=0 FAILED=0 SKIPPED=0
 	FAILED_NAMES=() FAILED_LOGS=()
 	stack_init "$d"
@@ -349,12 +378,27 @@ cmd_cluster_test() {
 	return $rc
 }
 
+# cmd_cluster_rejoin N: start node N again (after a stop or a kill -9) as a
+# joiner, --wsrep-recover first (cluster_node_start), and wait until it is
+# Synced in the full cluster; nothing else is built or restarted, so a test
+# may call it under load and time it.  Rewrites var/cluster/env (its PID).
+cmd_cluster_rejoin() {
+	local n=${1:-}
+	case $n in [1-9]) [ "$n" -le "$CLUSTER_NODES" ] || die "no node $n" ;; *) die "./dev cluster rejoin N" ;; esac
+	cluster_node_init "$n" || die "node $n: no ports"
+	stack_alive mariadb && die "node $n is running"
+	cluster_node_start "$n" || die "node $n did not start (var/cluster/node$n/log/mariadb.log)"
+	cluster_wait_synced "$n" 300 "$CLUSTER_NODES" || die "node $n did not reach Synced"
+	cluster_write_env
+}
+
 cmd_cluster() {
 	case ${1:-status} in
 	up) shift; cmd_cluster_up "$@" ;;
 	down) shift; cmd_cluster_down "$@" ;;
 	status) shift; cmd_cluster_status "$@" ;;
 	test) shift; cmd_cluster_test "$@" ;;
-	*) die "./dev cluster up|down|status|test" ;;
+	rejoin) shift; cmd_cluster_rejoin "$@" ;;
+	*) die "./dev cluster up|down|status|test|rejoin N" ;;
 	esac
 }

@@ -349,6 +349,7 @@ track_request(struct conn *c, size_t n)
 				continue;
 			cl = head_number(c->head, "Content-Length");
 			n_requests++;
+			write_stats();	/* a test counts requests on a kept-alive connection too */
 			c->body_left = cl > 0 ? (unsigned long long)cl : 0;
 			c->body_seen = 0;
 			if (!c->is_server && mode == M_FAIL && request_line_has(c->head, mode_match)) {
