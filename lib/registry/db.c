@@ -504,7 +504,7 @@ db_query(struct db *db, const char *sql, const struct db_param *params, size_t n
 	MYSQL_STMT *stmt = NULL;
 	enum db_err e;
 	size_t i;
-	int rc, rows = 0;
+	int rc, rows = 0, ended = 0;
 
 	if (ncols > DB_MAX_BINDS) {
 		log_error("a query reads %zu columns; at most %d", ncols, DB_MAX_BINDS);
@@ -542,10 +542,23 @@ db_query(struct db *db, const char *sql, const struct db_param *params, size_t n
 		e = classify(db, mysql_stmt_errno(stmt), mysql_stmt_error(stmt));
 		goto out;
 	}
+	/* A lookup (no on_row) reads its first row only: taking the whole
+	 * answer off the wire at once (a row or two) leaves nothing on the
+	 * server, where a part-read one would need COM_STMT_RESET's extra
+	 * round trip below. */
+	if (on_row == NULL) {
+		if (mysql_stmt_store_result(stmt)) {
+			e = classify(db, mysql_stmt_errno(stmt), mysql_stmt_error(stmt));
+			goto out;
+		}
+		ended = 1;
+	}
 	for (;;) {
 		rc = mysql_stmt_fetch(stmt);
-		if (rc == MYSQL_NO_DATA)
+		if (rc == MYSQL_NO_DATA) {
+			ended = 1;
 			break;
+		}
 		if (rc == 1) {
 			e = classify(db, mysql_stmt_errno(stmt), mysql_stmt_error(stmt));
 			goto out;
@@ -582,7 +595,10 @@ db_query(struct db *db, const char *sql, const struct db_param *params, size_t n
 	e = (on_row == NULL && rows == 0) ? DB_NOT_FOUND : DB_OK;
 out:
 	mysql_stmt_free_result(stmt);
-	mysql_stmt_reset(stmt);
+	/* Rows left unread on the server (on_row stopped early, or an error)
+	 * must be discarded before the statement runs again. */
+	if (!ended)
+		mysql_stmt_reset(stmt);
 	return e;
 }
 
