@@ -23,6 +23,7 @@ struct stmt_slot {
 struct db {
 	MYSQL *conn;
 	int broken;
+	int galera;		/* the server is a Galera node (wsrep on and ready) */
 	time_t last_used;
 	char *socket, *user, *password, *name, *tls_ca;
 	char *hosts[DB_MAX_HOSTS];	/* tried in order on every connect */
@@ -132,6 +133,12 @@ remember_error(struct db *db, unsigned code, const char *msg)
 {
 	snprintf(db->last_error, sizeof db->last_error, "%u: %s", code, msg ? msg : "");
 	db->last_errno = code;
+}
+
+int
+db_commit_may_be_lost(const struct db *db)
+{
+	return db->galera;
 }
 
 enum db_err
@@ -274,6 +281,7 @@ connect_one(struct db *db, size_t i)
 		return DB_UNAVAILABLE;
 	}
 	wsrep = wsrep_probe(db);
+	db->galera = wsrep == WSREP_READY;
 	/* Only a list has somewhere else to go: one server is used as it is. */
 	if (db->nhosts > 1 && wsrep == WSREP_NOT_READY) {
 		remember_error(db, ER_UNKNOWN_COM_ERROR, "wsrep_ready is not ON");

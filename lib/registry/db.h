@@ -155,6 +155,13 @@ void db_rollback(struct db *db);
  */
 #define DB_TXN_TRIES 3
 int db_txn_retry(struct db *db, enum db_err e, unsigned tries);
+/*
+ * Whether a COMMIT answered "committed" may not have taken effect: only on a
+ * Galera node (see DB_IN_TX_CHECKED).  A single server's COMMIT is what it
+ * says, so the read-back checks cost it nothing.
+ */
+int db_commit_may_be_lost(const struct db *db);
+
 /* A caller found that a transaction it committed did not take effect:
  * remembered as a certification failure; returns DB_RETRY. */
 enum db_err db_set_lost_commit(struct db *db);
@@ -193,22 +200,27 @@ enum db_err db_set_lost_commit(struct db *db);
  * local node, where a real commit is visible at once), returns DB_OK when
  * the transaction took effect and db_set_lost_commit(db) when it did not:
  * then the whole transaction runs again, as on a certification failure.
- * lost names a failpoint that turns the COMMIT into a ROLLBACK answered
- * as a success, so tests make a lost commit on a single server.
+ * The check runs on a Galera node only (db_commit_may_be_lost), and
+ * wherever lost, a failpoint that turns the COMMIT into a ROLLBACK
+ * answered as a success, fired: so tests make a lost commit on a single
+ * server.
  */
 #define DB_IN_TX_CHECKED(db, lost, expr, check)                  \
 	do {                                                     \
 		enum db_err tx_e_;                               \
 		unsigned tx_tries_ = 0;                          \
+		int tx_lost_ = 0;                                \
 		do {                                             \
 			tx_e_ = db_begin(db);                    \
 			if (tx_e_ == DB_OK)                      \
 				tx_e_ = (expr);                  \
-			if (tx_e_ == DB_OK && FAILPOINT(lost))   \
+			if (tx_e_ == DB_OK && FAILPOINT(lost)) { \
 				db_rollback(db);                 \
-			else if (tx_e_ == DB_OK)                 \
+				tx_lost_ = 1;                    \
+			} else if (tx_e_ == DB_OK)               \
 				tx_e_ = db_commit(db);           \
-			if (tx_e_ == DB_OK)                      \
+			if (tx_e_ == DB_OK &&                    \
+			    (tx_lost_ || db_commit_may_be_lost(db))) \
 				tx_e_ = (check);                 \
 			if (tx_e_ != DB_OK)                      \
 				db_rollback(db);                 \

@@ -515,7 +515,7 @@ docs_replace_commit(struct db *db, uint64_t doc_id, const struct replace_blob *n
 		if ((e = db_begin(db)) == DB_OK)
 			e = replace_commit_tx(db, doc_id, nb, expected_version, grace, stale, &raced, out);
 		e = tx_finish(db, e);
-		if (e == DB_OK)
+		if (e == DB_OK && db_commit_may_be_lost(db))
 			e = replace_commit_check(db, nb->name);
 		again = (raced && tries + 1 < VERSION_RACE_TRIES) || db_txn_retry(db, e, (unsigned)tries + 1);
 	}
@@ -612,7 +612,7 @@ docs_delete(struct db *db, uint64_t doc_id, uint64_t expected_version, unsigned 
 		if ((e = db_begin(db)) == DB_OK)
 			e = delete_tx(db, doc_id, expected_version, grace, stale, &raced, &deleted);
 		e = tx_finish(db, e);
-		if (e == DB_OK)
+		if (e == DB_OK && db_commit_may_be_lost(db))
 			e = delete_commit_check(db, doc_id, deleted);
 		again = (raced && tries + 1 < VERSION_RACE_TRIES) || db_txn_retry(db, e, (unsigned)tries + 1);
 	}
