@@ -1,7 +1,9 @@
 /* direct_db.c - see direct_db.h.  All SQL is literal text with bound parameters. */
 #include <string.h>
 
+#include "base/failpoint.h"
 #include "registry/direct_db.h"
+#include "registry/docs_db.h"
 
 static const char sql_mark_direct[] =
 	"UPDATE blobs SET route = 'direct', direct_size = ?, direct_sha256 = ? WHERE name = ?";
@@ -19,11 +21,13 @@ create_tx(struct db *db, const struct direct_new *n, uint64_t *doc_id)
 	return db_exec_one(db, sql_mark_direct, p, ARRAY_LEN(p));
 }
 
-/* Re-run whole on a certification failure, as a server create is. */
+/* Re-run whole on a certification failure, and on a lost commit (its SAS
+ * would create a blob no row names), as a server create is. */
 enum db_err
 direct_create_intent(struct db *db, const struct direct_new *n, uint64_t *doc_id)
 {
-	DB_IN_TX(db, create_tx(db, n, doc_id));
+	DB_IN_TX_CHECKED(db, "direct.intent_commit_lost", create_tx(db, n, doc_id),
+			 docs_create_intent_check(db, n->blob_name, *doc_id));
 }
 
 static const char sql_get_direct[] =

@@ -57,8 +57,8 @@ static const char sql_intent_there[] =
 /* After the create intent's COMMIT: is its registry row there?  Without
  * it the responder would upload a blob no row names (an orphan) and then
  * fail to mark a document that does not exist. */
-static enum db_err
-create_intent_check(struct db *db, const char *blob_name, uint64_t doc_id)
+enum db_err
+docs_create_intent_check(struct db *db, const char *blob_name, uint64_t doc_id)
 {
 	struct db_param p[] = { DBP_STR(blob_name), DBP_U64(doc_id) };
 	uint64_t n = 0;
@@ -79,7 +79,7 @@ docs_create_intent(struct db *db, struct span name, const char *owner, const cha
 {
 	DB_IN_TX_CHECKED(db, "create.intent_commit_lost",
 			 docs_create_intent_tx(db, name, owner, content_type, blob_name, l, idem_key, doc_id),
-			 create_intent_check(db, blob_name, *doc_id));
+			 docs_create_intent_check(db, blob_name, *doc_id));
 }
 
 static const char sql_doc_ready[] =

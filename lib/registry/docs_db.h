@@ -89,6 +89,9 @@ BINDERY_NODISCARD enum db_err docs_create_intent_tx(struct db *db, struct span n
 						    const char *content_type, const char *blob_name,
 						    const struct lease *l, const char *idem_key,
 						    uint64_t *doc_id);
+/* After a create intent's COMMIT: DB_OK when its row (blob_name of doc_id)
+ * is there, else db_set_lost_commit (for DB_IN_TX_CHECKED). */
+BINDERY_NODISCARD enum db_err docs_create_intent_check(struct db *db, const char *blob_name, uint64_t doc_id);
 
 /*
  * Step 4 of create: document pending -> ready (with the committed blob's

@@ -237,6 +237,24 @@ age "$b"
 sweep "$b"
 is "$(listed "$b")" 0 "... (deleted and drained again)"
 
+# A direct upload's intent whose commit was lost: its SAS would create a
+# blob no row names; the read-back runs the transaction again.
+sed -e 's/^direct = .*/direct = true/' "$BINDERY_CONFIG" >"$work/direct.conf"
+grep -q '^direct = true$' "$work/direct.conf" || printf '\n[upload]\ndirect = true\n' >>"$work/direct.conf"
+chmod 0600 "$work/direct.conf"
+printf '{"name": "%s", "size": 5, "content_type": "text/plain"}' "$RUN-lost-direct" >"$work/body"
+printf 'direct.intent_commit_lost error once\n' >"$fp"
+: >"$work/lost.err"
+CGI_STDERR=$work/lost.err cgi_run "$work/answer" "$work/direct.conf" POST /documents/direct BINDERY_LOG_STDERR=1 \
+	BINDERY_FAILPOINTS_FILE="$fp" CONTENT_LENGTH="$(stat -c %s "$work/body")" CONTENT_TYPE=application/json \
+	HTTP_AUTHORIZATION="Bearer $BINDERY_TEST_TOKEN" <"$work/body"
+is "$CGI_CODE" 201 "a direct upload's intent whose commit was lost: 201"
+is "$(grep -c direct.intent_commit_lost "$fp")" 0 "... the failpoint fired"
+is "$(grep -c 'taken as a certification failure' "$work/lost.err")" 1 "... the check after COMMIT found it lost"
+b=$(blob_of "$RUN-lost-direct")
+is "$(sql "SELECT CONCAT(state, ' ', route) FROM blobs WHERE name = '${b:-none}'")" "pending direct" \
+	"... the intent its SAS names is in the registry"
+
 sql "DELETE FROM blobs WHERE document_id IN (SELECT id FROM documents WHERE name LIKE '$RUN-%')" >/dev/null
 sql "DELETE FROM documents WHERE name LIKE '$RUN-%'" >/dev/null
 done_testing
