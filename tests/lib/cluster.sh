@@ -259,6 +259,11 @@ cmd_cluster_up() {
 		done
 	fi
 	stack_init "$d"
+	# Fresh nodes are an empty registry: the last cluster's blobs would all
+	# be orphans to the audit (chaos_node_kill.sh audits the container).
+	if [ -n "$fresh" ] && ! stack_alive azurite; then
+		rm -rf "$d/azurite"
+	fi
 	stack_secrets
 	for ((n = 1; n <= CLUSTER_NODES; n++)); do
 		cluster_node_init "$n" || die "no free ports for node $n"
