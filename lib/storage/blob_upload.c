@@ -869,8 +869,42 @@ upload_commit_blocks(struct upload *u, struct blob_upload_info *info)
 	return rc;
 }
 
-/* Join the hasher before any buffer it may be reading goes away, then
- * cancel what is still in flight and free the rest. */
+/* How long a failed upload waits for its blocks already on the wire. */
+#define SETTLE_MS 2000
+
+/*
+ * A failed upload's other Put Blocks may already be on the wire: cut off
+ * now, the service still stores a block whose bytes all arrived, and one
+ * that lands after the caller's compensation has purged the staged blocks
+ * leaves uncommitted blocks no registry row names.  So what is in flight
+ * is let finish first, for at most SETTLE_MS (retries are not waited for:
+ * a request waiting to retry is on no wire).
+ */
+static void
+upload_settle(struct upload *u)
+{
+	int64_t until = blob_now_ms() + SETTLE_MS, next_retry;
+	struct blob_request *done;
+	struct upload_slot *s;
+	unsigned i;
+	int sending;
+
+	for (;;) {
+		while ((done = blob_exec_collect(u->c, &next_retry)) != NULL)
+			if ((s = slot_of(u->slots, u->nslots, done)) != NULL)
+				s->state = SLOT_FREE;
+		sending = 0;
+		for (i = 0; i < u->nslots; i++)
+			sending |= u->slots[i].state == SLOT_SENDING &&
+			    u->slots[i].req.state == BLOB_REQUEST_RUNNING;
+		if (!sending || blob_now_ms() >= until)
+			return;
+		blob_exec_poll(u->c, -1, 50);
+	}
+}
+
+/* Join the hasher before any buffer it may be reading goes away, let the
+ * blocks on the wire land, then cancel what is left and free the rest. */
 static void
 upload_end(struct upload *u)
 {
@@ -878,6 +912,8 @@ upload_end(struct upload *u)
 
 	if (u->have_hasher)
 		hasher_free(&u->h, NULL);
+	if (u->slots != NULL)
+		upload_settle(u);
 	for (i = 0; u->slots != NULL && i < u->nslots; i++) {
 		if (u->slots[i].state == SLOT_SENDING)
 			blob_exec_cancel(u->c, &u->slots[i].req);
