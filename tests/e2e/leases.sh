@@ -98,6 +98,11 @@ upload() {
 	wait "$client"
 	read -r code secs err _ <"$work/$kind.out"
 	is "$code" 201 "$kind: the 3 MiB upload over $secs s (request_deadline 5) answers 201 ($err)"
+	if [ "$code" != 201 ]; then
+		# What the responder and the database said while it ran.
+		tail -n 15 "$BINDERY_TEST_VAR/leases-$kind/log/lighttpd-error.log" \
+			"$BINDERY_TEST_VAR/log/mariadb.log" 2>&1 | sed -e 's/^/#   /'
+	fi
 	ok "awk -v s='$secs' 'BEGIN { exit !(s >= 30) }'" "$kind: ... and it took longer than sweep_cutoff"
 	id=$(sql "SELECT id FROM documents WHERE name = '$name' AND status = 'ready'")
 	curl -s -m 60 -o "$work/$kind.read" -H "Authorization: Bearer $BINDERY_TEST_TOKEN" \

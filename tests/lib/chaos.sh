@@ -189,6 +189,24 @@ chaos_verify() {
 	rm -f "$now" "$now.full"
 }
 
+# chaos_explain AUDIT-LOG: for each blob an audit finding names (at most 5),
+# what the test stack's logs say about it: Azurite's requests for that name
+# and every log line of the responders, the sweeps and this run's work
+# directory that mention it, so a failure in CI can be traced afterwards.
+chaos_explain() {
+	local name f
+	for name in $(grep -oE '\b[0-9a-f]{32}\b' "$1" | sort -u | head -n 5); do
+		echo "blob $name:"
+		for f in "$BINDERY_TEST_VAR"/log/azurite.log "$BINDERY_TEST_VAR"/log/*error.log \
+			"$BINDERY_TEST_VAR"/*/log/*error.log "${CHAOS_WORK:-/nonexistent}"/*.log; do
+			[ -f "$f" ] || continue
+			grep -F "$name" "$f" | tail -n 12 | sed -e "s|^|${f##*/}: |"
+		done
+		echo "registry: $(sql "SELECT CONCAT_WS(' ', state, document_id, COALESCE(holder, '-'))
+		                       FROM blobs WHERE name = '$name'")"
+	done
+}
+
 # chaos_snapshot FILE: the container's blob names now (for chaos_verify).
 chaos_snapshot() {
 	az_list | cut -d' ' -f1 | sort >"$1"
@@ -481,7 +499,10 @@ chaos_check() {
 	BINDERY_LOG_STDERR=1 "$CHAOS_BIN/bindery" -c "$conf" audit >"$work/audit.log" 2>&1
 	rc=$?
 	ok "$rc" "bindery audit is clean after the sweep"
-	[ "$rc" = 0 ] || sed -e 's/^/#   audit: /' "$work/audit.log" | head -n 20
+	if [ "$rc" != 0 ]; then
+		sed -e 's/^/#   audit: /' "$work/audit.log" | head -n 20
+		chaos_explain "$work/audit.log" | sed -e 's/^/#   history: /'
+	fi
 	CHAOS_VIOLATIONS=$(grep -c . "$work/violations")
 	CHAOS_OPS_DONE=$(grep -c '^op ' "$work/events")
 	is "$CHAOS_VIOLATIONS" 0 "no violations (every acknowledged document readable with its bytes, nothing stuck, no orphan)"
