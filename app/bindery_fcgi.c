@@ -15,6 +15,9 @@
 
 #include <fcgiapp.h>
 #include "autoconfig.h"
+#ifdef HAVE_MALLOC_H
+#include <malloc.h>
+#endif
 #include "admit.h"
 #include "app.h"
 #include "storage/blob.h"
@@ -172,6 +175,23 @@ serve(struct app *app, struct request *r)
 	}
 }
 
+/*
+ * Between requests, give the heap's free pages back.  A download's receive
+ * buffers and a create's transient allocations are freed, but glibc keeps
+ * the pages (its mmap threshold rises after the first large free), so a
+ * worker's private memory grew by about 650 KiB once it had served a large
+ * create and a download, and the next create's peak carried that on top of
+ * its blocks (issue 14, P3: 18,680 KiB against 18,432).  A trim costs
+ * microseconds on a heap this small.
+ */
+static void
+release_heap(void)
+{
+#ifdef HAVE_MALLOC_TRIM
+	(void)malloc_trim(0);
+#endif
+}
+
 /* The configured bounds on a client's pace while it sends a body. */
 static struct body_pace_limits
 pace_limits(const struct bindery_config *cfg)
@@ -318,6 +338,8 @@ main(int argc, char **argv)
 				log_warn("request %s: the answer's last bytes could not be sent", r.id);
 			log_request(&r);
 			FCGX_Finish_r(&fr);
+			req_release();
+			release_heap();
 		}
 	}
 	services_free(app.svc);

@@ -12,6 +12,7 @@
 #include <sys/time.h>
 #include <sys/uio.h>
 
+#include "base/alloc.h"
 #include "base/log.h"
 #include "request.h"
 
@@ -269,7 +270,10 @@ writev_all(int fd, struct iovec *iov, int n)
  */
 #define FCGI_RECORD_MAX 65528	/* content is at most 65535; a multiple of 8 needs no padding */
 
-static char fcgi_out[FCGI_RECORD_MAX];	/* one request at a time per process */
+/* One request at a time per process.  Allocated by the first body that is
+ * gathered and freed between requests (req_release): a worker that once
+ * served a download does not keep its 64 KiB for good. */
+static char *fcgi_out;
 static size_t fcgi_out_len;
 
 static int
@@ -309,21 +313,31 @@ fcgi_write_body(struct request *r, const char *data, size_t len)
 
 	if (fcgi_out_len == 0 && FCGX_FFlush(r->out) != 0)
 		return -1;	/* libfcgi's bytes (the headers) go first */
+	if (fcgi_out == NULL && (fcgi_out = alloc_malloc(FCGI_RECORD_MAX)) == NULL)
+		return -1;
 	while (len > 0) {
-		n = sizeof fcgi_out - fcgi_out_len < len ? sizeof fcgi_out - fcgi_out_len : len;
-		if (fcgi_out_len == 0 && n == sizeof fcgi_out) {
+		n = FCGI_RECORD_MAX - fcgi_out_len < len ? FCGI_RECORD_MAX - fcgi_out_len : len;
+		if (fcgi_out_len == 0 && n == FCGI_RECORD_MAX) {
 			if (fcgi_write_record(r, data, n) != 0)	/* no copy */
 				return -1;
 		} else {
 			memcpy(fcgi_out + fcgi_out_len, data, n);
 			fcgi_out_len += n;
-			if (fcgi_out_len == sizeof fcgi_out && req_flush(r) != 0)
+			if (fcgi_out_len == FCGI_RECORD_MAX && req_flush(r) != 0)
 				return -1;
 		}
 		data += n;
 		len -= n;
 	}
 	return 0;
+}
+
+void
+req_release(void)
+{
+	alloc_free(fcgi_out);
+	fcgi_out = NULL;
+	fcgi_out_len = 0;
 }
 
 /* What goes through libfcgi's stream comes after the bytes gathered here. */

@@ -60,6 +60,10 @@ struct request {
  * is finished, and before anything else is written). */
 int req_flush(struct request *r);
 
+/* FastCGI, between requests: free what req_write gathered bytes in (gone
+ * unsent if req_flush was not called). */
+void req_release(void);
+
 /* A request parameter (CGI meta-variable such as "CONTENT_TYPE", or
  * "HTTP_IF_MATCH"); the empty span when absent. */
 struct span req_param(const struct request *r, const char *name);
