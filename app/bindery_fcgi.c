@@ -337,6 +337,7 @@ main(int argc, char **argv)
 			if (req_flush(&r) != 0)
 				log_warn("request %s: the answer's last bytes could not be sent", r.id);
 			log_request(&r);
+			req_end(&r);
 			FCGX_Finish_r(&fr);
 			req_release();
 			release_heap();

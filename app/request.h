@@ -47,6 +47,7 @@ struct request {
 	int conn_fd;			/* FastCGI: the web server's connection; CGI: 0 */
 	int fcgi_id;			/* FastCGI: the request's id in its records */
 	int64_t body_start_ms;		/* when the first body read began; 0 before */
+	int64_t recv_timeout_ms;	/* FastCGI: SO_RCVTIMEO now on conn_fd; 0: none */
 	int body_timeout;		/* the client was too slow: answer 408 */
 
 	int status;			/* as answered, for the log */
@@ -59,6 +60,11 @@ struct request {
 /* FastCGI: send the body bytes req_write has gathered (before the request
  * is finished, and before anything else is written). */
 int req_flush(struct request *r);
+
+/* FastCGI, before FCGX_Finish_r: lift the bound body reads left on the
+ * connection, so that libfcgi's next read on it (a kept connection's next
+ * request) waits as long as it must. */
+void req_end(struct request *r);
 
 /* FastCGI, between requests: free what req_write gathered bytes in (gone
  * unsent if req_flush was not called). */
