@@ -17,6 +17,7 @@
 # CLUSTER_CAP_OPS (default 20) operations of each kind; CLUSTER_CAP_RATE
 # (default 200) creates for the rate.
 [ -n "${BASH_VERSION:-}" ] || exec bash "$0" "$@"
+# shellcheck source=tests/cluster/env.sh
 . "$(cd "$(dirname "$0")" && pwd)/env.sh"
 top=$(cd "$cl_here/../.." && pwd)
 . "$top/tests/lib/stack.sh"

@@ -20,6 +20,7 @@
 # config.  CHAOS_SEED (default 16), CHAOS_OPS (default 3000, an upper
 # bound), CLUSTER_KILL_AFTER and CLUSTER_DOWN_FOR (seconds, default 8 and 10).
 [ -n "${BASH_VERSION:-}" ] || exec bash "$0" "$@"
+# shellcheck source=tests/cluster/env.sh
 . "$(cd "$(dirname "$0")" && pwd)/env.sh"
 top=$(cd "$cl_here/../.." && pwd)
 . "$top/tests/lib/chaos.sh"

@@ -21,6 +21,7 @@
 #   a delete on A held after its read while B replaces (unguarded: A's
 #     delete runs again and removes the new version; guarded: A gets 412).
 [ -n "${BASH_VERSION:-}" ] || exec bash "$0" "$@"
+# shellcheck source=tests/cluster/env.sh
 . "$(cd "$(dirname "$0")" && pwd)/env.sh"
 top=$(cd "$cl_here/../.." && pwd)
 . "$top/tests/lib/chaos.sh"

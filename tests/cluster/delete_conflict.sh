@@ -7,6 +7,7 @@
 # acknowledged delete must never leave the document readable
 # (docs_db.c delete_commit_check).
 [ -n "${BASH_VERSION:-}" ] || exec bash "$0" "$@"
+# shellcheck source=tests/cluster/env.sh
 . "$(cd "$(dirname "$0")" && pwd)/env.sh"
 
 rounds=${CLUSTER_CONFLICT_ROUNDS:-20}

@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # tests/cluster/env.sh — sourced by tests/cluster/*.sh: tap.sh and http.sh,
 # and the running cluster's var/cluster/env (./dev cluster up writes it;
 # ./dev cluster test names it in BINDERY_CLUSTER_ENV).  Sets URL_A, URL_B
@@ -74,8 +75,12 @@ cl_chaos_view() {
 	BINDERY_TEST_DB_NAME=$(cl_conf_get "$conf" database name)
 	BINDERY_TEST_BLOB_ACCOUNT=$(cl_conf_get "$conf" storage account)
 	BINDERY_TEST_BLOB_KEY=$(cl_conf_get "$conf" storage key)
+	# For tests/lib/chaos.sh's functions, which the caller sources.
+	# shellcheck disable=SC2034
 	CHAOS_CONTAINER=$(cl_conf_get "$conf" storage container)
+	# shellcheck disable=SC2034
 	CHAOS_AUTH=(-H "$AUTH")
+	# shellcheck disable=SC2034
 	CHAOS_BIN=${BINDERY_FP_BIN:-$BINDERY_BIN}
 	command -v openssl >/dev/null || bail_out "openssl is needed to sign Azurite requests"
 }

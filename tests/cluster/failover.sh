@@ -7,6 +7,7 @@
 # through node 2; open connections to node 1 break on 1047 and the
 # transaction runs again on a fresh one.  (3) Node 1 rejoins and has them.
 [ -n "${BASH_VERSION:-}" ] || exec bash "$0" "$@"
+# shellcheck source=tests/cluster/env.sh
 . "$(cd "$(dirname "$0")" && pwd)/env.sh"
 
 # migrate needs the migration account: host A's config with it (./dev cluster up).

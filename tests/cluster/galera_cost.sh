@@ -7,6 +7,7 @@
 # (read-after-write across nodes).  Figures are diagnostics; the checks
 # are that every statement ran.
 [ -n "${BASH_VERSION:-}" ] || exec bash "$0" "$@"
+# shellcheck source=tests/cluster/env.sh
 . "$(cd "$(dirname "$0")" && pwd)/env.sh"
 
 n=${CLUSTER_COST_ROWS:-200}

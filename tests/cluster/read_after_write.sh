@@ -5,6 +5,7 @@
 # certifies a commit on every node before it returns, but applies it on the
 # others afterwards: without wsrep_sync_wait a read on B can miss it.
 [ -n "${BASH_VERSION:-}" ] || exec bash "$0" "$@"
+# shellcheck source=tests/cluster/env.sh
 . "$(cd "$(dirname "$0")" && pwd)/env.sh"
 
 rounds=${CLUSTER_RAW_ROUNDS:-200}

@@ -9,6 +9,7 @@
 # round in 160 answered 200 twice while only one replace took effect.
 # The document then reads back as the winner's bytes on both hosts.
 [ -n "${BASH_VERSION:-}" ] || exec bash "$0" "$@"
+# shellcheck source=tests/cluster/env.sh
 . "$(cd "$(dirname "$0")" && pwd)/env.sh"
 
 rounds=${CLUSTER_CONFLICT_ROUNDS:-20}

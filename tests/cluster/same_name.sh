@@ -4,6 +4,7 @@
 # one 201 and nineteen 409 (a certification loss must not become a 500 or
 # a second document).  Then the name resolves to one document on both hosts.
 [ -n "${BASH_VERSION:-}" ] || exec bash "$0" "$@"
+# shellcheck source=tests/cluster/env.sh
 . "$(cd "$(dirname "$0")" && pwd)/env.sh"
 
 work=$(mktemp -d)

@@ -16,6 +16,7 @@
 # README's "Scaling out" figures).  CLUSTER_SWEEP_ITEMS (default 2000)
 # sets the round's size.
 [ -n "${BASH_VERSION:-}" ] || exec bash "$0" "$@"
+# shellcheck source=tests/cluster/env.sh
 . "$(cd "$(dirname "$0")" && pwd)/env.sh"
 command -v jq >/dev/null || bail_out "jq is not installed"
 
