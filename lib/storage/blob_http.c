@@ -1012,14 +1012,41 @@ active_remove(struct blob_client *c, struct blob_request *r)
 	}
 }
 
+/* Bytes of in-memory bodies curl has taken so far, over every transfer. */
+static size_t
+bodies_taken(const struct blob_client *c)
+{
+	size_t n = 0;
+	unsigned i;
+
+	for (i = 0; i < c->nactive; i++)
+		n += c->active[i]->body_off;
+	return n;
+}
+
+/*
+ * curl sends at most one upload buffer (UPLOAD_BUFSIZE) of a transfer per
+ * curl_multi_perform.  An upload pumps curl between reads of its own body,
+ * and a client that trickles that body makes those reads slow: at one
+ * buffer a pump, a 1 MiB Put Block took longer than a 5 s deadline
+ * (tests/e2e/leases.sh).  So perform again while bodies still move, this
+ * many times at most.
+ */
+#define PUMP_ROUNDS_MAX 64
+
 /* Move finished transfers out of curl; non-blocking. */
 static void
 exec_pump(struct blob_client *c)
 {
 	CURLMsg *m;
 	int running, left;
+	unsigned rounds = 0;
+	size_t before;
 
-	curl_multi_perform(c->multi, &running);
+	do {
+		before = bodies_taken(c);
+		curl_multi_perform(c->multi, &running);
+	} while (bodies_taken(c) != before && ++rounds < PUMP_ROUNDS_MAX);
 	while ((m = curl_multi_info_read(c->multi, &left)) != NULL) {
 		struct blob_request *r = NULL;
 
