@@ -35,13 +35,8 @@ chaos_sweep "$work/cli.conf" "$work/sweep.log"
 chaos_snapshot "$work/before"
 # The closing audit covers the whole container: whatever an earlier test
 # left is found here first, so a finding there is not laid at the chaos.
-BINDERY_LOG_STDERR=1 "$CHAOS_BIN/bindery" -c "$work/cli.conf" audit >"$work/audit-before.log" 2>&1
-rc=$?
-ok "$rc" "bindery audit is clean before the chaos (what earlier tests left, swept)"
-if [ "$rc" != 0 ]; then
-	sed -e 's/^/#   audit: /' "$work/audit-before.log" | head -n 20
-	chaos_explain "$work/audit-before.log" | sed -e 's/^/#   history: /'
-fi
+chaos_audit "$work/cli.conf" "$work/audit-before.log" \
+	"bindery audit is clean before the chaos (what earlier tests left, swept)"
 
 note "chaos: seed $SEED, $OPS operations, $CLIENTS clients, responder $URL"
 CHAOS_WORK=$work CHAOS_RUN=$RUN CHAOS_SEED=$SEED CHAOS_URLS=("$URL") CHAOS_FP=$FP

@@ -207,6 +207,21 @@ chaos_explain() {
 	done
 }
 
+# chaos_audit CONF LOG DESC: one check, DESC, that `bindery audit` with
+# CONF exits 0 (a failing one, even a broken --help, is a failure); on a
+# failure its findings and chaos_explain's history of each named blob
+# follow as TAP comments.  Its output stays in LOG.
+chaos_audit() {
+	local conf=$1 log=$2 rc
+	BINDERY_LOG_STDERR=1 "$CHAOS_BIN/bindery" -c "$conf" audit >"$log" 2>&1
+	rc=$?
+	ok "$rc" "$3"
+	if [ "$rc" != 0 ]; then
+		sed -e 's/^/#   audit: /' "$log" | head -n 20
+		chaos_explain "$log" | sed -e 's/^/#   history: /'
+	fi
+}
+
 # chaos_snapshot FILE: the container's blob names now (for chaos_verify).
 chaos_snapshot() {
 	az_list | cut -d' ' -f1 | sort >"$1"
@@ -495,14 +510,7 @@ chaos_check() {
 	done < <(cat "$work"/ledger.*)
 	problems=$(chaos_verify "$CHAOS_RUN-" "$before" "$ids")
 	[ -z "$problems" ] || printf 'violation: %s\n' "$problems" >>"$work/violations"
-	# The audit is always there: a failing one (even a broken --help) is a failure.
-	BINDERY_LOG_STDERR=1 "$CHAOS_BIN/bindery" -c "$conf" audit >"$work/audit.log" 2>&1
-	rc=$?
-	ok "$rc" "bindery audit is clean after the sweep"
-	if [ "$rc" != 0 ]; then
-		sed -e 's/^/#   audit: /' "$work/audit.log" | head -n 20
-		chaos_explain "$work/audit.log" | sed -e 's/^/#   history: /'
-	fi
+	chaos_audit "$conf" "$work/audit.log" "bindery audit is clean after the sweep"
 	CHAOS_VIOLATIONS=$(grep -c . "$work/violations")
 	CHAOS_OPS_DONE=$(grep -c '^op ' "$work/events")
 	is "$CHAOS_VIOLATIONS" 0 "no violations (every acknowledged document readable with its bytes, nothing stuck, no orphan)"
