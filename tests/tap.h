@@ -13,6 +13,7 @@
 
 #include <stdarg.h>
 #include <stdio.h>
+#include <string.h>
 #include <stdlib.h>
 
 static int tap_count, tap_failed;
@@ -147,5 +148,12 @@ tap_escape(const char *s)
 #define TAP_EQ_INT(a, b, what) \
 	tap_ok((long long)(a) == (long long)(b), "%s (got %lld, want %lld)", (what), \
 	       (long long)(a), (long long)(b))
+
+#define TAP_EQ_STR(a, b, what) \
+	do { \
+		const char *tap_a_ = (a), *tap_b_ = (b); \
+		tap_ok(strcmp(tap_a_, tap_b_) == 0, "%s (got \"%s\", want \"%s\")", (what), \
+		       tap_escape(tap_a_), tap_escape(tap_b_)); \
+	} while (0)
 
 #endif

@@ -57,22 +57,46 @@ tus_blocks_fit(uint64_t nblocks, uint64_t remaining, uint64_t block_size)
 }
 
 uint64_t
-tus_patch_block_size(int64_t declared, uint64_t room, uint64_t nblocks, uint64_t block_size,
-		     unsigned in_flight)
+tus_shape_blocks(struct tus_shape sh, uint64_t bytes)
 {
-	uint64_t bs;
+	if (bytes == 0)
+		return 0;
+	if (sh.lead == 0)
+		return blocks_for(bytes, sh.block);
+	return 1 + (bytes > sh.lead ? blocks_for(bytes - sh.lead, sh.block) : 0);
+}
+
+/* sh with its lead when a PATCH of declared bytes is longer than a block. */
+static struct tus_shape
+led(struct tus_shape sh, uint64_t declared)
+{
+	sh.lead = declared > sh.block && TUS_LEAD_BLOCK < sh.block ? TUS_LEAD_BLOCK : 0;
+	return sh;
+}
+
+struct tus_shape
+tus_patch_shape(int64_t declared, uint64_t room, uint64_t nblocks, uint64_t block_size,
+		unsigned in_flight)
+{
+	struct tus_shape whole = { 0, block_size }, sh;
+	uint64_t bs, rest;
 
 	if (declared <= 0 || (uint64_t)declared > room || in_flight == 0)
-		return block_size;
+		return whole;
+	rest = room - (uint64_t)declared;
 	bs = blocks_for((uint64_t)declared, in_flight);	/* declared / in_flight, rounded up */
 	if (bs < TUS_MIN_BLOCK)
 		bs = TUS_MIN_BLOCK;
-	if (bs >= block_size)
-		return block_size;
-	if (!tus_blocks_fit(nblocks + blocks_for((uint64_t)declared, bs), room - (uint64_t)declared,
-			    block_size))
-		return block_size;
-	return bs;
+	if (bs > block_size)
+		bs = block_size;
+	sh.block = bs;
+	sh = led(sh, (uint64_t)declared);
+	if (tus_blocks_fit(nblocks + tus_shape_blocks(sh, (uint64_t)declared), rest, block_size))
+		return sh;
+	sh = led(whole, (uint64_t)declared);
+	if (tus_blocks_fit(nblocks + tus_shape_blocks(sh, (uint64_t)declared), rest, block_size))
+		return sh;
+	return whole;
 }
 
 /* ---- the upload as answered ------------------------------------------------ */
@@ -169,13 +193,15 @@ struct patch_run {
 	struct held_intent hi;
 	struct sha256_ctx sha;		/* the document's, at u.recorded + staged */
 	gnutls_hash_hd_t sum;		/* Upload-Checksum's, or NULL */
-	size_t block_size;
+	struct tus_shape shape;		/* how this PATCH cuts its bytes */
 	size_t record_every;		/* blocks accepted between two records (no checksum) */
+	size_t naccepted;		/* blocks storage accepted for this PATCH */
 	struct upload_block *staged;	/* accepted by storage, not yet recorded */
 	size_t nstaged, staged_cap;
 	uint64_t staged_bytes;
 	uint64_t room;			/* bytes the upload takes from this PATCH's offset */
 	uint64_t body_bytes;		/* ... and bytes this PATCH has read */
+	int body_done;			/* ... which are all it has */
 	int64_t renewed_ms;
 	enum proto_result stopped;	/* why this PATCH stopped staging, else PROTO_OK */
 	int lost;			/* a fenced write touched no row */
@@ -230,6 +256,8 @@ stage_read(void *arg, char *buf, size_t len)
 		return -1;
 	}
 	p->body_bytes += (uint64_t)n;
+	if (n == 0 || (p->req->content_length >= 0 && p->body_bytes == (uint64_t)p->req->content_length))
+		p->body_done = 1;
 	if (p->body_bytes > p->room) {
 		p->stopped = PROTO_TOO_LARGE;
 		return -1;
@@ -358,14 +386,17 @@ record_staged(struct patch_run *p, int last)
 }
 
 /* blob_stage_stream's report of a block storage accepted, in order: kept,
- * and recorded every record_every blocks (with a checksum, only once it
- * verifies).  Nonzero stops the PATCH (why: p->stopped). */
+ * and recorded every record_every blocks while more of the body is to
+ * come (with a checksum, only once it verifies); once the body is all
+ * read, the PATCH's last record takes the rest and lets go of the upload
+ * in the same commit.  Nonzero stops the PATCH (why: p->stopped). */
 static int
 block_accepted(void *arg, const struct blob_staged *b)
 {
 	struct patch_run *p = arg;
 	struct upload_block ub;
 	uint64_t after = p->u.recorded + p->staged_bytes + b->len;
+	uint64_t whole = p->naccepted++ == 0 && p->shape.lead ? p->shape.lead : p->shape.block;
 	enum proto_result pr;
 
 	memset(&ub, 0, sizeof ub);
@@ -376,7 +407,7 @@ block_accepted(void *arg, const struct blob_staged *b)
 	}
 	/* A short block ends this PATCH; unless it ends the upload too, the
 	 * rest must still fit the block list. */
-	if (b->len < p->block_size && after < p->u.length &&
+	if (b->len < whole && after < p->u.length &&
 	    !tus_blocks_fit(p->u.nblocks + p->nstaged + 1, p->u.length - after, p->s->cfg->block_size)) {
 		p->stopped = PROTO_CHUNK_TOO_SMALL;
 		return 1;
@@ -387,7 +418,8 @@ block_accepted(void *arg, const struct blob_staged *b)
 	}
 	p->staged_bytes += b->len;
 	p->sha = *b->sha;
-	if (p->sum == NULL && p->nstaged >= p->record_every && (pr = record_staged(p, 0)) != PROTO_OK) {
+	if (p->sum == NULL && p->nstaged >= p->record_every && !p->body_done &&
+	    (pr = record_staged(p, 0)) != PROTO_OK) {
 		p->stopped = pr;
 		return 1;
 	}
@@ -443,7 +475,8 @@ stream_blocks(struct patch_run *p)
 		return PROTO_FAILED;
 	p->room = p->u.length - p->u.recorded;
 	o.first_index = (uint32_t)p->u.nblocks;
-	o.block_size = p->block_size;
+	o.block_size = p->shape.block;
+	o.lead_size = p->shape.lead;
 	o.sha = p->sha;
 	o.extra = p->sum;
 	o.accepted = block_accepted;
@@ -653,11 +686,11 @@ admit_patch(struct patch_run *p, enum tus_offset_verdict *v)
 	room = p->u.length - req->offset;
 	if (req->content_length >= 0 && (uint64_t)req->content_length > room)
 		return PROTO_TOO_LARGE;
-	p->block_size = tus_patch_block_size(req->content_length, room, p->u.nblocks,
-					     p->s->cfg->block_size, p->s->cfg->blocks_in_flight);
+	p->shape = tus_patch_shape(req->content_length, room, p->u.nblocks, p->s->cfg->block_size,
+				   p->s->cfg->blocks_in_flight);
 	/* A declared non-final chunk too small for the block list to ever finish. */
 	if (*v == TUS_OFFSET_APPEND && req->content_length >= 0 && (uint64_t)req->content_length < room &&
-	    !tus_blocks_fit(p->u.nblocks + blocks_for((uint64_t)req->content_length, p->block_size),
+	    !tus_blocks_fit(p->u.nblocks + tus_shape_blocks(p->shape, (uint64_t)req->content_length),
 			room - (uint64_t)req->content_length, p->s->cfg->block_size))
 		return PROTO_CHUNK_TOO_SMALL;
 	return PROTO_OK;

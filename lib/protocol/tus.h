@@ -107,16 +107,31 @@ enum tus_offset_verdict tus_offset_decide(uint64_t offset, uint64_t recorded, ui
 int tus_blocks_fit(uint64_t nblocks, uint64_t remaining, uint64_t block_size);
 
 /*
- * The size of the blocks a PATCH declaring declared bytes (-1: not said)
- * stages, at offset room bytes before the end, nblocks recorded: a PATCH
- * answers only once its last block reached storage, and a smaller last
- * block makes that wait shorter, so a PATCH is cut into about in_flight
- * blocks, of at least TUS_MIN_BLOCK and at most block_size bytes, while
- * the upload can still finish within 50,000 blocks; else block_size.
+ * How a PATCH cuts its bytes into blocks: a lead block (when lead is not
+ * 0), then blocks of block bytes, the last of which may be short.
+ */
+struct tus_shape {
+	uint64_t lead;
+	uint64_t block;
+};
+
+/*
+ * The shape of a PATCH declaring declared bytes (-1: not said) at offset
+ * room bytes before the end, nblocks recorded.  A PATCH answers only once
+ * its last block reached storage, and storage has nothing to do until its
+ * first block is whole (Content-MD5 leads a Put Block), so both ends are
+ * made short: the PATCH is cut into about in_flight blocks, of at least
+ * TUS_MIN_BLOCK and at most block_size bytes, led by one of TUS_LEAD_BLOCK
+ * when the PATCH is longer than one block, while the upload can still
+ * finish within 50,000 blocks; else block_size without a lead.
  */
 #define TUS_MIN_BLOCK ((uint64_t)1 << 20)
-uint64_t tus_patch_block_size(int64_t declared, uint64_t room, uint64_t nblocks,
-			      uint64_t block_size, unsigned in_flight);
+#define TUS_LEAD_BLOCK ((uint64_t)512 << 10)
+struct tus_shape tus_patch_shape(int64_t declared, uint64_t room, uint64_t nblocks,
+				 uint64_t block_size, unsigned in_flight);
+
+/* The blocks bytes of a PATCH take in that shape. */
+uint64_t tus_shape_blocks(struct tus_shape, uint64_t bytes);
 
 /* The offset HEAD reports: recorded, less the last block until ready. */
 uint64_t tus_acknowledged(uint64_t recorded, uint64_t length, uint64_t last_size, int ready);

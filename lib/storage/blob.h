@@ -181,6 +181,7 @@ struct blob_stage_opts {
 	unsigned char id_prefix[12];	/* ids: these 12 bytes, then the 4-byte index */
 	uint32_t first_index;		/* the first block's index */
 	size_t block_size;		/* 0, or less than the client's block_size */
+	size_t lead_size;		/* 0, or less than the block size: the first block's */
 	struct sha256_ctx sha;		/* the running SHA-256 before the first byte */
 	gnutls_hash_hd_t extra;		/* NULL, or fed every byte staged (a checksum) */
 	/*
@@ -199,7 +200,8 @@ struct blob_stage_opts {
  * blocks_in_flight at a time, Content-MD5 on each), with the caller's ids
  * and running SHA-256, for a body that is one part of a longer upload.
  * Blocks are of the client's block_size, or opts' when smaller, but the
- * last, which may be short.  When read_fn
+ * first when opts->lead_size is smaller still (storage gets its first
+ * block sooner), and the last, which may be short.  When read_fn
  * fails, the blocks already read are still sent and reported, then its
  * failure is returned as BLOB_ABORTED; so is a nonzero from accepted.
  * More than 50000 blocks in all is BLOB_BAD_INPUT.

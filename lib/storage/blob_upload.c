@@ -257,6 +257,7 @@ enum slot_state { SLOT_FREE, SLOT_READING, SLOT_HASHING, SLOT_SENDING, SLOT_SENT
 struct upload_slot {
 	char *data;		/* bsize bytes, mapped on first use */
 	size_t len;
+	size_t want;		/* the block's length unless the body ends first */
 	unsigned index;		/* the block's number in the body */
 	unsigned char md5[16];	/* written by the hasher before it publishes */
 	struct sha256_ctx sha;	/* ... and the body's SHA-256 through this block */
@@ -497,7 +498,7 @@ hasher_free(struct hasher *h, unsigned char *sha_out)
 static int
 upload_read_chunk(struct upload *u, struct upload_slot *s, struct blob_result *res)
 {
-	size_t n = u->bsize - s->len;
+	size_t n = s->want - s->len;
 	long got;
 
 	if (n > READ_CHUNK)
@@ -582,6 +583,16 @@ upload_init(struct upload *u, struct blob_client *c, const char *name, blob_read
 	buf_init(&u->id, 64);
 }
 
+/* The block read next (u->nblocks) is this long, unless the body ends
+ * first: a staged body's lead block may be shorter than the others. */
+static size_t
+block_want(const struct upload *u)
+{
+	size_t lead = u->stage != NULL ? u->stage->lead_size : 0;
+
+	return u->nblocks == 0 && lead > 0 && lead < u->bsize ? lead : u->bsize;
+}
+
 /* Buffers, hasher and requests for one upload; slot 0 is mapped for the
  * first block. */
 static int
@@ -598,6 +609,7 @@ upload_begin(struct upload *u)
 	if (hasher_init(&u->h, u->nslots, u->c->multi, u->stage ? &u->stage->sha : NULL,
 	    u->stage ? u->stage->extra : NULL) != 0 || slot_map(u, &u->slots[0]) != 0)
 		return blob_result_nomem(u->res);
+	u->slots[0].want = block_want(u);
 	if (u->stage != NULL)
 		memcpy(u->token, u->stage->id_prefix, sizeof u->token);
 	else if (gnutls_rnd(GNUTLS_RND_NONCE, u->token, sizeof u->token) < 0)
@@ -780,12 +792,13 @@ upload_fill(struct upload *u, int *progressed)
 			if (slot_map(u, s) != 0)
 				return blob_result_nomem(u->res);
 			s->len = s->avail = s->hashed_len = 0;
+			s->want = block_want(u);
 			s->sealed = 0;
 			s->state = SLOT_READING;
 			u->filling = s;
 		}
 	}
-	if (s != NULL && !u->eof && s->len < u->bsize) {
+	if (s != NULL && !u->eof && s->len < s->want) {
 		had = s->len;
 		if ((rc = upload_read_chunk(u, s, u->res)) != BLOB_OK && u->stage == NULL)
 			return rc;
@@ -798,11 +811,11 @@ upload_fill(struct upload *u, int *progressed)
 			u->filling = NULL;
 			return BLOB_OK;
 		}
-		if (s->len > had && s->len < u->bsize && s->len - s->avail >= PUBLISH_MIN)
+		if (s->len > had && s->len < s->want && s->len - s->avail >= PUBLISH_MIN)
 			hasher_publish(&u->h, s, 0);
 		*progressed = 1;
 	}
-	if (s != NULL && (u->eof || s->len == u->bsize)) {
+	if (s != NULL && (u->eof || s->len == s->want)) {
 		if ((rc = upload_block_read(u, s)) != BLOB_OK)
 			return rc;
 		u->filling = NULL;
@@ -958,7 +971,7 @@ blob_upload_stream(struct blob_client *c, const char *name,
 		goto out;
 	/* The first block decides between one Put Blob and staged blocks;
 	 * nothing is in flight yet, so it is read straight through. */
-	while (!u.eof && u.slots[0].len < u.bsize)
+	while (!u.eof && u.slots[0].len < u.slots[0].want)
 		if ((rc = upload_read_chunk(&u, &u.slots[0], res)) != BLOB_OK)
 			goto out;
 	if (u.eof && u.slots[0].len <= c->single_put_max)

@@ -3,7 +3,7 @@
 # (_exit(137), as kill -9 leaves things) after each tus step, through lighttpd:
 #
 #   tus.after_create       the upload's rows are committed, nothing staged
-#   tus.mid_patch          a PATCH recorded its first block, more were coming
+#   tus.mid_patch          a PATCH recorded its first blocks, more were coming
 #   tus.after_last_block   every block recorded, nothing committed
 #   tus.after_commit       the block list committed, tagged pending
 #   tus.after_flip         the tag flipped to committed, the row not yet ready
@@ -40,7 +40,11 @@ RUN=tc$$x$RANDOM
 AUTH=("${CHAOS_AUTH[@]}" -H 'Tus-Resumable: 1.0.0')
 STREAM=(-H 'Content-Type: application/offset+octet-stream')
 MIB=1048576
-LEN=$((10 * MIB))
+# 24 MiB in one PATCH: with the stack's block_size 4M and 4 blocks in
+# flight, the body cannot all be read before storage accepted the PATCH's
+# first two blocks (only four fit in memory), so the mid-PATCH record comes
+# while more is to come, as the mid_patch cell needs.
+LEN=$((24 * MIB))
 head -c $LEN /dev/urandom >"$work/file"
 chaos_snapshot "$work/before"
 chaos_failpoint_responder "$FP" || bail_out "no responder that reads $FP"
@@ -93,6 +97,10 @@ for point in tus.after_create tus.mid_patch tus.after_last_block tus.after_commi
 	sql "UPDATE blobs SET touched_at = touched_at - INTERVAL 1 HOUR WHERE name = '$BLOB'"
 	off=$(head_offset)
 	like "$off" '^[0-9]+$' "$point: HEAD answers an offset ($off)"
+	if [ "$point" = tus.mid_patch ]; then
+		ok '[ "${off:-0}" -gt 0 ] 2>/dev/null && [ "$off" -lt $((LEN / 2)) ]' \
+			"$point: ... part-way, from a record made while the body was still coming"
+	fi
 	patch_from "$off"
 	is "$HTTP_CODE $(header upload-offset)" "204 $LEN" "$point: the client resumes from $off and finishes"
 	doc=$(header location)

@@ -80,27 +80,54 @@ test_blocks_fit(void)
 	tap_ok(tus_blocks_fit(1, 49999 * bs, bs), "... but of exactly 49999 more blocks: fits");
 }
 
+/* tus_patch_shape's answer as "lead/block" in bytes, for one TAP_EQ_STR. */
+static const char *
+shape(int64_t declared, uint64_t room, uint64_t nblocks, uint64_t bs, unsigned in_flight)
+{
+	static char out[64];
+	struct tus_shape sh = tus_patch_shape(declared, room, nblocks, bs, in_flight);
+
+	snprintf(out, sizeof out, "%llu/%llu", (unsigned long long)sh.lead, (unsigned long long)sh.block);
+	return out;
+}
+
 static void
-test_patch_block_size(void)
+test_patch_shape(void)
 {
 	const uint64_t bs = 4 * MIB, up = 256 * MIB;
+	const struct tus_shape led2 = { 512 * 1024, 2 * MIB }, plain4 = { 0, 4 * MIB };
 
-	TAP_EQ_INT(tus_patch_block_size(8 * MIB, up, 0, bs, 4), 2 * MIB,
-		   "an 8 MiB PATCH with 4 in flight: blocks of 2 MiB");
-	TAP_EQ_INT(tus_patch_block_size(8 * MIB + 1, up, 0, bs, 4), 2 * MIB + 1,
-		   "rounded up, so the PATCH stays 4 blocks (and one short)");
-	TAP_EQ_INT(tus_patch_block_size(64 * MIB, up, 0, bs, 4), bs, "never above block_size");
-	TAP_EQ_INT(tus_patch_block_size(2 * MIB, up, 0, bs, 4), TUS_MIN_BLOCK,
-		   "never below TUS_MIN_BLOCK");
-	TAP_EQ_INT(tus_patch_block_size(-1, up, 0, bs, 4), bs, "no declared length: block_size");
-	TAP_EQ_INT(tus_patch_block_size(0, up, 0, bs, 4), bs, "an empty PATCH: block_size");
-	TAP_EQ_INT(tus_patch_block_size(8 * MIB, 4 * MIB, 0, bs, 4), bs,
+	TAP_EQ_STR(shape(8 * MIB, up, 0, bs, 4), "524288/2097152",
+		   "an 8 MiB PATCH with 4 in flight: a 512 KiB lead, then blocks of 2 MiB");
+	TAP_EQ_STR(shape(8 * MIB + 1, up, 0, bs, 4), "524288/2097153",
+		   "rounded up, so the PATCH stays about 4 blocks");
+	TAP_EQ_STR(shape(64 * MIB, up, 0, bs, 4), "524288/4194304", "never above block_size");
+	TAP_EQ_STR(shape(2 * MIB, up, 0, bs, 4), "524288/1048576", "never below TUS_MIN_BLOCK");
+	TAP_EQ_STR(shape(MIB, up, 0, bs, 4), "0/1048576", "a PATCH of one block has no lead");
+	TAP_EQ_STR(shape(-1, up, 0, bs, 4), "0/4194304", "no declared length: block_size, no lead");
+	TAP_EQ_STR(shape(0, up, 0, bs, 4), "0/4194304", "an empty PATCH: block_size");
+	TAP_EQ_STR(shape(8 * MIB, 4 * MIB, 0, bs, 4), "0/4194304",
 		   "more than the upload's room: block_size (the PATCH is refused anyway)");
-	TAP_EQ_INT(tus_patch_block_size(8 * MIB, up, 0, bs, 1), bs, "one in flight: block_size");
-	TAP_EQ_INT(tus_patch_block_size(8 * MIB, 8 * MIB + 49997 * bs, 0, bs, 4), bs,
-		   "4 small blocks and 49997 full ones are over 50000 (2 + 49997 are not): block_size");
-	TAP_EQ_INT(tus_patch_block_size(8 * MIB, 8 * MIB + 49995 * bs, 1, bs, 4), 2 * MIB,
-		   "... but 4 + 49995 + 1 recorded fit: small blocks");
+	TAP_EQ_STR(shape(8 * MIB, up, 0, bs, 1), "524288/4194304", "one in flight: block_size, led");
+	TAP_EQ_STR(shape(8 * MIB, up, 0, 256 * 1024, 4), "0/262144",
+		   "blocks no larger than a lead: no lead");
+	TAP_EQ_STR(shape(8 * MIB, 8 * MIB + 49995 * bs, 0, bs, 4), "524288/2097152",
+		   "a lead, 4 blocks of 2 MiB and 49995 full ones make 50000: the small shape");
+	TAP_EQ_STR(shape(8 * MIB, 8 * MIB + 49996 * bs, 0, bs, 4), "524288/4194304",
+		   "one more full block after: a lead and blocks of block_size (3 blocks)");
+	TAP_EQ_STR(shape(8 * MIB, 8 * MIB + 49997 * bs, 0, bs, 4), "524288/4194304",
+		   "... which still fit with 49997 after (50000)");
+	TAP_EQ_STR(shape(8 * MIB, 8 * MIB + 49998 * bs, 0, bs, 4), "0/4194304",
+		   "and with 49998 after: no lead (2 blocks)");
+	TAP_EQ_STR(shape(8 * MIB, 8 * MIB + 49994 * bs, 1, bs, 4), "524288/2097152",
+		   "1 recorded, a lead, 4 small blocks and 49994 full ones fit");
+
+	TAP_EQ_INT(tus_shape_blocks(led2, 0), 0, "no bytes, no blocks");
+	TAP_EQ_INT(tus_shape_blocks(led2, 8 * MIB), 5, "8 MiB led: 512 KiB + 3 x 2 MiB + 1.5 MiB");
+	TAP_EQ_INT(tus_shape_blocks(led2, 512 * 1024), 1, "the lead alone");
+	TAP_EQ_INT(tus_shape_blocks(led2, 512 * 1024 + 1), 2, "the lead and a byte");
+	TAP_EQ_INT(tus_shape_blocks(plain4, 8 * MIB), 2, "no lead: 2 blocks of 4 MiB");
+	TAP_EQ_INT(tus_shape_blocks(plain4, 8 * MIB + 1), 3, "... and a short third");
 }
 
 int
@@ -109,6 +136,6 @@ main(void)
 	test_acknowledged();
 	test_offsets();
 	test_blocks_fit();
-	test_patch_block_size();
+	test_patch_shape();
 	return tap_done();
 }
