@@ -74,6 +74,14 @@ led(struct tus_shape sh, uint64_t declared)
 	return sh;
 }
 
+/* Does the upload still fit 50,000 blocks if this PATCH is cut as sh? */
+static int
+shape_fits(struct tus_shape sh, uint64_t nblocks, uint64_t declared, uint64_t rest,
+	   uint64_t block_size)
+{
+	return tus_blocks_fit(nblocks + tus_shape_blocks(sh, declared), rest, block_size);
+}
+
 struct tus_shape
 tus_patch_shape(int64_t declared, uint64_t room, uint64_t nblocks, uint64_t block_size,
 		unsigned in_flight)
@@ -90,11 +98,12 @@ tus_patch_shape(int64_t declared, uint64_t room, uint64_t nblocks, uint64_t bloc
 	if (bs > block_size)
 		bs = block_size;
 	sh.block = bs;
+	/* Small blocks with a lead, else full ones with a lead, else full ones. */
 	sh = led(sh, (uint64_t)declared);
-	if (tus_blocks_fit(nblocks + tus_shape_blocks(sh, (uint64_t)declared), rest, block_size))
+	if (shape_fits(sh, nblocks, (uint64_t)declared, rest, block_size))
 		return sh;
 	sh = led(whole, (uint64_t)declared);
-	if (tus_blocks_fit(nblocks + tus_shape_blocks(sh, (uint64_t)declared), rest, block_size))
+	if (shape_fits(sh, nblocks, (uint64_t)declared, rest, block_size))
 		return sh;
 	return whole;
 }
