@@ -504,6 +504,7 @@ stack_private_apache() {
 	stack_render "$STACK_TOP/conf/apache-fcgid.conf" "$STACK_PRIVATE_APACHE_CONF" PORT="$APACHE_PORT" \
 		VAR="$STACK_VAR" RUNDIR="$STACK_PRIVATE_APACHE_WWW" BINDIR="$STACK_PRIVATE_APACHE_WWW/bin" \
 		CONFIG="$STACK_PRIVATE_APACHE_WWW/bindery.conf" || { stack_log "bad conf/apache-fcgid.conf"; return 1; }
+	stack_apache_sql_env "$STACK_PRIVATE_APACHE_CONF" "$STACK_PRIVATE_APACHE_WWW" || return 1
 }
 
 # stack_private_apache_stop: stop the Apache stack_private_apache made
@@ -592,6 +593,11 @@ stack_www_prepare() {
 	# conf/apache-fcgid.conf names its Lua helpers in the same directory.
 	cp -f "$(dirname "${BASH_SOURCE[0]}")/../../conf/apache-fcgid.lua" "$d/apache-fcgid.lua" &&
 		chmod 0644 "$d/apache-fcgid.lua" || return 1
+	# The shipped migrations, which /metrics and /healthz compare the
+	# applied schema with: the checkout's sql/ may be private (a clone
+	# under mktemp -d), so www-data reads this copy (stack_apache_sql_env).
+	mkdir -p "$d/sql" && chmod 0755 "$d/sql" &&
+		cp -f "$(dirname "${BASH_SOURCE[0]}")/../../sql/"*.sql "$d/sql/" && chmod 0644 "$d/sql/"*.sql || return 1
 	if [ "$(id -u)" = 0 ]; then
 		chown "root:$STACK_WWW_USER" "$d/bindery.conf"
 		chown "$STACK_WWW_USER:$STACK_WWW_USER" "$d/fcgid" "$d/tmp"
@@ -599,6 +605,13 @@ stack_www_prepare() {
 	chmod 0640 "$d/bindery.conf"
 	chmod 0750 "$d/fcgid"
 	chmod 0700 "$d/tmp"
+}
+
+# stack_apache_sql_env CONF WWWDIR: point the responders of a rendered
+# conf/apache-fcgid.conf at the migrations stack_www_prepare copied (an
+# installed bindery finds its own in its data directory).
+stack_apache_sql_env() {
+	printf '\n# Test stack: the migrations www-data can read.\nFcgidInitialEnv BINDERY_SQL_DIR %s/sql\n' "$2" >>"$1"
 }
 
 # stack_apache_start CONFIG: apache2 -f CONFIG -DFOREGROUND on APACHE_PORT.
