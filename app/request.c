@@ -277,6 +277,34 @@ writev_all(int fd, struct iovec *iov, int n)
  */
 #define FCGI_RECORD_MAX 65528	/* content is at most 65535; a multiple of 8 needs no padding */
 
+/*
+ * lighttpd (1.4.69) reads a FastCGI response as far as the socket holds
+ * and, once more than 64 KiB wait for the client (128 KiB with
+ * server.stream-response-body = 2), spools the rest through a temp file of
+ * server.upload-dirs: open, pwritev, sendfile, close, unlink for every read.
+ * A responder that runs ahead fills the socket: 438 temp files per 64 MiB
+ * downloaded, 40 % of lighttpd's CPU for it.  With this send buffer
+ * (the kernel doubles it) a read finds at most ~64 KiB and none spills;
+ * measured on 4 x 256 MiB downloads, lighttpd's CPU 1.24 -> 0.71 s and
+ * 304 -> 330 MiB/s.  mod_fcgid spools nothing, and its CPU grew 15 % with
+ * the small buffer at the same speed: it keeps the kernel's default.
+ */
+#define LIGHTTPD_STREAM_SNDBUF 32768
+
+/* Once per request, when its body proves to be a stream (a whole record). */
+static void
+shape_stream(struct request *r)
+{
+	int v = LIGHTTPD_STREAM_SNDBUF;
+
+	r->stream_shaped = 1;
+	if (!span_starts_with_cstr(req_param(r, "SERVER_SOFTWARE"), "lighttpd/"))
+		return;
+	/* Failing costs only the temp files above: the bytes still go. */
+	if (setsockopt(r->conn_fd, SOL_SOCKET, SO_SNDBUF, &v, sizeof v) != 0)
+		log_debug("request %s: SO_SNDBUF: %s", r->id, strerror(errno));
+}
+
 /* One request at a time per process.  Allocated by the first body that is
  * gathered and freed between requests (req_release): a worker that once
  * served a download does not keep its 64 KiB for good. */
@@ -324,6 +352,8 @@ fcgi_write_body(struct request *r, const char *data, size_t len)
 		return -1;
 	while (len > 0) {
 		n = FCGI_RECORD_MAX - fcgi_out_len < len ? FCGI_RECORD_MAX - fcgi_out_len : len;
+		if (fcgi_out_len + n == FCGI_RECORD_MAX && !r->stream_shaped)
+			shape_stream(r);
 		if (fcgi_out_len == 0 && n == FCGI_RECORD_MAX) {
 			if (fcgi_write_record(r, data, n) != 0)	/* no copy */
 				return -1;
