@@ -250,7 +250,9 @@ commit_direct(struct services *s, const struct direct_row *row, const struct blo
 		return pr;
 	if (FAILPOINT("direct.after_tag"))
 		return PROTO_UNAVAILABLE;
-	e = docs_mark_ready(s->db, row->document_id, row->blob_name, row->holder, p->size, sha256_hex, p->etag);
+	/* The request that made the intent may have carried a key. */
+	e = docs_mark_ready(s->db, row->document_id, row->blob_name, row->holder, p->size, sha256_hex,
+			    p->etag, READY_ALL);
 	return e == DB_CONFLICT ? PROTO_UNAVAILABLE : from_db(e);
 }
 

@@ -26,6 +26,7 @@ int
 held_intent_init(struct held_intent *hi, uint64_t doc_id, const char *blob_name)
 {
 	hi->doc_id = doc_id;
+	hi->extras = READY_ALL;
 	hi->leased_ms = blob_now_ms();	/* callers write the lease right after */
 	if (copy_cstr(hi->blob_name, sizeof hi->blob_name, blob_name) != 0)
 		return -1;
@@ -426,7 +427,8 @@ finish_create(struct services *s, struct held_intent *hi,
 		return pr;
 	}
 	/* Step 4.  From here on, never compensate: the blob is committed. */
-	e = docs_mark_ready(s->db, doc_id, blob_name, hi->holder, info.size, info.sha256_hex, info.etag);
+	e = docs_mark_ready(s->db, doc_id, blob_name, hi->holder, info.size, info.sha256_hex, info.etag,
+			    hi->extras);
 	if (e == DB_CONFLICT) {
 		/* A resume or the sweeper took the row; if the document is
 		 * ready on our blob (rolled forward, or finished by the
@@ -661,6 +663,8 @@ start_intent(struct services *s, struct create_req *c, struct proto_answer *out,
 		return from_db(e);
 	if (FAILPOINT("create.after_intent"))
 		return PROTO_UNAVAILABLE;
+	/* A POST or PUT is never a tus upload; it has a key only if it sent one. */
+	hi.extras = c->idem_key != NULL ? READY_KEY : 0;
 	return finish_create(s, &hi, c->body, 0, out);
 }
 

@@ -27,6 +27,8 @@ struct held_intent {
 	char holder[DOC_HOLDER_MAX];
 	int64_t leased_ms;	/* monotonic time just before the row's lease was
 				 * written: this attempt's own view of it */
+	unsigned extras;	/* what else the intent carries (enum ready_extras);
+				 * held_intent_init: READY_ALL until the caller knows */
 };
 
 /* A new holder id for an attempt on blob_name; -1 without randomness or room. */

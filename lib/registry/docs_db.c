@@ -92,7 +92,7 @@ static const char sql_blob_commit[] =
 
 static enum db_err
 mark_ready_tx(struct db *db, uint64_t doc_id, const char *blob_name, const char *holder,
-	      uint64_t size, const char *sha, const char *etag)
+	      uint64_t size, const char *sha, const char *etag, unsigned extras)
 {
 	struct db_param d[] = { DBP_U64(size), DBP_STR(sha), DBP_STR(etag), DBP_U64(doc_id),
 				DBP_STR(blob_name) };
@@ -103,9 +103,9 @@ mark_ready_tx(struct db *db, uint64_t doc_id, const char *blob_name, const char 
 		return e;
 	if ((e = db_exec_one(db, sql_blob_commit, b, ARRAY_LEN(b))) != DB_OK)
 		return e;
-	if ((e = uploads_record_ready(db, blob_name)) != DB_OK)
+	if ((extras & READY_UPLOAD) && (e = uploads_record_ready(db, blob_name)) != DB_OK)
 		return e;
-	if ((e = idem_record_ready(db, blob_name)) != DB_OK)
+	if ((extras & READY_KEY) && (e = idem_record_ready(db, blob_name)) != DB_OK)
 		return e;
 	return docs_assign_ready_seq(db, doc_id);
 }
@@ -151,10 +151,10 @@ mark_ready_check(struct db *db, uint64_t doc_id, const char *blob_name)
 
 enum db_err
 docs_mark_ready(struct db *db, uint64_t doc_id, const char *blob_name, const char *holder,
-		uint64_t size, const char *sha256_hex, const char *etag)
+		uint64_t size, const char *sha256_hex, const char *etag, unsigned extras)
 {
 	DB_IN_TX_CHECKED(db, "create.ready_commit_lost",
-			 mark_ready_tx(db, doc_id, blob_name, holder, size, sha256_hex, etag),
+			 mark_ready_tx(db, doc_id, blob_name, holder, size, sha256_hex, etag, extras),
 			 mark_ready_check(db, doc_id, blob_name));
 }
 
