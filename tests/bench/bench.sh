@@ -21,6 +21,8 @@
 #        --no-big also a 64 MiB and a 1 GiB create, whose peaks must agree
 #        within 1 %
 #   tus  MIB in 8 MiB PATCHes, against bindery's own single-request create
+#        of the same file measured beside it (before it in odd rounds,
+#        after it in even ones)
 #   finalize  a direct upload's finalize of MIB (ms), against a plain GET
 # Rounds alternate bindery and its baselines; medians.  Prints one table and
 # writes FILE (default var/bench/results.json): the machine, the medians and
@@ -401,8 +403,24 @@ measure_p2() {
 
 # tus: POST /uploads, then every 8 MiB PATCH from one curl (--next: one
 # process, one kept-alive connection); the finished document must carry
-# the file's SHA-256.
+# the file's SHA-256.  Its baseline is a create of the same file right
+# beside it, first in odd rounds and second in even ones: P1, measured
+# before P2's hundreds of creates, ran on a machine in another state
+# (2026-12-04: P1 bindery 114-151 MiB/s in the same run's five rounds).
 measure_tus() {
+	if ((round % 2)); then
+		measure_tus_create && measure_tus_upload
+	else
+		measure_tus_upload && measure_tus_create
+	fi
+}
+measure_tus_create() {
+	local t
+	t=$(create "$file" "bench-tusc-$run-$server-$round" "$file_sha") || return 1
+	record tus_mibs create "$(mibs "$bytes" "$t")"
+	drop
+}
+measure_tus_upload() {
 	local meta up off=0 p args=() t0 t1 code rest sha
 	meta="filename $(printf 'bench-tus-%s-%s-%s' "$run" "$server" "$round" | base64 -w0),filetype $(printf 'application/octet-stream' | base64 -w0)"
 	for p in "$work/parts"/p*; do

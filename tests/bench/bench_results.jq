@@ -56,12 +56,12 @@ as $raw
 	   bindery: $b, small_kib: $a, ratio_small: ratio($b; $a), limit_kib: $p3lim,
 	   target: "1 GiB peak within 1 % of the 64 MiB one",
 	   met: (if $a == null or $b == null then null else ($b <= $a * 1.01) and ($b >= $a * 0.99) end)}),
-	((m("tus_mibs"; $s; "bindery")) as $b | (m("p1_mibs"; $s; "bindery")) as $c
+	((m("tus_mibs"; $s; "bindery")) as $b | (m("tus_mibs"; $s; "create")) as $c
 	| {figure: "tus", what: "\($params.mib) MiB in \($params.tus_chunk_mib) MiB PATCHes", server: $s,
 	   unit: "MiB/s", bindery: $b, create: $c, direct: m("p1_mibs"; $s; "direct"),
 	   proxied: m("p1_mibs"; $s; "proxied"), ratio_create: ratio($b; $c),
 	   ratio_direct: ratio($b; m("p1_mibs"; $s; "direct")), ratio_proxied: ratio($b; m("p1_mibs"; $s; "proxied")),
-	   target: "≥ 0.8× bindery's create", met: atleast(ratio($b; $c); 0.8)}),
+	   target: "≥ 0.8× bindery's create beside it", met: atleast(ratio($b; $c); 0.8)}),
 	((m("finalize_ms"; $s; "bindery")) as $b | (m("finalize_ms"; $s; "direct")) as $d
 	| {figure: "finalize", what: "direct upload's finalize of \($params.mib) MiB (baseline: GET of the blob)",
 	   server: $s, unit: "ms", bindery: $b, direct: $d, ratio_direct: ratio($d; $b),

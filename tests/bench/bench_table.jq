@@ -17,5 +17,5 @@ def yn: if . == null then "-" elif . then "yes" else "NO" end;
 	 (.proxied | n) + (if .p50_ms then " p50 \(.p50_ms.proxied | n)" else "" end),
 	 (if .figure == "P3-size" then "1G/64M \(.ratio_small | r)" else (.ratio_direct | r) end),
 	 (.ratio_proxied | r),
-	 .target + (if .figure == "tus" then " (\(.ratio_create | r))" else "" end),
+	 .target + (if .figure == "tus" then " (\(.ratio_create | r) of \(.create | n))" else "" end),
 	 (.met | yn)] | join("\t"))
