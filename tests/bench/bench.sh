@@ -304,24 +304,38 @@ rss_stop() {
 	jq -r .rss_anon_kib "$work/rss.json"
 }
 
-# P1 and P5 (P3 sampled during P1): bindery, then straight, then proxied.
-measure_p1_p5() {
+# P1 and P5 (P3 sampled during P1), each side once: bindery, straight,
+# proxied in odd rounds, the reverse in even ones.  Whichever goes first
+# meets the machine as the previous step left it (the uploads' 768 MiB
+# just written, P2's load): always bindery's download first cost it in 4
+# of 5 rounds on 2026-12-04.
+p1_side() { # SIDE: P1 of that side (bindery's P3 too)
 	local t kib blob=p1-$server-$round
-	rss_start
-	t=$(create "$file" "bench-p1-$run-$server-$round" "$file_sha") || return 1
-	kib=$(rss_stop) || return 1
-	record p1_mibs bindery "$(mibs "$bytes" "$t")"
-	record p3_rss_kib bindery "$kib"
-	t=$(put_blob "$endpoint/$bc_name/$blob") || return 1
-	record p1_mibs direct "$(mibs "$bytes" "$t")"
-	t=$(put_blob "$proxy/$bc_name/$blob-p") || return 1
-	record p1_mibs proxied "$(mibs "$bytes" "$t")"
-	t=$(get_to "$url/documents/$(cat "$work/id")/content" "$work/down" "${auth[@]}") || return 1
-	record p5_mibs bindery "$(mibs "$bytes" "$t")"
-	t=$(get_to "$endpoint/$bc_name/$blob?$sas" "$work/down") || return 1
-	record p5_mibs direct "$(mibs "$bytes" "$t")"
-	t=$(get_to "$proxy/$bc_name/$blob-p?$sas" "$work/down") || return 1
-	record p5_mibs proxied "$(mibs "$bytes" "$t")"
+	case $1 in
+	bindery)
+		rss_start
+		t=$(create "$file" "bench-p1-$run-$server-$round" "$file_sha") || return 1
+		kib=$(rss_stop) || return 1
+		record p3_rss_kib bindery "$kib" ;;
+	direct) t=$(put_blob "$endpoint/$bc_name/$blob") || return 1 ;;
+	proxied) t=$(put_blob "$proxy/$bc_name/$blob-p") || return 1 ;;
+	esac
+	record p1_mibs "$1" "$(mibs "$bytes" "$t")"
+}
+p5_side() { # SIDE: P5 of that side, reading what p1_side wrote
+	local t blob=p1-$server-$round
+	case $1 in
+	bindery) t=$(get_to "$url/documents/$(cat "$work/id")/content" "$work/down" "${auth[@]}") || return 1 ;;
+	direct) t=$(get_to "$endpoint/$bc_name/$blob?$sas" "$work/down") || return 1 ;;
+	proxied) t=$(get_to "$proxy/$bc_name/$blob-p?$sas" "$work/down") || return 1 ;;
+	esac
+	record p5_mibs "$1" "$(mibs "$bytes" "$t")"
+}
+measure_p1_p5() {
+	local order=(bindery direct proxied) side
+	((round % 2)) || order=(proxied direct bindery)
+	for side in "${order[@]}"; do p1_side "$side" || return 1; done
+	for side in "${order[@]}"; do p5_side "$side" || return 1; done
 	drop
 }
 
