@@ -13,6 +13,10 @@ EXTRA_DIST += tests/e2e/healthz.sh tests/e2e/smoke.sh tests/e2e/api.sh tests/e2e
 	tests/lib/faultproxy.sh \
 	dev .ci/run \
 	tests/tools/short_body.py
+# The tooling's own: stack_busy keeps a second ./dev bench off the state
+# directory of one still running.
+UNIT_TESTS += tests/unit/stack_busy.sh
+EXTRA_DIST += tests/unit/stack_busy.sh
 # Slow clients must not pin workers (issue 11, item 4): private lighttpds
 # (FastCGI and CGI) with small body bounds, and a trickling client.
 E2E_TESTS += tests/e2e/slow_clients.sh

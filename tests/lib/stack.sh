@@ -627,6 +627,20 @@ stack_apache_start() {
 
 stack_apache_stop() { stack_stop apache 30; }
 
+# stack_busy DIR: true when a component of state directory DIR (MariaDB,
+# Azurite, lighttpd, Apache) is running.  A DIR that was never started is
+# not created; one that was becomes the current state directory
+# (stack_init).
+stack_busy() {
+	local c
+	[ -d "$1/run" ] || return 1
+	stack_init "$1"
+	for c in mariadb azurite azurite-tls lighttpd apache; do
+		stack_alive "$c" && return 0
+	done
+	return 1
+}
+
 # stack_stop_all: stop every component of this state directory, web servers first.
 stack_stop_all() {
 	stack_stop apache 30
