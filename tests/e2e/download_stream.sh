@@ -16,8 +16,9 @@
 # read from the responder): a responder that ran ahead cost 290 to 440
 # files per 60 MiB and 40 % of lighttpd's CPU for it.  The responder keeps
 # its socket's send buffer small under lighttpd (app/request.c,
-# shape_stream), so a download leaves a handful (1 to 3 here); the best of
-# three must stay under 32 (inotify counts them: tests/tools/count_creates.py).
+# shape_stream), so a download leaves a handful (1 to 16 in clean runs, the
+# best of three 2); the best of three must stay under 32 (inotify counts
+# them: tests/tools/count_creates.py).
 [ -n "${BASH_VERSION:-}" ] || exec bash "$0" "$@"
 here=$(cd "$(dirname "$0")" && pwd)
 top=${top_srcdir:-$(cd "$here/../.." && pwd)}
