@@ -38,7 +38,7 @@ server.document-root = "$work"
 server.port = $port
 server.bind = "127.0.0.1"
 server.errorlog = "$work/error.log"
-server.stream-request-body = 2
+server.stream-request-body = 1
 server.max-request-size = $(((large + 2) * 1024))
 server.modules = ("mod_fastcgi")
 fastcgi.server = ("/" => (("socket" => "$work/fcgi.sock", "bin-path" => "$bin/bindery.fcgi",

@@ -57,7 +57,7 @@ for server in lighttpd apache; do
 	n=$t-$server-chunked
 	req POST "$url/documents?name=$n" "${auth[@]}" -H 'Transfer-Encoding: chunked' \
 		--data-binary "@$work/big"
-	# lighttpd streams bodies to the responder (stream-request-body = 2) and
+	# lighttpd streams bodies to the responder (stream-request-body = 1) and
 	# FastCGI needs a CONTENT_LENGTH, so it refuses a chunked body it has
 	# not read whole with 411 before bindery sees it.
 	if [ "$server" = lighttpd ]; then
