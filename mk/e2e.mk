@@ -17,6 +17,9 @@ EXTRA_DIST += tests/e2e/healthz.sh tests/e2e/smoke.sh tests/e2e/api.sh tests/e2e
 # directory of one still running.
 UNIT_TESTS += tests/unit/stack_busy.sh
 EXTRA_DIST += tests/unit/stack_busy.sh
+# ... and the bench's summaries: met goes by the rounds' own ratios.
+UNIT_TESTS += tests/unit/bench_results.sh
+EXTRA_DIST += tests/unit/bench_results.sh
 # Slow clients must not pin workers (issue 11, item 4): private lighttpds
 # (FastCGI and CGI) with small body bounds, and a trickling client.
 E2E_TESTS += tests/e2e/slow_clients.sh

@@ -556,6 +556,7 @@ mkdir -p "$(dirname "$out")"
 jq -R -s --argjson machine "$machine" --argjson params "$params" -f "$here/bench_results.jq" \
 	"$work/raw.tsv" >"$out.new" && mv -f "$out.new" "$out" || die "cannot write $out"
 jq -r -f "$here/bench_table.jq" "$out" | column -t -s $'\t'
+echo "×: the median of each round's own ratio, which decides met (in brackets: the ratio of the medians)"
 
 # What the run deleted leaves blobs in the outbox, due retire_grace (1 s)
 # after their delete: the sweep of the run's prefix removes them.

@@ -5,6 +5,9 @@ def n: if . == null then "-" elif . >= 100 then (. | round | tostring)
 # Two decimals, always: 0.4 prints as 0.40.
 def r: if . == null then "-" else (. * 100 | round) as $c
 	| "\($c / 100 | floor).\($c % 100 | tostring | if length == 1 then "0" + . else . end)×" end;
+# A speed ratio: the rounds' own (paired, which decides "met"), then the
+# ratio of the medians in brackets when there is a paired one.
+def pr($paired; $ofmed): if $paired == null then ($ofmed | r) else "\($paired | r) (\($ofmed | r))" end;
 def yn: if . == null then "-" elif . then "yes" else "NO" end;
 (["figure", "server", "bindery", "direct", "proxied", "×direct", "×proxied", "target", "met"] | join("\t")),
 (.figures[] |
@@ -15,7 +18,7 @@ def yn: if . == null then "-" elif . then "yes" else "NO" end;
 	 (if .figure == "P3-size" then "64 MiB: \(.small_kib | n)" else (.direct | n) end)
 		+ (if .p50_ms then " p50 \(.p50_ms.direct | n)" else "" end),
 	 (.proxied | n) + (if .p50_ms then " p50 \(.p50_ms.proxied | n)" else "" end),
-	 (if .figure == "P3-size" then "1G/64M \(.ratio_small | r)" else (.ratio_direct | r) end),
-	 (.ratio_proxied | r),
-	 .target + (if .figure == "tus" then " (\(.ratio_create | r) of \(.create | n))" else "" end),
+	 (if .figure == "P3-size" then "1G/64M \(.ratio_small | r)" else pr(.paired_direct; .ratio_direct) end),
+	 pr(.paired_proxied; .ratio_proxied),
+	 .target + (if .figure == "tus" then " (\(.paired_create | r) of \(.create | n); medians \(.ratio_create | r))" else "" end),
 	 (.met | yn)] | join("\t"))

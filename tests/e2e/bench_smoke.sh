@@ -41,6 +41,8 @@ for bench_server in lighttpd apache; do
 	for bench_fig in P1 P2 P5; do
 		ok "$(fig "$bench_server" "$bench_fig" '[.bindery, .direct, .proxied, .ratio_direct, .ratio_proxied] | all(type == "number" and . > 0)')" \
 			"$bench_server $bench_fig: bindery, both baselines and both ratios"
+		ok "$(fig "$bench_server" "$bench_fig" '[.paired_direct, .paired_proxied] | all(type == "number" and . > 0)')" \
+			"$bench_server $bench_fig: both ratios round by round"
 	done
 	ok "$(fig "$bench_server" P2 '[.p50_ms.bindery, .p99_ms.bindery, .p50_ms.proxied] | all(type == "number" and . > 0)')" \
 		"$bench_server P2: p50 and p99"
@@ -48,7 +50,7 @@ for bench_server in lighttpd apache; do
 		"$bench_server P2-cpu: every part's CPU per request, storage's above zero"
 	ok "$(fig "$bench_server" P3 '(.bindery | type == "number" and . > 0) and (.met | type == "boolean")')" \
 		"$bench_server P3: the responders' peak RssAnon, checked against its limit"
-	ok "$(fig "$bench_server" tus '[.bindery, .create, .ratio_create] | all(type == "number" and . > 0)')" \
+	ok "$(fig "$bench_server" tus '[.bindery, .create, .ratio_create, .paired_create] | all(type == "number" and . > 0)')" \
 		"$bench_server tus: throughput, the create beside it and the ratio"
 	ok "$(fig "$bench_server" finalize '[.bindery, .direct] | all(type == "number" and . > 0)')" \
 		"$bench_server finalize: ms and the plain GET"
