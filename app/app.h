@@ -71,6 +71,14 @@ void reply_name_taken(struct app *app, struct request *r, struct span name);
 int idempotency_key_of(struct request *r, char *out, size_t outlen, int *present);
 /* status + the document's JSON and ETag (201 adds its Location). */
 void reply_document(struct request *r, int status, const struct doc *d);
+/*
+ * A body req_read could not read to its end: 408 body_timeout when the
+ * client broke body_idle_timeout or body_min_rate, 503 interrupted (with
+ * Retry-After) when the responder was stopped in the read, else 400
+ * bad_body with message.  kept says, for the first two, what became of
+ * the upload ("the upload was abandoned").
+ */
+void reply_body_unread(struct request *r, const char *message, const char *kept);
 /* The answer for a protocol failure that is not about a body (everything but PROTO_OK). */
 void reply_proto_failure(struct request *r, enum proto_result pr);
 

@@ -50,7 +50,7 @@ read_json_body(struct request *r, char *buf, size_t cap, size_t *len)
 	while (*len < cap - 1 && (n = req_read(r, buf + *len, cap - 1 - *len)) > 0)
 		*len += (size_t)n;
 	if (n < 0) {
-		resp_error(r, 400, "bad_body", "the request body could not be read");
+		reply_body_unread(r, "the request body could not be read", "nothing was changed");
 		return -1;
 	}
 	if (*len == cap - 1 && req_read(r, buf, 1) > 0) {

@@ -39,19 +39,21 @@ enum body_fault {
 	BODY_SECOND_FILE,
 };
 
-/*
- * The client broke body_idle_timeout or body_min_rate (request.c): 408,
- * whatever step was reading the body.  The operation has compensated
- * through its usual path for a body that could not be read.
- */
-static int
-reply_body_timeout(struct request *r)
+void
+reply_body_unread(struct request *r, const char *message, const char *kept)
 {
-	if (!r->body_timeout)
-		return 0;
-	resp_error(r, 408, "body_timeout", "the request body arrived too slowly; the upload was"
-		   " abandoned");
-	return 1;
+	char text[256];
+
+	if (r->body_timeout) {
+		snprintf(text, sizeof text, "the request body arrived too slowly; %s", kept);
+		resp_error(r, 408, "body_timeout", text);
+	} else if (r->body_interrupted) {
+		snprintf(text, sizeof text, "the responder was interrupted while it read the body;"
+			 " %s; send it again", kept);
+		resp_error_retry(r, 503, "interrupted", text, 1);
+	} else {
+		resp_error(r, 400, "bad_body", message);
+	}
 }
 
 static const char *
@@ -108,12 +110,10 @@ reply_failure(struct request *r, enum proto_result pr, enum body_fault fault)
 		resp_error(r, 412, "precondition_failed", "If-Match does not match the document's ETag");
 		break;
 	case PROTO_BODY_ERROR:
-		if (reply_body_timeout(r))
-			break;
-		if (fault == BODY_TOO_LARGE)
+		if (fault == BODY_TOO_LARGE && !r->body_timeout && !r->body_interrupted)
 			resp_error(r, 413, "too_large", body_fault_message(fault));
 		else
-			resp_error(r, 400, "bad_body", body_fault_message(fault));
+			reply_body_unread(r, body_fault_message(fault), "the upload was abandoned");
 		break;
 	case PROTO_IDEM_IN_PROGRESS:
 		resp_error_retry(r, 409, "idempotency_in_progress",

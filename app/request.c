@@ -70,6 +70,24 @@ pace_broken(struct request *r)
 }
 
 /*
+ * A socket read bounded by SO_RCVTIMEO fails with EINTR when the process
+ * is stopped and continued (SIGSTOP and SIGCONT, a debugger attaching, a
+ * frozen cgroup), with or without SA_RESTART: signal(7).  libfcgi has then
+ * closed the input stream, and a retry is not safe (it may have taken half
+ * of a record's header into a local variable of the read that failed).  The
+ * client did nothing wrong, so this is 503 and not 400: the upload is
+ * compensated as for any body that could not be read, and can be sent
+ * again.
+ */
+static void
+read_interrupted(struct request *r)
+{
+	r->body_interrupted = 1;
+	log_warn("req=%s body read interrupted after %llu bytes: the responder was stopped and"
+		 " continued", r->id, (unsigned long long)r->body_read);
+}
+
+/*
  * CGI: stdin is the web server's pipe or socket (or a spooled file, which
  * poll(2) always finds readable).  read(2), not fread(3): stdio would wait
  * to fill the whole buffer, at the client's pace.
@@ -156,6 +174,8 @@ fcgi_read(struct request *r, char *buf, size_t len)
 			pace_broken(r);
 			return -1;
 		}
+		if (FCGX_GetError(r->in) == EINTR)
+			read_interrupted(r);
 		return n;
 	}
 	ready = (size_t)(r->in->stop - r->in->rdNext);
@@ -168,7 +188,7 @@ req_read(struct request *r, char *buf, size_t len)
 {
 	long n;
 
-	if (r->body_timeout)
+	if (r->body_timeout || r->body_interrupted)
 		return -1;
 	if (r->content_length >= 0) {
 		uint64_t left = (uint64_t)r->content_length - r->body_read;
@@ -184,8 +204,9 @@ req_read(struct request *r, char *buf, size_t len)
 		len = 0x7fffffff;
 	n = r->fcgi ? fcgi_read(r, buf, len) : cgi_read(r, buf, len);
 	if (n < 0 || (n == 0 && r->content_length >= 0)) {
-		/* The body ended before Content-Length said it would, or the
-		 * client was too slow (body_timeout tells which). */
+		/* The body ended before Content-Length said it would, the
+		 * client was too slow (body_timeout), or the read was cut
+		 * under the responder (body_interrupted). */
 		r->body_error = 1;
 		return -1;
 	}

@@ -49,6 +49,7 @@ struct request {
 	int64_t body_start_ms;		/* when the first body read began; 0 before */
 	int64_t recv_timeout_ms;	/* FastCGI: SO_RCVTIMEO now on conn_fd; 0: none */
 	int body_timeout;		/* the client was too slow: answer 408 */
+	int body_interrupted;		/* the responder stopped mid-read: answer 503 (request.c) */
 	int stream_shaped;		/* FastCGI: the socket was set up for a long body */
 
 	int status;			/* as answered, for the log */

@@ -78,12 +78,8 @@ reply_tus_failure(struct request *r, enum proto_result pr)
 		resp_error(r, 409, "upload_finished", "the upload is complete; its document is ready");
 		break;
 	case PROTO_BODY_ERROR:
-		if (r->body_timeout)
-			resp_error(r, 408, "body_timeout", "the request body arrived too slowly; the whole"
-				   " blocks received are kept");
-		else
-			resp_error(r, 400, "bad_body", "the request body ended early; the whole blocks"
-				   " received are kept");
+		reply_body_unread(r, "the request body ended early; the whole blocks received are kept",
+				  "the whole blocks received are kept");
 		break;
 	default:
 		reply_proto_failure(r, pr);

@@ -24,6 +24,11 @@ EXTRA_DIST += tests/unit/bench_results.sh
 # (FastCGI and CGI) with small body bounds, and a trickling client.
 E2E_TESTS += tests/e2e/slow_clients.sh
 EXTRA_DIST += tests/e2e/slow_clients.sh tests/tools/slow_client.py
+# A responder stopped and continued mid-body (SIGSTOP, SIGCONT): 503
+# interrupted under FastCGI, whose body reads then fail with EINTR; the
+# upload goes on under CGI.
+E2E_TESTS += tests/e2e/stopped_responder.sh
+EXTRA_DIST += tests/e2e/stopped_responder.sh
 # Leases instead of a request deadline (issue 12, section 1): a 3 MiB upload
 # trickled over 40 s with request_deadline = 5, and a sweep during it.
 E2E_TESTS += tests/e2e/leases.sh
