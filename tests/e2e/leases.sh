@@ -48,15 +48,9 @@ python3 -c "import sys; sys.stdout.buffer.write(b'x' * $size)" >"$work/body.bin"
 # conf NAME BLOCK: the stack's configuration with the small bounds, 1 MiB
 # blocks or one Put Blob, and a blob prefix of this run's own.
 conf() {
-	{
-		cat "$BINDERY_CONFIG"
-		printf '\n[storage]\nprefix = %s\n' "$prefix"
-		printf '[limits]\nrequest_deadline = 5\nheartbeat = 2\nbody_idle_timeout = 3\n'
-		printf 'sweep_cutoff = 25\nblock_size = %s\nsingle_put_max = %s\n' "$2" "$2"
-	} >"$work/$1.conf"
-	chmod 0600 "$work/$1.conf"
-	"$BINDERY_TEST_BIN/bindery" -c "$work/$1.conf" sweep --dry-run --older-than 999999 >/dev/null \
-		2>"$work/check.err" || bail_out "the test configuration does not load: $(cat "$work/check.err")"
+	stack_test_conf "$work/$1.conf" "$prefix" '[limits]' 'request_deadline = 5' 'heartbeat = 2' \
+		'body_idle_timeout = 3' 'sweep_cutoff = 25' "block_size = $2" "single_put_max = $2" ||
+		bail_out "the test configuration does not load"
 }
 conf fastcgi 1M
 conf cgi 4M

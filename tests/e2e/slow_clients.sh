@@ -52,15 +52,8 @@ trap 'exit 143' TERM
 # The stack's configuration with the small bounds, and a blob prefix of
 # this run's own so its blobs can be found (and only its).
 conf=$work/bindery.conf
-{
-	cat "$BINDERY_CONFIG"
-	printf '\n[storage]\nprefix = %s\n' "$prefix"
-	printf '[limits]\nbody_idle_timeout = %s\nbody_min_rate = %s\nbody_min_rate_grace = %s\n' \
-		"$idle" "$rate" "$grace"
-} >"$conf"
-chmod 0600 "$conf"
-"$BINDERY_TEST_BIN/bindery" -c "$conf" sweep --dry-run --older-than 999999 >/dev/null 2>"$work/check.err" ||
-	bail_out "the test configuration does not load: $(cat "$work/check.err")"
+stack_test_conf "$conf" "$prefix" '[limits]' "body_idle_timeout = $idle" "body_min_rate = $rate" \
+	"body_min_rate_grace = $grace" || bail_out "the test configuration does not load"
 
 # server KIND TEMPLATE: a private lighttpd from conf/TEMPLATE in a state
 # directory of its own, running bindery.fcgi with the test configuration.

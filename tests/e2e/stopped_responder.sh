@@ -42,12 +42,8 @@ trap 'exit 130' INT
 trap 'exit 143' TERM
 
 conf=$work/bindery.conf
-{
-	cat "$BINDERY_CONFIG"
-	printf '\n[storage]\nprefix = %s\n' "$prefix"
-	printf '[limits]\nbody_idle_timeout = 20\n'
-} >"$conf"
-chmod 0600 "$conf"
+stack_test_conf "$conf" "$prefix" '[limits]' 'body_idle_timeout = 20' ||
+	bail_out "the test configuration does not load"
 
 server() { # KIND TEMPLATE
 	stack_private_lighttpd "$BINDERY_TEST_VAR/stopped-$1" "$2" "$conf" "$BINDERY_TEST_BIN" 18400 ||

@@ -436,6 +436,23 @@ stack_lighttpd_start() {
 
 stack_lighttpd_stop() { stack_stop lighttpd 20; }
 
+# stack_test_conf OUT PREFIX [LINE...]: the test stack's bindery.conf
+# ($BINDERY_CONFIG) with [storage] prefix = PREFIX (blobs of the test's own,
+# which it can find, and sweep with --prefix) and then each LINE (such as
+# '[limits]' 'body_idle_timeout = 3'), written to OUT with mode 0600.
+# Status 1, with bindery's reason on stderr, when bindery does not load it.
+stack_test_conf() {
+	local out=$1 prefix=$2 err
+	shift 2
+	{
+		cat "$BINDERY_CONFIG"
+		printf '\n[storage]\nprefix = %s\n' "$prefix"
+		printf '%s\n' "$@"
+	} >"$out" && chmod 0600 "$out" || return 1
+	err=$("$BINDERY_TEST_BIN/bindery" -c "$out" sweep --dry-run --older-than 999999 2>&1 >/dev/null) ||
+		{ stack_log "$out does not load: $err"; return 1; }
+}
+
 # stack_private_lighttpd STATE-DIR TEMPLATE CONFIG BINDIR BASE-PORT: a
 # lighttpd of a test's own from conf/TEMPLATE (lighttpd.conf for FastCGI,
 # lighttpd-cgi.conf for CGI), state in STATE-DIR (stack_init: STACK_VAR is
