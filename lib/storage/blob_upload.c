@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <pthread.h>
+#include <stdint.h>
 #include <sys/mman.h>
 
 #include <curl/curl.h>
@@ -513,20 +514,49 @@ upload_read_chunk(struct upload *u, struct upload_slot *s, struct blob_result *r
 	return BLOB_OK;
 }
 
-/* Block buffers are mapped, not malloc'd: glibc would serve 8 MiB from the
+/*
+ * Block buffers are mapped, not malloc'd: glibc would serve 8 MiB from the
  * heap once one such chunk was freed (its mmap threshold adapts) and keep
- * it after the upload; munmap gives it back at once. */
+ * it after the upload; munmap gives it back at once.
+ *
+ * A slot mapped for a block after the body's first (huge) is aligned to a
+ * 2 MiB huge page and advised MADV_HUGEPAGE, when its size is a whole
+ * number of those.  Such a body is longer than a block, and a block faulted
+ * in 4 KiB pages is dear: about 2.3 us a page here, 1.2 ms per 2 MiB
+ * against 0.12 ms for one huge page, paid again by each tus PATCH, which
+ * maps its slots anew.  256 MiB in 8 MiB PATCHes took 61,000 faults, 14,500
+ * with this; over 16 paired rounds bindery's CPU per upload fell by 7 % in
+ * every round, and the upload took 3 % less time (median; 11 rounds of
+ * 16).  Slot 0 holds the first block, maybe a whole small body, and keeps
+ * small pages: a 1 KiB create touches 4 KiB, not 2 MiB.  A full block
+ * touches every page either way, so the resident peak is the same.  Where
+ * THP is "never" the advice does nothing; under "madvise" (Debian's
+ * default) a fault may first compact memory to make a huge page, and falls
+ * back to small pages when it cannot.
+ */
+#define HUGE_PAGE	((size_t)2 * 1024 * 1024)
+
 static int
-slot_map(const struct upload *u, struct upload_slot *s)
+slot_map(const struct upload *u, struct upload_slot *s, int huge)
 {
-	void *p;
+	char *p;
+	size_t head;
 
 	if (s->data != NULL)
 		return 0;
-	p = mmap(NULL, u->bsize, PROT_READ | PROT_WRITE,
+	huge = huge && u->bsize % HUGE_PAGE == 0;
+	p = mmap(NULL, u->bsize + (huge ? HUGE_PAGE : 0), PROT_READ | PROT_WRITE,
 	    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (p == MAP_FAILED)
 		return -1;
+	if (huge) {
+		head = (size_t)(-(uintptr_t)p & (HUGE_PAGE - 1));
+		if (head > 0)
+			munmap(p, head);
+		munmap(p + head + u->bsize, HUGE_PAGE - head);
+		p += head;
+		(void)madvise(p, u->bsize, MADV_HUGEPAGE);	/* advice only */
+	}
 	s->data = p;
 	return 0;
 }
@@ -607,7 +637,7 @@ upload_begin(struct upload *u)
 		blob_request_init(&u->slots[i].req, "PUT");
 	u->have_hasher = 1;	/* hasher_free copes with a half-made one */
 	if (hasher_init(&u->h, u->nslots, u->c->multi, u->stage ? &u->stage->sha : NULL,
-	    u->stage ? u->stage->extra : NULL) != 0 || slot_map(u, &u->slots[0]) != 0)
+	    u->stage ? u->stage->extra : NULL) != 0 || slot_map(u, &u->slots[0], 0) != 0)
 		return blob_result_nomem(u->res);
 	u->slots[0].want = block_want(u);
 	if (u->stage != NULL)
@@ -789,7 +819,7 @@ upload_fill(struct upload *u, int *progressed)
 			if (u->slots[i].state == SLOT_FREE)
 				s = &u->slots[i];
 		if (s != NULL) {
-			if (slot_map(u, s) != 0)
+			if (slot_map(u, s, 1) != 0)
 				return blob_result_nomem(u->res);
 			s->len = s->avail = s->hashed_len = 0;
 			s->want = block_want(u);
