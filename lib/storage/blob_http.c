@@ -201,6 +201,25 @@ read_body(char *dst, size_t size, size_t nmemb, void *ud)
 	return n;
 }
 
+/*
+ * When a kept-alive connection dies under a request (the service closed it
+ * as the request went out, or answered early and reset it: Azurite does so
+ * on a full disk), curl sends the request again on a new connection, which
+ * needs the body from its start.  Without this it cannot, and the request
+ * failed with CURLE_SEND_FAIL_REWIND, a 500 to the client where a retry
+ * would have done (tests/e2e/faults.sh, "reused").
+ */
+static int
+seek_body(void *ud, curl_off_t offset, int origin)
+{
+	struct blob_request *r = ud;
+
+	if (origin != SEEK_SET || offset < 0 || (uint64_t)offset > r->body_len)
+		return CURL_SEEKFUNC_FAIL;
+	r->body_off = (size_t)offset;
+	return CURL_SEEKFUNC_OK;
+}
+
 int64_t
 blob_parse_decimal(const char *s, size_t n)
 {
@@ -646,6 +665,8 @@ attempt_configure(struct blob_client *c, struct blob_request *r, CURL *e,
 		curl_easy_setopt(e, CURLOPT_UPLOAD_BUFFERSIZE, UPLOAD_BUFSIZE);
 		curl_easy_setopt(e, CURLOPT_READFUNCTION, read_body);
 		curl_easy_setopt(e, CURLOPT_READDATA, r);
+		curl_easy_setopt(e, CURLOPT_SEEKFUNCTION, seek_body);
+		curl_easy_setopt(e, CURLOPT_SEEKDATA, r);
 		curl_easy_setopt(e, CURLOPT_INFILESIZE_LARGE, (curl_off_t)r->body_len);
 		if (strcmp(r->method, "PUT") != 0)
 			curl_easy_setopt(e, CURLOPT_CUSTOMREQUEST, r->method);

@@ -63,6 +63,19 @@ is "$(proxy_stat cut)" 1 "stats count one cut"
 post
 is "$CODE $OUT" "200 got 0000300000" "after one cut, pass again"
 
+proxy_mode "cut 100000 1 reused"
+post
+is "$CODE $(proxy_stat cut)" "200 1" "cut 100000 1 reused: a connection's first request passes"
+# Two requests on one kept-alive connection: the second is cut.  (Whether
+# curl then sends it again on a new connection depends on when it notices:
+# it retries a reused connection that fails as it reads, not as it sends.)
+OUT=$(curl -s -m 10 -w '%{http_code}\n' -o /dev/null -H 'Expect:' --data-binary "@$work/body" "$url" \
+	--next -s -m 10 -w '%{http_code}\n' -o /dev/null -H 'Expect:' --data-binary "@$work/body" "$url" 2>/dev/null)
+is "${OUT%%$'\n'*}" 200 "... the first request on a new connection passes"
+is "$(proxy_stat cut)" 2 "... the second, on the same kept-alive connection, is cut"
+post
+is "$CODE $OUT" "200 got 0000300000" "after that cut, pass again"
+
 proxy_mode "latency 400"
 t0=$(date +%s%N); curl -s -m 10 -o /dev/null "$url"; t1=$(date +%s%N)
 ok "$([ $(((t1 - t0) / 1000000)) -ge 700 ]; echo $?)" "latency 400: a request and its answer take >= 800 ms ($(((t1 - t0) / 1000000)) ms)"

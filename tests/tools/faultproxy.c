@@ -11,8 +11,11 @@
  * of CONTROL, re-read whenever the file changes (or on SIGHUP):
  *   pass             forward untouched (also: no file, empty file)
  *   latency MS       hold every chunk MS milliseconds, both directions
- *   cut N [K]        reset both sides once a request body has passed N bytes
- *                    client->server; K times (default 1), then pass
+ *   cut N [K [reused]]
+ *                    reset both sides once a request body has passed N bytes
+ *                    client->server; K times (default 1), then pass; with
+ *                    reused, only requests that are not their connection's
+ *                    first (a kept-alive connection the service drops)
  *   stall            stop moving bytes (connections stay open) until the mode
  *                    changes
  *   fail STATUS [K [MATCH [CODE]]]
@@ -69,6 +72,7 @@ struct conn {
 	char head[HEAD_MAX];
 	size_t headlen;
 	unsigned long long body_left, body_seen;
+	unsigned long long nreq;	/* requests begun on this connection */
 	int closing;			/* flush down, then close (a canned answer) */
 	long fail_status;		/* the canned answer this request gets */
 	char fail_code[64];		/* ... its error code ("" = by status) */
@@ -81,6 +85,7 @@ static enum mode mode = M_PASS;
 static long mode_arg, mode_count;
 static char mode_match[32];	/* fail: only request lines holding this */
 static char mode_code[64];	/* fail: the x-ms-error-code ("" = by status) */
+static int mode_reused;		/* cut: only a connection's later requests */
 static unsigned long long n_conns, n_requests, n_failed, n_cut, n_lost;
 static const char *control_path, *stats_path;
 static struct timespec control_mtime;
@@ -159,6 +164,7 @@ load_control(void)
 	control_mtime = st.st_mtim;
 	mode = M_PASS;
 	mode_arg = mode_count = 0;
+	mode_reused = 0;
 	mode_match[0] = mode_code[0] = '\0';
 	if ((f = fopen(control_path, "r")) == NULL)
 		goto out;
@@ -179,6 +185,8 @@ load_control(void)
 			fprintf(stderr, "faultproxy: unknown mode line: %s", line);
 		if (mode == M_CUT || mode == M_FAIL)
 			mode_count = n >= 3 && parse_num(a2, 1000000) > 0 ? parse_num(a2, 1000000) : 1;
+		if (mode == M_CUT && n >= 4 && !(mode_reused = strcmp(a3, "reused") == 0))
+			fprintf(stderr, "faultproxy: cut: unknown qualifier %s\n", a3);
 		if (mode == M_FAIL && n >= 4)
 			memcpy(mode_match, a3, sizeof mode_match);
 		if (mode == M_FAIL && n == 5)
@@ -349,6 +357,7 @@ track_request(struct conn *c, size_t n)
 				continue;
 			cl = head_number(c->head, "Content-Length");
 			n_requests++;
+			c->nreq++;
 			write_stats();	/* a test counts requests on a kept-alive connection too */
 			c->body_left = cl > 0 ? (unsigned long long)cl : 0;
 			c->body_seen = 0;
@@ -398,7 +407,8 @@ track_request(struct conn *c, size_t n)
 			}
 			continue;
 		}
-		if (!c->is_server && mode == M_CUT && c->body_seen >= (unsigned long long)mode_arg) {
+		if (!c->is_server && mode == M_CUT && c->body_seen >= (unsigned long long)mode_arg &&
+		    (!mode_reused || c->nreq > 1)) {
 			int fl = fcntl(c->sfd, F_GETFL);
 
 			fcntl(c->sfd, F_SETFL, fl & ~O_NONBLOCK);
