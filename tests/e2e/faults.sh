@@ -142,7 +142,8 @@ verify "cut always" "${P}a"
 # Five blocks: the fifth goes out on a connection an earlier block used,
 # and the service drops that connection mid-body (Azurite does, answering
 # 500, when its disk is full).  curl must send the block again on a new
-# connection; it could not rewind the body and the create answered 500.
+# connection, rewinding its body; before the blob client let it rewind,
+# the create answered 500.
 begin
 cuts=$(proxy_stat cut)
 proxy_mode "cut 1000000 1 reused"
