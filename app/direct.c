@@ -224,6 +224,9 @@ handle_documents_direct(struct app *app, struct request *r)
 		reply_granted(r, &g, &url, f.content_type);
 	else if (pr == PROTO_NAME_TAKEN)
 		reply_direct_name_taken(app, r, f.name);
+	else if (pr == PROTO_GONE)
+		resp_error(r, 410, "upload_gone", "this Idempotency-Key's direct upload is over (its document"
+			   " was deleted or replaced, or it expired unfinished): use a new key");
 	else
 		reply_proto_failure(r, pr);
 out:
@@ -250,6 +253,10 @@ handle_document_finalize(struct app *app, struct request *r)
 		break;
 	case PROTO_SIZE_MISMATCH:
 		resp_error(r, 422, "size_mismatch", "the uploaded blob is not the declared size");
+		break;
+	case PROTO_NOT_ONE_PUT:
+		resp_error(r, 422, "not_one_put_blob", "upload_url takes one Put Blob of a block blob (no copy,"
+			   " snapshot, page or append blob); it was deleted: upload again");
 		break;
 	case PROTO_DIGEST_MISMATCH:
 		resp_error(r, 422, "sha256_mismatch", "the uploaded bytes do not have the declared sha256");

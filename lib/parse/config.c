@@ -790,6 +790,13 @@ config_check(struct bindery_config *cfg, char *err, size_t errlen)
 			 " a SAS cannot sign the upload links");
 		return -1;
 	}
+	/* Grants made before sql/013 recorded them are assumed to end within
+	 * a day; a longer create SAS would also outlive any sane upload. */
+	if (cfg->direct_sas_lifetime > CONFIG_DIRECT_SAS_LIFETIME_MAX) {
+		snprintf(err, errlen, "[upload] direct_sas_lifetime = %u is over %u seconds (a day)",
+			 cfg->direct_sas_lifetime, CONFIG_DIRECT_SAS_LIFETIME_MAX);
+		return -1;
+	}
 	if (cfg->retire_grace == 0)
 		cfg->retire_grace = cfg->sas_lifetime + cfg->request_deadline;
 	return 0;

@@ -27,6 +27,8 @@
  * and a term of the sweep_cutoff relation below.
  */
 #define CONFIG_COMPENSATION_BUDGET_S 5
+/* The longest [upload] direct_sas_lifetime accepted (sql/013 assumes it). */
+#define CONFIG_DIRECT_SAS_LIFETIME_MAX 86400
 #define CONFIG_MAX_TOKENS 32
 #define CONFIG_MAX_PROXIES 16
 /* [database] host: at most this many servers (a Galera cluster's nodes). */

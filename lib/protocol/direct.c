@@ -2,8 +2,10 @@
 #include <string.h>
 #include <time.h>
 
+#include <nettle/md5.h>
 #include <nettle/sha2.h>
 
+#include "base/base64.h"
 #include "base/failpoint.h"
 #include "base/log.h"
 #include "base/rand.h"
@@ -22,55 +24,86 @@ direct_lease_seconds(const struct services *s)
 	return s->cfg->direct_sas_lifetime + DIRECT_SAS_SKEW_S + s->cfg->sweep_cutoff;
 }
 
-/* Sign the create-only SAS of blob_name, expiring now + direct_sas_lifetime. */
+/* A grant signed now: recorded with the intent before it is handed out. */
+static struct direct_sas_grant
+grant_now(const struct services *s)
+{
+	struct direct_sas_grant g;
+
+	g.signed_at = (int64_t)time(NULL);
+	g.expires = g.signed_at + (int64_t)s->cfg->direct_sas_lifetime;
+	return g;
+}
+
+/*
+ * The create-only SAS URL of a recorded grant.  Signing is deterministic:
+ * the same grant gives the same URL, so a replay answers with the one
+ * handed out before, never a new one.
+ */
 static enum proto_result
-grant_sas(struct services *s, const char *blob_name, int64_t now, struct buf *url, struct direct_grant *out)
+sign_grant(struct services *s, const char *blob_name, const struct direct_sas_grant *g, struct buf *url,
+	   struct direct_grant *out)
 {
 	struct blob_result r;
 
-	if (blob_sas_url_at(s->blob, blob_name, "c", now, (int64_t)s->cfg->direct_sas_lifetime, NULL, NULL,
+	if (blob_sas_url_at(s->blob, blob_name, "c", g->signed_at, g->expires - g->signed_at, NULL, NULL,
 			    url, &r) != BLOB_OK) {
 		log_blob("direct SAS", blob_name, &r);
 		return PROTO_FAILED;
 	}
-	out->expires_unix = now + (int64_t)s->cfg->direct_sas_lifetime;
+	out->expires_unix = g->expires;
 	return PROTO_OK;
 }
 
 /*
  * A retry with the key of an earlier create: the same intent, if the key
- * started a direct upload of this name and type.  A pending one gets a
- * fresh SAS and, first, a lease that outlives it (fenced by the intent's
- * holder: a sweeper that claimed it since wins).  A finalized one gets a
- * SAS too, which can create nothing at a name that holds a blob.
+ * started a direct upload of this name, type and size.  A pending one gets
+ * a fresh SAS, recorded first with a lease that outlives it (fenced by the
+ * intent's holder: a sweeper that claimed it since wins).  A finished one
+ * (finalized, and perhaps replaced or deleted since: its row is still in
+ * the outbox) gets the answer it got before, the URL signed at the
+ * recorded time: no new SAS for a name that holds, or held, a document.
+ * Once the row is gone (the outbox deleted the blob after every grant had
+ * expired, or the sweeper dropped an abandoned intent) the key is spent.
  */
 static enum proto_result
 replay(struct services *s, const struct direct_request *req, const struct idem_row *k, struct buf *url,
        struct direct_grant *out)
 {
-	int64_t now = (int64_t)time(NULL);
+	struct direct_sas_grant g;
 	struct direct_row row;
 	struct lease l;
 	enum db_err e;
 
-	if (!span_eq_cstr(req->name, k->doc_name) ||
+	if (k->route != UPLOAD_VIA_DIRECT || !span_eq_cstr(req->name, k->doc_name) ||
 	    (k->content_type[0] != '\0' && strcmp(k->content_type, req->content_type) != 0))
 		return PROTO_IDEM_MISMATCH;
 	if ((e = direct_get(s->db, k->blob_name, &row)) != DB_OK)
-		return e == DB_NOT_FOUND ? PROTO_IDEM_MISMATCH : from_db(e);
+		return e == DB_NOT_FOUND ? PROTO_GONE : from_db(e);
 	if (row.route != UPLOAD_VIA_DIRECT || row.declared_size != req->size)
 		return PROTO_IDEM_MISMATCH;
-	if (row.state == REGISTRY_PENDING) {
-		l.holder = row.holder;
-		l.seconds = direct_lease_seconds(s);
-		if ((e = blobs_renew_held(s->db, row.blob_name, &l)) != DB_OK)
-			return e == DB_CONFLICT ? PROTO_UNAVAILABLE : from_db(e);
-	} else if (row.state != REGISTRY_COMMITTED) {
-		return PROTO_UNAVAILABLE;	/* the sweeper has it */
-	}
 	out->doc_id = row.document_id;
 	out->replayed = 1;
-	return grant_sas(s, row.blob_name, now, url, out);
+	switch (row.state) {
+	case REGISTRY_PENDING:
+		g = grant_now(s);
+		l.holder = row.holder;
+		l.seconds = direct_lease_seconds(s);
+		if ((e = direct_renew_grant(s->db, row.blob_name, &l, &g)) != DB_OK)
+			return e == DB_CONFLICT ? PROTO_UNAVAILABLE : from_db(e);
+		return sign_grant(s, row.blob_name, &g, url, out);
+	case REGISTRY_COMMITTED:
+	case REGISTRY_RETIRED:
+	case REGISTRY_DELETING:
+		if (row.grant.signed_at == 0 || row.grant.expires <= row.grant.signed_at)
+			return PROTO_GONE;
+		return sign_grant(s, row.blob_name, &row.grant, url, out);
+	case REGISTRY_SWEEPING:
+		return PROTO_UNAVAILABLE;	/* a sweeper holds it for a moment */
+	case REGISTRY_STATE_UNKNOWN:
+		break;
+	}
+	return PROTO_FAILED;
 }
 
 /* The name or the key was taken: whose? */
@@ -106,7 +139,6 @@ direct_create(struct services *s, const struct direct_request *req, struct buf *
 	char blob_name[DOC_BLOB_NAME_MAX], holder[DOC_HOLDER_MAX];
 	struct direct_new n;
 	enum proto_result pr;
-	int64_t now;
 	enum db_err e;
 	int tries, again = 1;
 
@@ -128,7 +160,7 @@ direct_create(struct services *s, const struct direct_request *req, struct buf *
 		n.lease.seconds = direct_lease_seconds(s);
 		/* The clock is read before the lease is written: the SAS
 		 * can only expire earlier than the lease assumes. */
-		now = (int64_t)time(NULL);
+		n.grant = grant_now(s);
 		e = direct_create_intent(s->db, &n, &out->doc_id);
 		if (e == DB_OK)
 			break;
@@ -141,7 +173,7 @@ direct_create(struct services *s, const struct direct_request *req, struct buf *
 		return PROTO_NAME_TAKEN;
 	if (FAILPOINT("direct.after_intent"))
 		return PROTO_UNAVAILABLE;
-	return grant_sas(s, blob_name, now, upload_url, out);
+	return sign_grant(s, blob_name, &n.grant, upload_url, out);
 }
 
 enum proto_result
@@ -152,8 +184,22 @@ direct_find_pending_of(struct services *s, struct span name, const char *owner, 
 
 /* ---- finalize -------------------------------------------------------------- */
 
+/* Concurrent finalizes of one intent each change the blob at most twice
+ * (metadata, then content headers), so a finalize that lost a race to
+ * another's change needs at most a couple more looks before all is done. */
+#define FINALIZE_TRIES 4
+
+/* What finalize learnt of the bytes at the name. */
+struct verified {
+	uint64_t size;
+	char sha256_hex[DOC_SHA256_HEX];
+	char md5_b64[32];
+	char etag[DOC_ETAG_MAX];	/* the ETag to record and pin reads to */
+};
+
 struct hashing {
 	struct sha256_ctx sha;
+	struct md5_ctx md5;
 	uint64_t bytes;
 };
 
@@ -163,38 +209,115 @@ hash_data(void *ctx, const char *data, size_t len)
 	struct hashing *h = ctx;
 
 	sha256_update(&h->sha, len, (const uint8_t *)data);
+	md5_update(&h->md5, len, (const uint8_t *)data);
 	h->bytes += len;
 	return 0;
 }
 
 /*
- * The bytes at the name, read under If-Match on the ETag just read (so
- * what is hashed is what that ETag names), against what the client
- * declared.  sha256_hex receives their digest.
+ * The blob is exactly what the SAS is for: one Put Blob (or one block
+ * list) of a block blob, made by the client itself.  `sp=c` also lets a
+ * client create a page or append blob, copy another blob of the account
+ * into the name (Azure's Copy Blob needs no source credential within one
+ * account; on Azure the copy may still be running) or take snapshots that
+ * bindery would never know about: none of those is a document.
  */
 static enum proto_result
-verify_bytes(struct services *s, const struct direct_row *row, const struct blob_props *p, char *sha256_hex)
+check_shape(struct services *s, const char *blob_name, const struct blob_props *p)
 {
-	unsigned char digest[SHA256_DIGEST_SIZE];
+	struct blob_result r;
+	unsigned snapshots = 0;
+
+	if (strcmp(p->blob_type, "BlockBlob") != 0 || p->copied)
+		return PROTO_NOT_ONE_PUT;
+	if (blob_count_snapshots(s->blob, blob_name, &snapshots, &r) != BLOB_OK) {
+		log_blob("direct finalize snapshots", blob_name, &r);
+		return from_blob(&r) == PROTO_OK ? PROTO_FAILED : from_blob(&r);
+	}
+	return snapshots == 0 ? PROTO_OK : PROTO_NOT_ONE_PUT;
+}
+
+/*
+ * The bytes at the name, read under If-Match on the ETag just read (so
+ * what is hashed is what that ETag names), against what the client
+ * declared and, once finalize recorded a triple, what it recorded.
+ */
+static enum proto_result
+verify_bytes(struct services *s, const struct direct_row *row, const struct blob_props *p,
+	     struct verified *v)
+{
+	unsigned char digest[SHA256_DIGEST_SIZE], md5[MD5_DIGEST_SIZE];
+	struct buf b64 = BUF_INIT(sizeof v->md5_b64);
 	struct hashing h;
 	struct blob_result r;
+	enum proto_result pr = PROTO_OK;
 
 	if (p->size != row->declared_size)
 		return PROTO_SIZE_MISMATCH;
 	memset(&h, 0, sizeof h);
 	sha256_init(&h.sha);
+	md5_init(&h.md5);
 	if (blob_get(s->blob, row->blob_name, 0, 0, p->etag, NULL, hash_data, &h, &r) != BLOB_OK) {
 		log_blob("direct finalize read", row->blob_name, &r);
-		/* Another ETag now: the bytes changed under the read. */
-		return r.status == BLOB_CONDITION_NOT_MET ? PROTO_UNAVAILABLE : from_blob(&r);
+		/* Another ETag now: the blob changed under the read. */
+		return r.status == BLOB_CONDITION_NOT_MET ? PROTO_RETRY : from_blob(&r);
 	}
 	if (h.bytes != p->size)
-		return PROTO_UNAVAILABLE;
+		return PROTO_RETRY;
 	sha256_digest(&h.sha, sizeof digest, digest);
-	hex_lower(digest, sizeof digest, sha256_hex);
-	if (row->declared_sha256[0] != '\0' && strcmp(row->declared_sha256, sha256_hex) != 0)
+	md5_digest(&h.md5, sizeof md5, md5);
+	hex_lower(digest, sizeof digest, v->sha256_hex);
+	v->size = h.bytes;
+	if ((row->declared_sha256[0] != '\0' && strcmp(row->declared_sha256, v->sha256_hex) != 0) ||
+	    (row->etag[0] != '\0' && strcmp(row->sha256, v->sha256_hex) != 0))
 		return PROTO_DIGEST_MISMATCH;
-	return PROTO_OK;
+	if (base64_encode(md5, sizeof md5, &b64) != BASE64_OK ||
+	    copy_cstr(v->md5_b64, sizeof v->md5_b64, buf_cstr(&b64)) != 0)
+		pr = PROTO_FAILED;
+	buf_free(&b64);
+	return pr;
+}
+
+/* The blob describes itself as a server upload's does: metadata size and
+ * sha256 only, the intent's Content-Type, the MD5 of its bytes, and no
+ * other content header. */
+static int
+server_headers_hold(const struct blob_props *p, const char *content_type, const struct verified *v)
+{
+	return p->meta_count == 2 && p->meta_size == (int64_t)v->size &&
+	       strcmp(p->meta_sha256, v->sha256_hex) == 0 && strcmp(p->content_type, content_type) == 0 &&
+	       !p->content_extras && strcmp(p->content_md5, v->md5_b64) == 0;
+}
+
+/*
+ * Replace the client's metadata and content headers with the server's,
+ * each step under If-Match on the ETag before it, so the bytes stay the
+ * ones just hashed.  Both steps change the ETag: v->etag receives the last,
+ * which is what finalize records (after this, never before).  Only a blob
+ * that does not hold the server's values already is changed, so concurrent
+ * finalizes change it at most twice between them and all end on one ETag.
+ * PROTO_RETRY: another finalize changed it first.
+ */
+static enum proto_result
+rewrite_headers(struct services *s, const char *blob_name, const char *content_type,
+		const struct blob_props *p, struct verified *v)
+{
+	char size[24], mid_etag[DOC_ETAG_MAX];
+	const struct blob_meta meta[] = { { "size", size }, { "sha256", v->sha256_hex } };
+	struct blob_result r;
+
+	if (server_headers_hold(p, content_type, v))
+		return copy_cstr(v->etag, sizeof v->etag, p->etag) == 0 ? PROTO_OK : PROTO_FAILED;
+	snprintf(size, sizeof size, "%llu", (unsigned long long)v->size);
+	if (blob_set_metadata(s->blob, blob_name, meta, ARRAY_LEN(meta), p->etag, mid_etag, &r) != BLOB_OK ||
+	    blob_set_content_headers(s->blob, blob_name, content_type, v->md5_b64, mid_etag, v->etag,
+				     &r) != BLOB_OK) {
+		if (r.status == BLOB_CONDITION_NOT_MET)
+			return PROTO_RETRY;
+		log_blob("direct finalize headers", blob_name, &r);
+		return from_blob(&r) == PROTO_OK ? PROTO_FAILED : from_blob(&r);
+	}
+	return v->etag[0] != '\0' ? PROTO_OK : PROTO_FAILED;
 }
 
 /*
@@ -233,17 +356,15 @@ load_intent(struct services *s, uint64_t doc_id, const char *owner, struct doc *
 	return row->route == UPLOAD_VIA_DIRECT && row->document_id == doc_id ? PROTO_OK : PROTO_NOT_FOUND;
 }
 
-/* Record, flip, mark ready: the steps after the bytes proved themselves. */
+/* Flip and mark ready: the steps after the triple is recorded.  Both may
+ * run again: the tag is set, not guarded, and a lost ready race is read
+ * back by the caller. */
 static enum proto_result
-commit_direct(struct services *s, const struct direct_row *row, const struct blob_props *p,
-	      const char *sha256_hex)
+commit_direct(struct services *s, const struct direct_row *row, const struct verified *v)
 {
 	enum db_err e;
 	enum proto_result pr;
 
-	e = direct_record(s->db, row->blob_name, row->holder, p->etag, p->size, sha256_hex);
-	if (e != DB_OK)
-		return e == DB_CONFLICT ? PROTO_UNAVAILABLE : from_db(e);
 	if (FAILPOINT("direct.after_record"))
 		return PROTO_UNAVAILABLE;
 	if ((pr = tag_committed(s, row->blob_name)) != PROTO_OK)
@@ -251,25 +372,43 @@ commit_direct(struct services *s, const struct direct_row *row, const struct blo
 	if (FAILPOINT("direct.after_tag"))
 		return PROTO_UNAVAILABLE;
 	/* The request that made the intent may have carried a key. */
-	e = docs_mark_ready(s->db, row->document_id, row->blob_name, row->holder, p->size, sha256_hex,
-			    p->etag, READY_ALL);
+	e = docs_mark_ready(s->db, row->document_id, row->blob_name, row->holder, v->size, v->sha256_hex,
+			    v->etag, READY_ALL);
 	return e == DB_CONFLICT ? PROTO_UNAVAILABLE : from_db(e);
 }
 
-enum proto_result
-direct_finalize(struct services *s, uint64_t doc_id, const char *owner, struct doc *out)
+/* A blob that is not one Put Blob goes at once (its intent stays, so the
+ * client may upload again while its SAS lasts); one that changed since it
+ * was read is left to the sweeper's If-Match. */
+static void
+refuse_blob(struct services *s, const char *blob_name, const struct blob_props *p)
 {
-	char sha256_hex[DOC_SHA256_HEX];
+	struct blob_result r;
+
+	if (blob_delete(s->blob, blob_name, NULL, p->etag, &r) != BLOB_OK)
+		log_blob("direct refused blob left for the sweeper:", blob_name, &r);
+	else
+		log_info("direct upload %s refused (%s%s): deleted", blob_name, p->blob_type,
+			 p->copied ? ", a copy" : "");
+}
+
+/*
+ * One look at the intent and its blob, and as far as it can go.
+ * PROTO_RETRY: something changed under it (another finalize); look again.
+ */
+static enum proto_result
+finalize_once(struct services *s, uint64_t doc_id, const char *owner, struct doc *d)
+{
 	struct direct_row row;
 	struct blob_props p;
 	struct blob_result r;
+	struct verified v;
 	enum proto_result pr;
 	enum db_err e;
 
-	start_deadline(s);
-	if ((pr = load_intent(s, doc_id, owner, out, &row)) != PROTO_OK)
+	if ((pr = load_intent(s, doc_id, owner, d, &row)) != PROTO_OK)
 		return pr;
-	if (out->status == DOC_STATUS_READY)
+	if (d->status == DOC_STATUS_READY)
 		return PROTO_OK;	/* finalized before: the same answer */
 	if (row.state != REGISTRY_PENDING)
 		return PROTO_UNAVAILABLE;	/* the sweeper holds it */
@@ -279,12 +418,53 @@ direct_finalize(struct services *s, uint64_t doc_id, const char *owner, struct d
 		log_blob("direct finalize properties", row.blob_name, &r);
 		return from_blob(&r);
 	}
-	if ((pr = verify_bytes(s, &row, &p, sha256_hex)) != PROTO_OK)
+	memset(&v, 0, sizeof v);
+	if (row.etag[0] != '\0' && strcmp(row.etag, p.etag) == 0) {
+		/* Recorded by an earlier finalize that did not finish: the
+		 * bytes and headers are the ones it verified and wrote. */
+		v.size = row.size;
+		if (copy_cstr(v.sha256_hex, sizeof v.sha256_hex, row.sha256) != 0 ||
+		    copy_cstr(v.etag, sizeof v.etag, row.etag) != 0)
+			return PROTO_FAILED;
+		return commit_direct(s, &row, &v);
+	}
+	if ((pr = check_shape(s, row.blob_name, &p)) != PROTO_OK) {
+		if (pr == PROTO_NOT_ONE_PUT)
+			refuse_blob(s, row.blob_name, &p);
 		return pr;
-	pr = commit_direct(s, &row, &p, sha256_hex);
-	/* A finalize that lost a race with another finalize of the same
-	 * intent answers as that one did. */
-	if ((e = docs_get(s->db, doc_id, out)) != DB_OK)
-		return pr == PROTO_OK ? from_db(e) : pr;
-	return out->status == DOC_STATUS_READY ? PROTO_OK : (pr == PROTO_OK ? PROTO_FAILED : pr);
+	}
+	if ((pr = verify_bytes(s, &row, &p, &v)) != PROTO_OK ||
+	    (pr = rewrite_headers(s, row.blob_name, d->content_type, &p, &v)) != PROTO_OK)
+		return pr;
+	e = direct_record(s->db, row.blob_name, row.holder, row.etag, v.etag, v.size, v.sha256_hex);
+	if (e == DB_CONFLICT)
+		return PROTO_RETRY;	/* another triple since, or the sweeper: look again */
+	if (e != DB_OK)
+		return from_db(e);
+	return commit_direct(s, &row, &v);
+}
+
+enum proto_result
+direct_finalize(struct services *s, uint64_t doc_id, const char *owner, struct doc *out)
+{
+	enum proto_result pr = PROTO_RETRY;
+	enum db_err e;
+	int tries;
+
+	start_deadline(s);
+	for (tries = 0; tries < FINALIZE_TRIES && pr == PROTO_RETRY; tries++)
+		pr = finalize_once(s, doc_id, owner, out);
+	if (pr == PROTO_RETRY)
+		pr = PROTO_UNAVAILABLE;
+	if (pr == PROTO_OK && out->status == DOC_STATUS_READY)
+		return PROTO_OK;
+	/* A finalize that lost the ready step to another finalize of the same
+	 * intent (or to the sweeper's roll forward) answers as that one did. */
+	if (pr == PROTO_UNAVAILABLE || pr == PROTO_OK) {
+		if ((e = docs_get(s->db, doc_id, out)) != DB_OK)
+			return pr == PROTO_OK ? from_db(e) : pr;
+		if (out->status == DOC_STATUS_READY)
+			return PROTO_OK;
+	}
+	return pr == PROTO_OK ? PROTO_FAILED : pr;
 }

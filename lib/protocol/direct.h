@@ -19,9 +19,10 @@
 #include "base/buf.h"
 #include "base/compat.h"
 #include "protocol/protocol.h"
+#include "registry/docs_db.h"
 
 /* Clock skew allowed between bindery and storage on the SAS's expiry. */
-#define DIRECT_SAS_SKEW_S 300
+#define DIRECT_SAS_SKEW_S DOCS_SAS_SKEW_S
 
 struct direct_request {
 	struct span name;		/* checked by the caller */
@@ -41,21 +42,31 @@ struct direct_grant {
 
 /*
  * POST /documents/direct: the intent and a create-only SAS URL for its blob
- * appended to upload_url.  PROTO_NAME_TAKEN, PROTO_IDEM_MISMATCH (the key
- * named another request), PROTO_UNAVAILABLE.  A retry with the same key
- * answers the same intent (its lease renewed with the fresh SAS's expiry
- * while it is pending).
+ * appended to upload_url; the grant is recorded before the URL is signed.
+ * PROTO_NAME_TAKEN, PROTO_IDEM_MISMATCH (the key named another request, or
+ * was a server create's), PROTO_GONE (the key's intent is over and its rows
+ * are gone), PROTO_UNAVAILABLE.  A retry with the same key answers the same
+ * intent: while it is pending with a fresh SAS (recorded, its lease renewed
+ * to outlive it); once finalized with the URL handed out last, re-signed
+ * at its recorded time (no new SAS).
  */
 BINDERY_NODISCARD enum proto_result direct_create(struct services *s, const struct direct_request *req,
 						  struct buf *upload_url, struct direct_grant *out);
 
 /*
  * POST /documents/{id}/finalize: PROTO_OK with the ready document in *out
- * (also when it was already ready: finalize is idempotent).  PROTO_NOT_FOUND
- * (no such direct document of owner's), PROTO_NOT_UPLOADED (no blob yet),
- * PROTO_SIZE_MISMATCH, PROTO_DIGEST_MISMATCH (the intent stays as it is
- * and expires), PROTO_UNAVAILABLE (the bytes changed while they were read,
- * or the sweeper has the intent).
+ * (also when it was already ready, when an earlier finalize died after any
+ * step, or when another finalize ran at the same time: it is idempotent).
+ * Only one Put Blob of a block blob is accepted; finalize hashes its bytes,
+ * replaces the client's metadata and content headers with the server's
+ * (If-Match at each step), then records (ETag after that, size, SHA-256),
+ * sets the tag and marks the document ready pinned to that ETag.
+ * PROTO_NOT_FOUND (no such direct document of owner's), PROTO_NOT_UPLOADED
+ * (no blob yet), PROTO_NOT_ONE_PUT (a page or append blob, a copy, or a
+ * blob with snapshots: deleted, the intent stays for another upload),
+ * PROTO_SIZE_MISMATCH, PROTO_DIGEST_MISMATCH (the intent stays as it is and
+ * expires), PROTO_UNAVAILABLE (storage or the database failed, or the
+ * sweeper has the intent).
  */
 BINDERY_NODISCARD enum proto_result direct_finalize(struct services *s, uint64_t doc_id, const char *owner,
 						    struct doc *out);

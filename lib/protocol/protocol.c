@@ -488,7 +488,7 @@ create_decide(const struct create_facts *f)
 {
 	if (!f->key_found)
 		return f->name_taken ? CREATE_NAME_TAKEN : CREATE_NEW_INTENT;
-	if (!f->same_name || !f->same_type)
+	if (!f->same_name || !f->same_type || !f->same_route)
 		return CREATE_KEY_MISMATCH;
 	if (f->key_finished)
 		return CREATE_REPLAY_RECORD;
@@ -551,8 +551,11 @@ read_key_facts(struct services *s, struct create_req *c)
 	f->same_name = span_eq_cstr(c->name, c->key.doc_name);
 	f->same_type = c->key.content_type[0] == '\0' ||
 		       strcmp(c->key.content_type, c->body->content_type) == 0;
+	/* A direct intent's bytes are the client's, written under a SAS: a
+	 * server create never resumes one, nor answers with its document. */
+	f->same_route = c->key.route == UPLOAD_VIA_SERVER;
 	f->key_finished = c->key.status_code != 0;
-	if (!f->same_name || !f->same_type || f->key_finished)
+	if (!f->same_name || !f->same_type || !f->same_route || f->key_finished)
 		return PROTO_OK;
 	e = blobs_get(s->db, c->key.blob_name, &c->row);
 	if (e == DB_NOT_FOUND)

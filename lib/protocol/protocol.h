@@ -43,6 +43,9 @@ enum proto_result {
 	PROTO_NOT_UPLOADED,	/* 409 not_uploaded: finalize found no blob at the name */
 	PROTO_SIZE_MISMATCH,	/* 422: the blob is not the declared size */
 	PROTO_DIGEST_MISMATCH,	/* 422: the bytes' SHA-256 is not the declared one */
+	PROTO_NOT_ONE_PUT,	/* 422 not_one_put_blob: not one Put Blob of a block blob */
+	PROTO_GONE,		/* 410 upload_gone: the key's intent is over, its rows gone */
+	PROTO_RETRY,		/* internal to an operation: look again; never returned */
 };
 
 struct proto_body {
@@ -81,6 +84,7 @@ struct create_facts {
 	int name_taken;		/* step 1 was refused: the name (or the key) exists */
 	int same_name;		/* the record is for this document name */
 	int same_type;		/* ... and this Content-Type (or an older record knows none) */
+	int same_route;		/* ... written by a server create, not a direct intent */
 	int key_finished;	/* the record holds a final answer */
 	int row_found;		/* the registry row of the record's blob name exists */
 	enum registry_state row_state;

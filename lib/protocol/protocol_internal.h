@@ -44,7 +44,10 @@ void start_deadline(struct services *s);
 
 /* Is the blob named ours: the bytes info describes?  (A retried create-only
  * call that was refused may have been refused by our own first attempt.)
- * When it is, info's etag receives the blob's. */
+ * When it is, info's etag receives the blob's.  It reads the metadata our
+ * committing call wrote, so it is only for names no SAS can write: never a
+ * direct intent's (routes never mix: create_decide refuses a direct key,
+ * and direct finalize hashes the bytes instead). */
 int blob_matches(struct services *s, const char *blob_name, struct blob_upload_info *info);
 
 /* Step 3: flip the tag to committed, guarded by pending; PROTO_OK also when

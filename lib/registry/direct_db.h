@@ -15,6 +15,18 @@
 #include "base/state.h"
 #include "registry/docs_db.h"
 
+/*
+ * One create-only SAS for a blob name, recorded before it is handed out
+ * (sql/013): signed at `signed_at` (Unix seconds), valid until `expires`.
+ * No direct blob is retired before its latest grant has expired (+ the
+ * skew, DOCS_SAS_SKEW_S), and a replay answers with the URL signed at
+ * exactly the recorded time.
+ */
+struct direct_sas_grant {
+	int64_t signed_at;
+	int64_t expires;
+};
+
 /* What a direct create declares. */
 struct direct_new {
 	struct span name;
@@ -25,6 +37,7 @@ struct direct_new {
 	const char *sha256;		/* lower-case hex, or NULL: not declared */
 	const char *idem_key;		/* or NULL */
 	struct lease lease;		/* holder and SAS expiry + skew + sweep_cutoff */
+	struct direct_sas_grant grant;	/* the SAS about to be handed out */
 };
 
 /*
@@ -45,19 +58,35 @@ struct direct_row {
 	char declared_sha256[DOC_SHA256_HEX];	/* "" when not declared */
 	char holder[DOC_HOLDER_MAX];
 	char etag[DOC_ETAG_MAX];		/* "" until finalize recorded the triple */
+	uint64_t size;				/* the recorded triple's (0 before) */
+	char sha256[DOC_SHA256_HEX];		/* ... "" before */
 	int64_t expires_unix;			/* the lease's end; 0 when not pending */
+	struct direct_sas_grant grant;		/* the latest SAS granted; 0s: none */
 };
 
 /* The registry row of blob_name.  DB_NOT_FOUND when there is none. */
 BINDERY_NODISCARD enum db_err direct_get(struct db *db, const char *blob_name, struct direct_row *out);
 
 /*
+ * A pending intent's fresh SAS (an Idempotency-Key retry): the lease
+ * renewed to outlive it and the grant recorded, in one statement on the
+ * row holder still holds, before the SAS is handed out.  DB_CONFLICT: the
+ * row is no longer this intent's.
+ */
+BINDERY_NODISCARD enum db_err direct_renew_grant(struct db *db, const char *blob_name, const struct lease *l,
+						 const struct direct_sas_grant *g);
+
+/*
  * Record what finalize verified: etag, size and sha256 of the bytes at the
- * name, on the pending direct row holder still holds.  DB_CONFLICT: the row
- * is no longer this intent's (the sweeper claimed it).
+ * name, on the pending direct row holder still holds, in place of what the
+ * row recorded when finalize read it (was_etag, "" for nothing).  Recording
+ * the same triple again is DB_OK (a retried or concurrent finalize).
+ * DB_CONFLICT: the row is no longer this intent's (the sweeper claimed it)
+ * or another triple was recorded since it was read.
  */
 BINDERY_NODISCARD enum db_err direct_record(struct db *db, const char *blob_name, const char *holder,
-					    const char *etag, uint64_t size, const char *sha256_hex);
+					    const char *was_etag, const char *etag, uint64_t size,
+					    const char *sha256_hex);
 
 /* The owner's pending direct intent of document name: *doc_id, 0 when none. */
 BINDERY_NODISCARD enum db_err direct_find_pending(struct db *db, struct span name, const char *owner,

@@ -408,8 +408,13 @@ static const char sql_doc_point[] =
 	"UPDATE documents SET blob_name = ?, size = ?, sha256 = ?, blob_etag = ?, content_type = ?,"
 	" version = version + 1, updated_at = NOW(6)"
 	" WHERE id = ? AND version = ? AND status = 'ready'";
+/* Never before the latest create SAS granted for the name has expired
+ * (sql/013): until then it could create the blob again once it is gone. */
+#define RETIRE_NOT_BEFORE_SAS \
+	"COALESCE(FROM_UNIXTIME(sas_expires + " DOCS_SAS_SKEW_SQL "), '1970-01-01')"
 static const char sql_blob_retire[] =
-	"UPDATE blobs SET state = 'retired', retire_after = NOW(6) + INTERVAL ? SECOND"
+	"UPDATE blobs SET state = 'retired',"
+	" retire_after = GREATEST(NOW(6) + INTERVAL ? SECOND, " RETIRE_NOT_BEFORE_SAS ")"
 	" WHERE name = ? AND state = 'committed'";
 
 /* Commit on DB_OK, roll back otherwise; the result of the whole transaction. */
@@ -523,7 +528,7 @@ docs_replace_commit(struct db *db, uint64_t doc_id, const struct replace_blob *n
 }
 
 static const char sql_retire_pending_now[] =
-	"UPDATE blobs SET state = 'retired', retire_after = NOW(6)"
+	"UPDATE blobs SET state = 'retired', retire_after = GREATEST(NOW(6), " RETIRE_NOT_BEFORE_SAS ")"
 	" WHERE name = ? AND state = 'pending' AND holder = ?";
 
 enum db_err
@@ -683,7 +688,7 @@ static const char sql_idem_get[] =
 	" COALESCE(content_type, ''), COALESCE(status_code, 0), COALESCE(sha256, ''),"
 	" status_code IS NOT NULL AND created_at < NOW(6) - INTERVAL ? SECOND,"
 	" COALESCE(answer_size, 0), COALESCE(answer_content_type, ''),"
-	" COALESCE(DATE_FORMAT(answer_created_at, " TIME_FMT "), ''), COALESCE(answer_version, 0)"
+	" COALESCE(DATE_FORMAT(answer_created_at, " TIME_FMT "), ''), COALESCE(answer_version, 0), route"
 	" FROM idempotency_keys WHERE owner = ? AND idem_key = ?";
 
 /* The recorded answer as the document it described. */
@@ -708,17 +713,19 @@ enum db_err
 idem_get(struct db *db, const char *owner, const char *key, unsigned ttl, struct idem_row *out)
 {
 	uint64_t expired = 0;
+	char route[16] = "";
 	struct db_col c[] = { DBC_U64(&out->document_id), DBC_STR(out->blob_name),
 			      DBC_STR(out->doc_name), DBC_STR(out->content_type),
 			      DBC_U64(&out->status_code), DBC_STR(out->sha256), DBC_U64(&expired),
 			      DBC_U64(&out->answer.size), DBC_STR(out->answer.content_type),
-			      DBC_STR(out->answer.created_at), DBC_U64(&out->answer.version) };
+			      DBC_STR(out->answer.created_at), DBC_U64(&out->answer.version), DBC_STR(route) };
 	struct db_param p[] = { DBP_U64(ttl), DBP_STR(owner), DBP_STR(key) };
 	enum db_err e;
 
 	memset(out, 0, sizeof *out);
 	e = db_query(db, sql_idem_get, p, ARRAY_LEN(p), c, ARRAY_LEN(c), NULL, NULL);
 	if (e == DB_OK) {
+		out->route = upload_route_from_name(route);
 		out->expired = expired != 0;
 		idem_answer(out, owner);
 	}

@@ -197,10 +197,19 @@ struct replace_blob {
 };
 
 /*
+ * The storage clock skew a SAS's expiry is given (DESIGN: direct uploads):
+ * a grant counts as valid until its expiry plus this.  Every retirement
+ * waits for the latest create SAS of the blob (blobs.sas_expires) plus
+ * this, whatever grace it was given.
+ */
+#define DOCS_SAS_SKEW_S 300
+#define DOCS_SAS_SKEW_SQL "300"
+
+/*
  * Replace commit, one transaction: the ready document points at nb->name
  * (conditional on the version it was read at, one row), the new blob's row
  * pending -> committed (held by nb->holder, one row), the old blob committed
- * -> retired with retire_after = now + grace.  expected_version 0 means last
+ * -> retired with retire_after = now + grace (or the SAS's end, later).  expected_version 0 means last
  * writer wins.  A concurrent replace or delete that commits between the read
  * and the change makes the transaction run again (bounded).  DB_NOT_FOUND:
  * no such ready document.  DB_CONFLICT with *stale set: the version did not
@@ -256,6 +265,7 @@ struct idem_row {
 	char blob_name[DOC_BLOB_NAME_MAX];
 	char doc_name[DOC_NAME_MAX];
 	char content_type[DOC_CTYPE_MAX];	/* the request's; "" when unknown (older rows) */
+	enum upload_route route;	/* the route of the request that wrote it */
 	uint64_t status_code;		/* 0 while unfinished */
 	char sha256[DOC_SHA256_HEX];	/* the body's, once finished */
 	int expired;			/* finished and older than the TTL: as if absent */

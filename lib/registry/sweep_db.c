@@ -370,7 +370,9 @@ sweep_db_count_expired_keys(struct db *db, const char *prefix, unsigned ttl, uin
 }
 
 static const char sql_retire_claimed[] =
-	"UPDATE blobs SET state = 'retired', retire_after = NOW(6), claimed_by = NULL,"
+	"UPDATE blobs SET state = 'retired',"
+	" retire_after = GREATEST(NOW(6), COALESCE(FROM_UNIXTIME(sas_expires + " DOCS_SAS_SKEW_SQL "),"
+	" '1970-01-01')), claimed_by = NULL,"
 	" lease_until = NULL WHERE name = ? AND state = 'sweeping' AND claimed_by = ?";
 
 enum db_err

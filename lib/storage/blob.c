@@ -46,6 +46,8 @@ static int
 call_headers(const struct blob_call *call, const struct blob_call_args *a,
     struct blob_request *r)
 {
+	size_t i;
+
 	if ((call->header[0] != NULL &&
 	    blob_request_header(r, call->header[0], call->header[1]) != 0) ||
 	    (a->body != NULL && call->content_type != NULL &&
@@ -53,6 +55,9 @@ call_headers(const struct blob_call *call, const struct blob_call_args *a,
 	    (a->if_tags != NULL && blob_request_header(r, "x-ms-if-tags", a->if_tags) != 0) ||
 	    (a->if_match != NULL && blob_request_header(r, "If-Match", a->if_match) != 0))
 		return -1;
+	for (i = 0; i < a->n_headers; i++)
+		if (blob_request_header(r, a->headers[i][0], a->headers[i][1]) != 0)
+			return -1;
 	return 0;
 }
 
@@ -197,6 +202,129 @@ blob_undelete(struct blob_client *c, const char *name, struct blob_result *res)
 	struct blob_call_args a = { .name = name };
 
 	return blob_call(c, &undelete_call, &a, res);
+}
+
+/* ---- metadata and content headers ------------------------------------------- */
+
+/* A header value we send as given: visible ASCII and spaces, bounded. */
+static int
+blob_header_value_ok(const char *v)
+{
+	size_t i;
+
+	for (i = 0; v[i] != '\0'; i++)
+		if (i >= 1024 || v[i] < ' ' || v[i] > '~')
+			return 0;
+	return 1;
+}
+
+/* The ETag a successful set answered with. */
+static void
+etag_read(const struct blob_answer_headers *rh, void *out)
+{
+	blob_copy_field(out, 128, rh->etag, strlen(rh->etag));
+}
+
+static const struct blob_call set_metadata_call = {
+	.method = "PUT", .target = BLOB_CALL_BLOB, .query = { { "comp", "metadata" } },
+	.empty_body = 1, .read_headers = etag_read,
+};
+
+/* A metadata name: a C identifier ("Set Blob Metadata"), short. */
+static int
+meta_name_ok(const char *name)
+{
+	size_t i;
+
+	if (name == NULL || !(isalpha((unsigned char)name[0]) || name[0] == '_'))
+		return 0;
+	for (i = 0; name[i] != '\0'; i++)
+		if (i >= 64 || !(isalnum((unsigned char)name[i]) || name[i] == '_'))
+			return 0;
+	return 1;
+}
+
+int
+blob_set_metadata(struct blob_client *c, const char *name,
+    const struct blob_meta *meta, size_t n, const char *if_match,
+    char *new_etag, struct blob_result *res)
+{
+	char names[BLOB_MAX_META][80];
+	const char *hdr[BLOB_MAX_META][2];
+	struct blob_call_args a = { .name = name, .if_match = if_match,
+	    .headers = hdr, .n_headers = n, .out = new_etag };
+	size_t i;
+
+	blob_result_clear(res);
+	new_etag[0] = '\0';
+	if (n > BLOB_MAX_META || if_match == NULL || if_match[0] == '\0')
+		return blob_result_set(res, BLOB_BAD_INPUT, "bad metadata or no ETag");
+	for (i = 0; i < n; i++) {
+		if (!meta_name_ok(meta[i].name) || meta[i].value == NULL ||
+		    !blob_header_value_ok(meta[i].value))
+			return blob_result_set(res, BLOB_BAD_INPUT, "bad metadata");
+		snprintf(names[i], sizeof names[i], "x-ms-meta-%s", meta[i].name);
+		hdr[i][0] = names[i];
+		hdr[i][1] = meta[i].value;
+	}
+	return blob_call(c, &set_metadata_call, &a, res);
+}
+
+static const struct blob_call set_properties_call = {
+	.method = "PUT", .target = BLOB_CALL_BLOB, .query = { { "comp", "properties" } },
+	.empty_body = 1, .read_headers = etag_read,
+};
+
+int
+blob_set_content_headers(struct blob_client *c, const char *name,
+    const char *content_type, const char *content_md5_b64, const char *if_match,
+    char *new_etag, struct blob_result *res)
+{
+	const char *hdr[2][2] = { { "x-ms-blob-content-type", content_type },
+	    { "x-ms-blob-content-md5", content_md5_b64 } };
+	struct blob_call_args a = { .name = name, .if_match = if_match,
+	    .headers = hdr, .n_headers = content_md5_b64 ? 2 : 1, .out = new_etag };
+
+	blob_result_clear(res);
+	new_etag[0] = '\0';
+	if (content_type == NULL || !blob_header_value_ok(content_type) ||
+	    (content_md5_b64 && !blob_header_value_ok(content_md5_b64)) ||
+	    if_match == NULL || if_match[0] == '\0')
+		return blob_result_set(res, BLOB_BAD_INPUT, "bad content headers or no ETag");
+	return blob_call(c, &set_properties_call, &a, res);
+}
+
+struct snapshot_count {
+	const char *name;
+	unsigned n;
+};
+
+static int
+count_snapshot(void *ctx, const struct blob_list_item *it)
+{
+	struct snapshot_count *sc = ctx;
+
+	if (it->snapshot[0] != '\0' && strcmp(it->name, sc->name) == 0)
+		sc->n++;
+	return 0;
+}
+
+int
+blob_count_snapshots(struct blob_client *c, const char *name, unsigned *count,
+    struct blob_result *res)
+{
+	struct snapshot_count sc = { name, 0 };
+	int rc;
+
+	*count = 0;
+	blob_result_clear(res);
+	if (!blob_name_ok(name))
+		return blob_result_set(res, BLOB_BAD_INPUT, "bad blob name");
+	/* The prefix also lists longer names; only this one's count. */
+	rc = blob_list(c, name, BLOB_LIST_SNAPSHOTS, count_snapshot, &sc, res);
+	if (rc == BLOB_OK)
+		*count = sc.n;
+	return rc;
 }
 
 /* ---- tags ------------------------------------------------------------------- */
@@ -405,6 +533,7 @@ struct list_parse {
 	struct buf name;
 	char etag[128];
 	char sha[65];
+	char snapshot[64];
 	uint64_t size;
 	struct blob_tag_set tags;
 	struct blob_tag tagv[BLOB_MAX_TAGS];
@@ -423,7 +552,7 @@ list_start(void *ctx, const char *path)
 
 	if (strcmp(path, "/EnumerationResults/Blobs/Blob") == 0) {
 		buf_reset(&lp->name);
-		lp->etag[0] = lp->sha[0] = '\0';
+		lp->etag[0] = lp->sha[0] = lp->snapshot[0] = '\0';
 		lp->size = 0;
 		/* A Tag without Key or Value must not inherit the last blob's. */
 		memset(&lp->tags, 0, sizeof lp->tags);
@@ -465,7 +594,9 @@ list_end(void *ctx, const char *path, const char *text, size_t len)
 		int64_t v = blob_parse_decimal(text, len);
 
 		lp->size = v > 0 ? (uint64_t)v : 0;
-	} else if (strcmp(rest, "/Properties/Etag") == 0)
+	} else if (strcmp(rest, "/Snapshot") == 0)
+		blob_copy_field(lp->snapshot, sizeof lp->snapshot, text, len);
+	else if (strcmp(rest, "/Properties/Etag") == 0)
 		blob_copy_field(lp->etag, sizeof lp->etag, text, len);
 	else if (strcmp(rest, "/Metadata/sha256") == 0)
 		blob_copy_field(lp->sha, sizeof lp->sha, text, len);
@@ -495,6 +626,7 @@ list_end(void *ctx, const char *path, const char *text, size_t len)
 			it.size = lp->size;
 			it.etag = lp->etag;
 			it.meta_sha256 = lp->sha;
+			it.snapshot = lp->snapshot;
 			it.tags = lp->tagv;
 			it.ntags = lp->tags.n;
 			if (lp->on_item(lp->ctx, &it) != 0)
@@ -588,10 +720,11 @@ blob_list(struct blob_client *c, const char *prefix, unsigned include,
 	blob_result_clear(res);
 	if (on_item == NULL)
 		return blob_result_set(res, BLOB_BAD_INPUT, "no callback");
-	snprintf(inc, sizeof inc, "%s%s%s",
+	snprintf(inc, sizeof inc, "%s%s%s%s",
 	    include & BLOB_LIST_TAGS ? "tags," : "",
 	    include & BLOB_LIST_METADATA ? "metadata," : "",
-	    include & BLOB_LIST_UNCOMMITTED ? "uncommittedblobs," : "");
+	    include & BLOB_LIST_UNCOMMITTED ? "uncommittedblobs," : "",
+	    include & BLOB_LIST_SNAPSHOTS ? "snapshots," : "");
 	if (inc[0])
 		inc[strlen(inc) - 1] = '\0';
 	return blob_list_pages(c, "list", prefix, inc, NULL, on_item, NULL, ctx, res);

@@ -233,6 +233,11 @@ struct blob_props {
 	int64_t meta_size;	/* -1 if absent */
 	char last_modified[64];
 	unsigned tag_count;
+	unsigned meta_count;	/* metadata entries, whatever their names */
+	char blob_type[16];	/* "BlockBlob", "PageBlob", "AppendBlob" */
+	int copied;		/* the blob is (or is becoming) a copy: x-ms-copy-* */
+	int content_extras;	/* Content-Encoding, -Language, -Disposition or
+				 * Cache-Control is set */
 };
 /* Get Blob Properties (a HEAD) into *out, which is reset first. */
 BINDERY_NODISCARD int blob_get_properties(struct blob_client *, const char *name,
@@ -251,6 +256,31 @@ BINDERY_NODISCARD int blob_get(struct blob_client *, const char *name,
     uint64_t range_start, uint64_t range_len, const char *if_match,
     blob_headers_fn on_headers, blob_data_fn on_data, void *ctx,
     struct blob_result *res);
+
+/* One metadata entry; names are C identifiers, values visible ASCII.  At
+ * most BLOB_MAX_META in one call. */
+#define BLOB_MAX_META 8
+struct blob_meta {
+	const char *name;
+	const char *value;
+};
+/* Set Blob Metadata: the blob's metadata becomes exactly meta[0..n), only
+ * while its ETag is if_match (required; another is BLOB_CONDITION_NOT_MET).
+ * The ETag changes: new_etag (128 bytes) receives the new one. */
+BINDERY_NODISCARD int blob_set_metadata(struct blob_client *, const char *name,
+    const struct blob_meta *meta, size_t n, const char *if_match,
+    char *new_etag, struct blob_result *res);
+/* Set Blob Properties: Content-Type becomes content_type and the stored
+ * Content-MD5 content_md5_b64 (NULL: none); every other content header
+ * (encoding, language, disposition, cache control) is cleared.  Only while
+ * the ETag is if_match (required); new_etag (128 bytes) receives the new. */
+BINDERY_NODISCARD int blob_set_content_headers(struct blob_client *,
+    const char *name, const char *content_type, const char *content_md5_b64,
+    const char *if_match, char *new_etag, struct blob_result *res);
+/* Snapshots of exactly the blob name (List Blobs, include=snapshots):
+ * their number into *count. */
+BINDERY_NODISCARD int blob_count_snapshots(struct blob_client *,
+    const char *name, unsigned *count, struct blob_result *res);
 
 /* Delete the blob and its snapshots.  if_tags (e.g. "\"state\" = 'pending'")
  * and if_match (an ETag) are optional; unmet -> BLOB_CONDITION_NOT_MET. */
@@ -271,12 +301,14 @@ enum {
 	BLOB_LIST_TAGS = 1,
 	BLOB_LIST_METADATA = 2,
 	BLOB_LIST_UNCOMMITTED = 4,
+	BLOB_LIST_SNAPSHOTS = 8,
 };
 struct blob_list_item {		/* all borrowed for the callback's duration */
 	const char *name;
 	uint64_t size;
 	const char *etag;
 	const char *meta_sha256;	/* "" unless BLOB_LIST_METADATA and present */
+	const char *snapshot;		/* the snapshot's time; "" for the blob itself */
 	const struct blob_tag *tags;	/* only with BLOB_LIST_TAGS */
 	size_t ntags;
 };

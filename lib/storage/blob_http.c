@@ -316,6 +316,8 @@ on_header_line(char *line, size_t size, size_t nmemb, void *ud)
 	nlen = (size_t)(colon - line);
 	name.ptr = line;
 	name.len = nlen;
+	if (nlen > 10 && strncasecmp(line, "x-ms-meta-", 10) == 0)
+		rh->meta_count++;
 	v = colon + 1;
 	while (v < line + n && (*v == ' ' || *v == '\t'))
 		v++;
@@ -334,6 +336,16 @@ on_header_line(char *line, size_t size, size_t nmemb, void *ud)
 		blob_copy_field(rh->content_md5, sizeof rh->content_md5, v, n);
 	else if (span_eq_nocase_cstr(name, "x-ms-blob-content-md5"))
 		blob_copy_field(rh->blob_content_md5, sizeof rh->blob_content_md5, v, n);
+	else if (span_eq_nocase_cstr(name, "x-ms-blob-type"))
+		blob_copy_field(rh->blob_type, sizeof rh->blob_type, v, n);
+	else if (span_eq_nocase_cstr(name, "x-ms-copy-id") ||
+	    span_eq_nocase_cstr(name, "x-ms-copy-status"))
+		rh->copied = 1;
+	else if (span_eq_nocase_cstr(name, "Content-Encoding") ||
+	    span_eq_nocase_cstr(name, "Content-Language") ||
+	    span_eq_nocase_cstr(name, "Content-Disposition") ||
+	    span_eq_nocase_cstr(name, "Cache-Control"))
+		rh->content_extras = 1;
 	else if (span_eq_nocase_cstr(name, "x-ms-meta-sha256"))
 		blob_copy_field(rh->meta_sha256, sizeof rh->meta_sha256, v, n);
 	else if (span_eq_nocase_cstr(name, "Last-Modified"))
@@ -388,6 +400,11 @@ blob_props_from_answer(const struct blob_answer_headers *rh, struct blob_props *
 	blob_copy_field(p->last_modified, sizeof p->last_modified, rh->last_modified,
 	    strlen(rh->last_modified));
 	p->tag_count = rh->tag_count;
+	p->meta_count = rh->meta_count;
+	blob_copy_field(p->blob_type, sizeof p->blob_type, rh->blob_type,
+	    strlen(rh->blob_type));
+	p->copied = rh->copied;
+	p->content_extras = rh->content_extras;
 }
 
 int

@@ -56,6 +56,10 @@ struct blob_answer_headers {
 	int64_t content_length;
 	int64_t range_total;
 	unsigned tag_count;
+	unsigned meta_count;		/* x-ms-meta-* headers, whatever their names */
+	char blob_type[16];		/* x-ms-blob-type: BlockBlob, PageBlob, AppendBlob */
+	int copied;			/* x-ms-copy-id or x-ms-copy-status came */
+	int content_extras;		/* Content-Encoding, -Language, -Disposition or Cache-Control came */
 	long retry_after_ms;
 };
 
@@ -299,6 +303,8 @@ struct blob_call_args {
 	const char *if_tags;		/* x-ms-if-tags */
 	const char *if_match;		/* If-Match */
 	const struct buf *body;
+	const char *const (*headers)[2];	/* more (name, value) headers, n_headers of them */
+	size_t n_headers;
 	void *out;			/* for read_headers or read_body */
 };
 

@@ -36,7 +36,9 @@ expected(const struct create_facts *f)
 {
 	if (!f->key_found)	/* no record: the name decides */
 		return f->name_taken ? CREATE_NAME_TAKEN : CREATE_NEW_INTENT;
-	if (!f->same_name || !f->same_type)	/* the fingerprint: name and Content-Type */
+	/* the fingerprint: name, Content-Type and route (a direct intent's key
+	 * is never a server create's) */
+	if (!f->same_name || !f->same_type || !f->same_route)
 		return CREATE_KEY_MISMATCH;
 	if (f->key_finished)
 		return CREATE_REPLAY_RECORD;
@@ -58,14 +60,15 @@ main(void)
 {
 	struct create_facts f;
 	enum create_action a, want;
-	int kf, nt, sn, sty, fin, rf, st, n = 0, wrong = 0, bad_new = 0, bad_replay = 0, bad_touch = 0;
+	int kf, nt, sn, sty, sr, fin, rf, st, n = 0, wrong = 0, bad_new = 0, bad_replay = 0, bad_touch = 0;
 	int bad_ignored = 0;
 
-	/* Every combination: 2 x 2 x 2 x 2 x 2 x 2 x 6 = 384, each asserted. */
+	/* Every combination: 2 x 2 x 2 x 2 x 2 x 2 x 2 x 6 = 768, each asserted. */
 	for (kf = 0; kf < 2; kf++)
 	for (nt = 0; nt < 2; nt++)
 	for (sn = 0; sn < 2; sn++)
 	for (sty = 0; sty < 2; sty++)
+	for (sr = 0; sr < 2; sr++)
 	for (fin = 0; fin < 2; fin++)
 	for (rf = 0; rf < 2; rf++)
 	for (st = 0; st < REGISTRY_STATE_COUNT; st++) {
@@ -74,15 +77,16 @@ main(void)
 		f.name_taken = nt;
 		f.same_name = sn;
 		f.same_type = sty;
+		f.same_route = sr;
 		f.key_finished = fin;
 		f.row_found = rf;
 		f.row_state = (enum registry_state)st;
 		a = create_decide(&f);
 		want = expected(&f);
 		n++;
-		if (!tap_ok(a == want, "key %s, name taken %s, same name %s, same type %s, finished %s,"
-			    " row %s %s -> %s", yes_no(kf), yes_no(nt), yes_no(sn), yes_no(sty),
-			    yes_no(fin), yes_no(rf),
+		if (!tap_ok(a == want, "key %s, name taken %s, same name %s, same type %s, same route %s,"
+			    " finished %s, row %s %s -> %s", yes_no(kf), yes_no(nt), yes_no(sn), yes_no(sty),
+			    yes_no(sr), yes_no(fin), yes_no(rf),
 			    st ? registry_state_name((enum registry_state)st) : "(unknown)",
 			    create_action_name(want))) {
 			tap_diag("got %s", create_action_name(a));
@@ -93,7 +97,10 @@ main(void)
 		if (a == CREATE_NEW_INTENT && (kf || nt))
 			bad_new++;
 		/* An answer is replayed only for this name's and type's key. */
-		if ((a == CREATE_REPLAY_RECORD || a == CREATE_REPLAY_COMMITTED) && !(kf && sn && sty))
+		if ((a == CREATE_REPLAY_RECORD || a == CREATE_REPLAY_COMMITTED) && !(kf && sn && sty && sr))
+			bad_replay++;
+		/* A direct intent's key is never resumed or replayed by a server create. */
+		if (kf && !sr && a != CREATE_KEY_MISMATCH)
 			bad_replay++;
 		/* Another Content-Type under a recorded key is another request. */
 		if (kf && !sty && a != CREATE_KEY_MISMATCH)
@@ -104,7 +111,7 @@ main(void)
 			bad_touch++;
 		/* proto_create reads the row only for an unfinished key of this
 		 * name and type: elsewhere the decision must not depend on it. */
-		if (!(kf && sn && sty && !fin)) {
+		if (!(kf && sn && sty && sr && !fin)) {
 			struct create_facts g = f;
 
 			g.row_found = !rf;
@@ -116,7 +123,7 @@ main(void)
 	 * what the loops made it, so it is reported, never asserted). */
 	tap_ok(wrong == 0, "all %d combinations decided as the table says (%d wrong)", n, wrong);
 	tap_ok(bad_new == 0, "no second intent for a recorded key or a taken name (%d)", bad_new);
-	tap_ok(bad_replay == 0, "answers replay only for the same key, name and Content-Type (%d)",
+	tap_ok(bad_replay == 0, "answers replay only for the same key, name, Content-Type and route (%d)",
 	       bad_replay);
 	tap_ok(bad_touch == 0, "only a pending intent resumes, only a dropped one restarts (%d)",
 	       bad_touch);

@@ -38,6 +38,7 @@ static struct column {
 	{ "blobs", "state", reg_name, REGISTRY_STATE_COUNT, 0 },
 	{ "blobs", "purpose", purpose_name, PURPOSE_COUNT, 0 },
 	{ "blobs", "route", route_name, UPLOAD_ROUTE_COUNT, 0 },
+	{ "idempotency_keys", "route", route_name, UPLOAD_ROUTE_COUNT, 0 },
 	{ "sweep_runs", "result", result_name, SWEEP_RESULT_COUNT, 0 },
 };
 
