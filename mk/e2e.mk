@@ -65,7 +65,12 @@ EXTRA_DIST += tests/e2e/tls_storage.sh tests/tools/clock_skew_storage.py tests/e
 # Direct uploads (issue 13): the curl flow, what the create-only SAS cannot
 # do, finalize's checks, and the sweeper's cells for direct intents.
 E2E_TESTS += tests/e2e/direct.sh
-EXTRA_DIST += tests/e2e/direct.sh tests/bench/bench_direct.sh
+EXTRA_DIST += tests/e2e/direct.sh tests/bench/bench_direct.sh tests/lib/direct.sh
+# ... and what a hostile client does with its SAS: grants outliving rows,
+# keys of another route, finalize's crashes and races, blobs that are not
+# one Put Blob, client metadata (doc/design.md "Direct uploads").
+E2E_TESTS += tests/e2e/direct_hardening.sh
+EXTRA_DIST += tests/e2e/direct_hardening.sh
 
 # The HTTP API as documented (doc/openapi.yaml) against real answers through
 # both servers, and the request log line (issue 15).

@@ -31,6 +31,7 @@ top=${top_srcdir:-$(cd "$here/../.." && pwd)}
 . "$top/tests/lib/tap.sh"
 . "$top/tests/lib/http.sh"
 . "$top/tests/lib/chaos.sh"
+. "$top/tests/lib/direct.sh"
 
 chaos_need_stack
 need_stack BINDERY_TEST_APACHE_URL BINDERY_TEST_TOKEN_OTHER BINDERY_TEST_BIN
@@ -65,48 +66,7 @@ esac
 
 sweep_cutoff=$(sed -n 's/^sweep_cutoff *= *//p' "$BINDERY_CONFIG" | tail -n 1)
 sweep_cutoff=${sweep_cutoff:-900}
-blob_of() { sql "SELECT blob_name FROM documents WHERE id = $1"; }
-blob_exists() { "$blobtool" stat "$1" >/dev/null 2>&1; }
-etag_of() { "$blobtool" stat "$1" | sed -n 's/.* etag=//p'; }
-rows_of() { sql "SELECT (SELECT COUNT(*) FROM documents WHERE blob_name = '$1') + (SELECT COUNT(*) FROM blobs WHERE name = '$1')"; }
 audit() { "$CHAOS_BIN/bindery" -c "$BINDERY_CONFIG" audit --json --prefix "$1" 2>/dev/null; }
-
-# create URL NAME SIZE [SHA256] [CURL-ARGS...]: POST /documents/direct; sets
-# ID, UPLOAD_URL, FINALIZE and PUT_HEADERS (curl -H arguments, from the
-# answer's headers object).
-create() {
-	local url=$1 name=$2 size=$3 sha=${4:-}
-	shift 4 2>/dev/null || shift $#
-	if [ -n "$sha" ]; then
-		jq -cn --arg n "$name" --argjson s "$size" --arg h "$sha" \
-			'{name: $n, size: $s, content_type: "application/x-test", sha256: $h}' >"$work/req.json"
-	else
-		jq -cn --arg n "$name" --argjson s "$size" \
-			'{name: $n, size: $s, content_type: "application/x-test"}' >"$work/req.json"
-	fi
-	req POST "$url/documents/direct" "${JSON[@]}" --data-binary "@$work/req.json" "$@"
-	ID=$(printf '%s' "$HTTP_BODY" | jq -r '.id // empty' 2>/dev/null)
-	UPLOAD_URL=$(printf '%s' "$HTTP_BODY" | jq -r '.upload_url // empty' 2>/dev/null)
-	FINALIZE=$(printf '%s' "$HTTP_BODY" | jq -r '.finalize_url // empty' 2>/dev/null)
-	PUT_HEADERS=()
-	while IFS= read -r h; do
-		[ -n "$h" ] && PUT_HEADERS+=(-H "$h")
-	done < <(printf '%s' "$HTTP_BODY" | jq -r '.headers // {} | to_entries[] | "\(.key): \(.value)"' 2>/dev/null)
-}
-# put FILE [URL] [CURL-ARGS...]: PUT FILE's bytes to the upload URL with
-# the answer's headers; prints the status.
-put() {
-	local file=$1 to=${2:-$UPLOAD_URL}
-	shift 2 2>/dev/null || shift $#
-	curl -s -o "$work/put.out" -w '%{http_code}' -X PUT "${PUT_HEADERS[@]}" "$@" \
-		--data-binary "@$file" "$to"
-}
-# sas_call METHOD URL [CURL-ARGS...]: the status of one request with the SAS.
-sas_call() {
-	local method=$1 to=$2
-	shift 2
-	curl -s -o /dev/null -w '%{http_code}' -X "$method" "$@" "$to"
-}
 
 for server in lighttpd apache; do
 	case $server in
@@ -117,7 +77,7 @@ for server in lighttpd apache; do
 	sum=$(sha "$work/file")
 
 	# ---- the flow ----
-	create "$url" "$RUN-$s-a" "$FILE_SIZE" "" "${CHAOS_AUTH[@]}"
+	direct_create "$url" "$RUN-$s-a" "$FILE_SIZE" "" "${CHAOS_AUTH[@]}"
 	is "$HTTP_CODE" 201 "$s: POST /documents/direct answers 201"
 	like "$ID" '^[0-9]+$' "$s: ... with the document's id"
 	is "$FINALIZE" "/documents/$ID/finalize" "$s: ... its finalize_url"
@@ -157,7 +117,7 @@ for server in lighttpd apache; do
 	is "$HTTP_CODE" 409 "$s: finalize before any upload: 409"
 	is "$(jfield "$HTTP_BODY" error)" not_uploaded "$s: ... not_uploaded"
 
-	is "$(put "$work/file")" 201 "$s: PUT to upload_url with exactly those headers: 201"
+	is "$(direct_put "$work/file")" 201 "$s: PUT to upload_url with exactly those headers: 201"
 	is "$(sas_call GET "$UPLOAD_URL")" 403 "$s: the SAS cannot read the blob (403)"
 	is "$(sas_call PUT "$UPLOAD_URL&comp=tags" -H 'Content-Type: application/xml' \
 		--data-binary '<?xml version="1.0" encoding="utf-8"?><Tags><TagSet><Tag><Key>state</Key><Value>committed</Value></Tag></TagSet></Tags>')" \
@@ -187,7 +147,7 @@ for server in lighttpd apache; do
 	like "$HTTP_BODY" "\"id\":\"$ID\"" "$s: the document is listed"
 	"$blobtool" stat "$blob" >"$work/stat"
 	like "$(cat "$work/stat")" 'tags=1 ' "$s: the blob carries one tag"
-	is "$(put "$work/intruder")" 403 "$s: a second PUT to upload_url after finalize: 403 from storage"
+	is "$(direct_put "$work/intruder")" 403 "$s: a second PUT to upload_url after finalize: 403 from storage"
 	is "$(sas_call PUT "$UPLOAD_URL" -H 'x-ms-blob-type: BlockBlob' --data-binary "@$work/intruder")" 403 \
 		"$s: ... and without If-None-Match storage refuses it (403)"
 
@@ -208,9 +168,9 @@ for server in lighttpd apache; do
 
 	# ---- nothing the client sets is trusted ----
 	head -c 4000 /dev/urandom >"$work/lie"
-	create "$url" "$RUN-$s-lie" 3999 "" "${CHAOS_AUTH[@]}"
+	direct_create "$url" "$RUN-$s-lie" 3999 "" "${CHAOS_AUTH[@]}"
 	PUT_HEADERS=(-H 'x-ms-blob-type: BlockBlob' -H 'x-ms-tags: state=committed' -H 'If-None-Match: *')
-	is "$(put "$work/lie" "" -H "x-ms-meta-sha256: $(sha "$work/lie")" -H 'x-ms-meta-size: 3999')" 201 \
+	is "$(direct_put "$work/lie" "" -H "x-ms-meta-sha256: $(sha "$work/lie")" -H 'x-ms-meta-size: 3999')" 201 \
 		"$s: a PUT tagged committed with metadata claiming size and sha256 lands"
 	req POST "$url$FINALIZE" "${NOBODY[@]}" "${CHAOS_AUTH[@]}"
 	is "$HTTP_CODE" 422 "$s: ... finalize reads the real size: 422"
@@ -219,8 +179,8 @@ for server in lighttpd apache; do
 	is "$HTTP_CODE" 404 "$s: ... the document is not visible"
 	is "$(sql "SELECT status FROM documents WHERE id = $ID")" pending "$s: ... and stays pending"
 
-	create "$url" "$RUN-$s-sha" 5000 "$(sha "$work/file")" "${CHAOS_AUTH[@]}"
-	is "$(put "$work/small")" 201 "$s: a PUT of other bytes than the declared sha256"
+	direct_create "$url" "$RUN-$s-sha" 5000 "$(sha "$work/file")" "${CHAOS_AUTH[@]}"
+	is "$(direct_put "$work/small")" 201 "$s: a PUT of other bytes than the declared sha256"
 	req POST "$url$FINALIZE" "${NOBODY[@]}" "${CHAOS_AUTH[@]}"
 	is "$HTTP_CODE" 422 "$s: ... finalize: 422"
 	is "$(jfield "$HTTP_BODY" error)" sha256_mismatch "$s: ... sha256_mismatch"
@@ -229,9 +189,9 @@ for server in lighttpd apache; do
 	is "$(sql "SELECT COALESCE(etag, 'NULL') FROM blobs WHERE name = '$(blob_of "$ID")'")" NULL \
 		"$s: ... and nothing recorded for the sweeper to roll forward"
 
-	create "$url" "$RUN-$s-okh" 5000 "$(sha "$work/small")" "${CHAOS_AUTH[@]}"
+	direct_create "$url" "$RUN-$s-okh" 5000 "$(sha "$work/small")" "${CHAOS_AUTH[@]}"
 	PUT_HEADERS+=(-H 'x-ms-meta-sha256: 0000000000000000000000000000000000000000000000000000000000000000')
-	is "$(put "$work/small")" 201 "$s: a PUT with a false sha256 metadata"
+	is "$(direct_put "$work/small")" 201 "$s: a PUT with a false sha256 metadata"
 	req POST "$url$FINALIZE" "${NOBODY[@]}" "${CHAOS_AUTH[@]}"
 	is "$HTTP_CODE" 200 "$s: ... finalize with the declared (true) sha256: 200"
 	is "$(jfield "$HTTP_BODY" sha256)" "$(sha "$work/small")" "$s: ... the hash it computed, not the metadata"
@@ -241,36 +201,36 @@ for server in lighttpd apache; do
 	is "$rc" 0 "$s: ... and bindery audit, comparing by ETag, finds it clean"
 
 	# ---- refusals ----
-	create "$url" "$RUN-$s-hold" 100 "" "${CHAOS_AUTH[@]}"
+	direct_create "$url" "$RUN-$s-hold" 100 "" "${CHAOS_AUTH[@]}"
 	held=$FINALIZE
-	create "$url" "$RUN-$s-hold" 100 "" "${CHAOS_AUTH[@]}"
+	direct_create "$url" "$RUN-$s-hold" 100 "" "${CHAOS_AUTH[@]}"
 	is "$HTTP_CODE" 409 "$s: a name held by a pending direct upload: 409"
 	is "$(jfield "$HTTP_BODY" error)" name_taken "$s: ... name_taken"
 	is "$(printf '%s' "$HTTP_BODY" | jq -r .upload)" "$held" "$s: ... naming the caller's upload"
 	req POST "$url/documents?name=$RUN-$s-hold" "${CHAOS_AUTH[@]}" -H 'Content-Type: text/plain' \
 		--data-binary "@$work/small"
 	is "$HTTP_CODE" 409 "$s: ... and POST /documents of that name: 409 too"
-	create "$url" "$RUN-$s-big" $((single_put_max + 1)) "" "${CHAOS_AUTH[@]}"
+	direct_create "$url" "$RUN-$s-big" $((single_put_max + 1)) "" "${CHAOS_AUTH[@]}"
 	is "$HTTP_CODE" 413 "$s: a size over single_put_max: 413"
 	like "$(printf '%s' "$HTTP_BODY" | jq -r .message)" '/uploads' "$s: ... pointing at /uploads (tus)"
-	create "$url" "$RUN-$s-huge" $((1 << 50)) "" "${CHAOS_AUTH[@]}"
+	direct_create "$url" "$RUN-$s-huge" $((1 << 50)) "" "${CHAOS_AUTH[@]}"
 	is "$HTTP_CODE" 413 "$s: a size over max_upload: 413"
-	create "$url" "$RUN-$s-anon" 100 ""
+	direct_create "$url" "$RUN-$s-anon" 100 ""
 	is "$HTTP_CODE" 401 "$s: no credentials: 401"
 	printf '{"name": "x", "size": ' >"$work/bad.json"
 	req POST "$url/documents/direct" "${CHAOS_AUTH[@]}" "${JSON[@]}" --data-binary "@$work/bad.json"
 	is "$HTTP_CODE $(jfield "$HTTP_BODY" error)" "400 bad_json" "$s: bad JSON: 400 bad_json"
-	create "$url" "$RUN-$s-neg" -1 "" "${CHAOS_AUTH[@]}"
+	direct_create "$url" "$RUN-$s-neg" -1 "" "${CHAOS_AUTH[@]}"
 	is "$HTTP_CODE" 400 "$s: a negative size: 400"
-	create "$url" "$RUN/$s/slash" 100 "" "${CHAOS_AUTH[@]}"
+	direct_create "$url" "$RUN/$s/slash" 100 "" "${CHAOS_AUTH[@]}"
 	like "$HTTP_CODE $(jfield "$HTTP_BODY" error)" '^(201|400 bad_name)' "$s: the name rules of POST /documents"
 
-	create "$url" "$RUN-$s-key" 100 "" "${CHAOS_AUTH[@]}" -H "Idempotency-Key: $RUN-$s-k"
+	direct_create "$url" "$RUN-$s-key" 100 "" "${CHAOS_AUTH[@]}" -H "Idempotency-Key: $RUN-$s-k"
 	first_id=$ID first_blob=$(blob_of "$ID")
-	create "$url" "$RUN-$s-key" 100 "" "${CHAOS_AUTH[@]}" -H "Idempotency-Key: $RUN-$s-k"
+	direct_create "$url" "$RUN-$s-key" 100 "" "${CHAOS_AUTH[@]}" -H "Idempotency-Key: $RUN-$s-k"
 	is "$HTTP_CODE $ID" "201 $first_id" "$s: a retry with the same Idempotency-Key answers the same intent"
 	like "$UPLOAD_URL" "/$first_blob\?" "$s: ... for the same blob"
-	create "$url" "$RUN-$s-key2" 100 "" "${CHAOS_AUTH[@]}" -H "Idempotency-Key: $RUN-$s-k"
+	direct_create "$url" "$RUN-$s-key2" 100 "" "${CHAOS_AUTH[@]}" -H "Idempotency-Key: $RUN-$s-k"
 	is "$HTTP_CODE" 422 "$s: ... the key with another name: 422"
 done
 
@@ -296,38 +256,37 @@ is "$?" 64 "... an origin with a comma: usage (64), nothing set"
 chaos_failpoint_responder "$FP" || bail_out "no responder that reads $FP"
 chaos_snapshot "$work/before"
 url=$CHAOS_URL
-expire() { sql "UPDATE blobs SET expires_at = NOW(6) - INTERVAL 1 SECOND WHERE name = '$1'"; }
 
-create "$url" "$RUN-sw-never" 5000 "" "${CHAOS_AUTH[@]}"
+direct_create "$url" "$RUN-sw-never" 5000 "" "${CHAOS_AUTH[@]}"
 never_blob=$(blob_of "$ID")
-is "$(put "$work/small")" 201 "sweep: a direct upload never finalized"
-create "$url" "$RUN-sw-empty" 5000 "" "${CHAOS_AUTH[@]}"
+is "$(direct_put "$work/small")" 201 "sweep: a direct upload never finalized"
+direct_create "$url" "$RUN-sw-empty" 5000 "" "${CHAOS_AUTH[@]}"
 empty_blob=$(blob_of "$ID")
 chaos_sweep "$BINDERY_CONFIG" "$work/sweep.log"
 blob_exists "$never_blob"; ok $? "sweep --older-than 0 before the lease ends: the blob stays"
 is "$(rows_of "$never_blob") $(rows_of "$empty_blob")" "2 2" "... and the rows of both intents"
-expire "$never_blob"
-expire "$empty_blob"
+expire_intent "$never_blob"
+expire_intent "$empty_blob"
 chaos_sweep "$BINDERY_CONFIG" "$work/sweep.log"
 blob_exists "$never_blob"; isnt $? 0 "once expired: the blob never finalized is deleted"
 is "$(rows_of "$never_blob")" 0 "... its rows dropped"
 is "$(rows_of "$empty_blob")" 0 "an expired intent without a blob: its rows dropped"
 
 printf 'direct.after_intent exit once\n' >"$FP"
-create "$url" "$RUN-sw-intent" 5000 "" "${CHAOS_AUTH[@]}"
+direct_create "$url" "$RUN-sw-intent" 5000 "" "${CHAOS_AUTH[@]}"
 : >"$FP"
 isnt "$HTTP_CODE" 201 "crash: a create killed after its intent was written gets no SAS"
 intent_blob=$(sql "SELECT blob_name FROM documents WHERE name = '$RUN-sw-intent'")
 is "$(rows_of "$intent_blob")" 2 "... its pending rows are there"
 chaos_sweep "$BINDERY_CONFIG" "$work/sweep.log"
 is "$(rows_of "$intent_blob")" 2 "... and stay before the lease ends"
-expire "$intent_blob"
+expire_intent "$intent_blob"
 chaos_sweep "$BINDERY_CONFIG" "$work/sweep.log"
 is "$(rows_of "$intent_blob")" 0 "... the sweep drops them once it has"
 
-create "$url" "$RUN-sw-crash" "$FILE_SIZE" "" "${CHAOS_AUTH[@]}"
+direct_create "$url" "$RUN-sw-crash" "$FILE_SIZE" "" "${CHAOS_AUTH[@]}"
 crash_blob=$(blob_of "$ID") crash_id=$ID
-is "$(put "$work/file")" 201 "crash: uploaded"
+is "$(direct_put "$work/file")" 201 "crash: uploaded"
 printf 'direct.after_record exit once\n' >"$FP"
 req POST "$url$FINALIZE" "${NOBODY[@]}" "${CHAOS_AUTH[@]}"
 isnt "$HTTP_CODE" 200 "crash: finalize killed after recording the triple"
@@ -336,7 +295,7 @@ is "$(sql "SELECT CONCAT(status, ' ', (SELECT etag IS NOT NULL FROM blobs WHERE 
 	"pending 1" "... the document pending, the triple recorded"
 chaos_sweep "$BINDERY_CONFIG" "$work/sweep.log"
 is "$(sql "SELECT status FROM documents WHERE id = $crash_id")" pending "... not swept before its lease ends"
-expire "$crash_blob"
+expire_intent "$crash_blob"
 chaos_sweep "$BINDERY_CONFIG" "$work/sweep.log"
 req GET "$url/documents/$crash_id"
 is "$HTTP_CODE" 200 "... once expired the sweep rolls it forward"
@@ -346,22 +305,22 @@ cmp -s "$work/got" "$work/file"; ok $? "... and the document reads back byte-ide
 "$blobtool" stat "$crash_blob" >"$work/stat"
 like "$(cat "$work/stat")" 'tags=1 ' "... its blob tagged by bindery"
 
-create "$url" "$RUN-sw-tagged" 5000 "" "${CHAOS_AUTH[@]}"
+direct_create "$url" "$RUN-sw-tagged" 5000 "" "${CHAOS_AUTH[@]}"
 tagged_blob=$(blob_of "$ID") tagged_id=$ID
-is "$(put "$work/small")" 201 "crash after the tag: uploaded"
+is "$(direct_put "$work/small")" 201 "crash after the tag: uploaded"
 printf 'direct.after_tag exit once\n' >"$FP"
 req POST "$url$FINALIZE" "${NOBODY[@]}" "${CHAOS_AUTH[@]}"
 : >"$FP"
 isnt "$HTTP_CODE" 200 "... finalize killed after tagging the blob committed"
 is "$(sql "SELECT status FROM documents WHERE id = $tagged_id")" pending "... the document still pending"
-expire "$tagged_blob"
+expire_intent "$tagged_blob"
 chaos_sweep "$BINDERY_CONFIG" "$work/sweep.log"
 req GET "$url/documents/$tagged_id/content"
 is "$HTTP_CODE" 200 "... once expired the sweep rolls it forward, readable"
 
-create "$url" "$RUN-sw-changed" "$FILE_SIZE" "" "${CHAOS_AUTH[@]}"
+direct_create "$url" "$RUN-sw-changed" "$FILE_SIZE" "" "${CHAOS_AUTH[@]}"
 changed_blob=$(blob_of "$ID") changed_id=$ID
-is "$(put "$work/file")" 201 "changed: uploaded"
+is "$(direct_put "$work/file")" 201 "changed: uploaded"
 printf 'direct.after_record exit once\n' >"$FP"
 req POST "$url$FINALIZE" "${NOBODY[@]}" "${CHAOS_AUTH[@]}"
 : >"$FP"
@@ -369,7 +328,7 @@ is "$(sql "SELECT etag IS NOT NULL FROM blobs WHERE name = '$changed_blob'")" 1 
 rw=$("$blobtool" sas "$changed_blob" rw 300)
 is "$(sas_call PUT "$rw" -H 'x-ms-blob-type: BlockBlob' --data-binary "@$work/intruder")" 201 \
 	"... then the blob overwritten (another ETag)"
-expire "$changed_blob"
+expire_intent "$changed_blob"
 chaos_sweep "$BINDERY_CONFIG" "$work/sweep.log"
 blob_exists "$changed_blob"; isnt $? 0 "... the sweep deletes it"
 is "$(rows_of "$changed_blob")" 0 "... drops the rows"

@@ -9,6 +9,7 @@
  *   blobtool sas NAME PERMS SECONDS [DISPOSITION [CONTENT-TYPE]]
  *   blobtool account-sas PERMS SECONDS   an account SAS query (blob service, srt=sco)
  *   blobtool stat NAME                      size=, sha256=, ..., etag= on one line
+ *   blobtool snapshots NAME                 how many snapshots NAME has
  *   blobtool rm NAME
  */
 #include <stdio.h>
@@ -68,7 +69,7 @@ main(int argc, char **argv)
 	int rc = 2;
 
 	if (!settings_from_env(&s) || argc < 2) {
-		fprintf(stderr, "usage: blobtool mkcontainer|rmcontainer|put|sas|stat ... "
+		fprintf(stderr, "usage: blobtool mkcontainer|rmcontainer|put|sas|stat|snapshots ... "
 		    "(with BINDERY_TEST_BLOB_* and BLOBTOOL_CONTAINER set)\n");
 		return 2;
 	}
@@ -128,9 +129,21 @@ main(int argc, char **argv)
 		if (blob_get_properties(c, argv[2], &p, &r) != BLOB_OK)
 			rc = fail("stat", &r);
 		else {
-			printf("size=%llu sha256=%s meta_size=%lld tags=%u type=%s etag=%s\n",
+			printf("size=%llu sha256=%s meta_size=%lld tags=%u type=%s"
+			    " meta=%u md5=%s kind=%s copied=%d extras=%d etag=%s\n",
 			    (unsigned long long)p.size, p.meta_sha256,
-			    (long long)p.meta_size, p.tag_count, p.content_type, p.etag);
+			    (long long)p.meta_size, p.tag_count, p.content_type,
+			    p.meta_count, p.content_md5[0] ? p.content_md5 : "-",
+			    p.blob_type, p.copied, p.content_extras, p.etag);
+			rc = 0;
+		}
+	} else if (strcmp(argv[1], "snapshots") == 0 && argc >= 3) {
+		unsigned n;
+
+		if (blob_count_snapshots(c, argv[2], &n, &r) != BLOB_OK)
+			rc = fail("snapshots", &r);
+		else {
+			printf("%u\n", n);
 			rc = 0;
 		}
 	} else if (strcmp(argv[1], "rm") == 0 && argc >= 3) {
