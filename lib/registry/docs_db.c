@@ -768,10 +768,12 @@ idem_drop_expired(struct db *db, const char *owner, const char *key, unsigned tt
 }
 
 /* The expiry condition is the compare-and-set: the winner writes a lease
- * of its own, so a second resumer (or the sweeper) finds the row live. */
+ * of its own, so a second resumer (or the sweeper) finds the row live.
+ * Only a server upload's row: a direct intent's blob is the client's, and
+ * a resume would trust its metadata. */
 static const char sql_take_over_stale[] =
 	"UPDATE blobs SET holder = ?, touched_at = NOW(6), expires_at = NOW(6) + INTERVAL ? SECOND"
-	" WHERE name = ? AND state = 'pending' AND expires_at < NOW(6)";
+	" WHERE name = ? AND state = 'pending' AND expires_at < NOW(6) AND route = 'server'";
 
 enum db_err
 blobs_take_over_stale(struct db *db, const char *blob_name, const struct lease *l)

@@ -298,7 +298,8 @@ BINDERY_NODISCARD enum db_err idem_drop_expired(struct db *db, const char *owner
  * Resume: take a pending intent over for l->holder (a new holder, a fresh
  * lease) only once its lease has expired (expires_at passed: its owner is
  * gone).  DB_CONFLICT: its lease is live (another request is working on
- * it) or it is no longer pending (the sweeper has it).
+ * it), it is no longer pending (the sweeper has it), or it is a direct
+ * intent (never resumed by a server create).
  */
 BINDERY_NODISCARD enum db_err blobs_take_over_stale(struct db *db, const char *blob_name,
 						    const struct lease *l);
