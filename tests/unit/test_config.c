@@ -87,6 +87,7 @@ static const struct bad_case bad_cases[] = {
 	{ SAS_ONLY "[upload]\ndirect = true\n", "direct = true needs [storage] key" },
 	{ BASE "[upload]\ndirect = maybe\n", "[upload] direct: invalid value" },
 	{ BASE "[upload]\ndirect_sas_lifetime = 0\n", "[upload] direct_sas_lifetime: invalid value" },
+	{ BASE "[upload]\ndirect_sas_lifetime = 86401\n", "direct_sas_lifetime = 86401 is over 86400 seconds" },
 };
 
 /*
