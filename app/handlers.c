@@ -633,6 +633,7 @@ out:
 struct download {
 	struct request *r;
 	const struct doc *d;
+	const char *type;	/* served_content_type() */
 	int status;
 	uint64_t start, len;
 };
@@ -650,6 +651,16 @@ struct download {
 /* ETag, Accept-Ranges, Content-Range and the two above fit in 512 bytes. */
 #define DOWNLOAD_HEADERS_MAX (512 + sizeof "Content-Disposition: \r\n" + \
 			      DISPOSITION_MAX(DOC_NAME_MAX))
+
+/* The type a document's bytes are served with: its own, unless that is
+ * active content an operator did not allow ([download] serve_active_types). */
+static const char *
+served_content_type(const struct app *app, const struct doc *d)
+{
+	if (!app->cfg->serve_active_types && content_type_is_active(span_from_cstr(d->content_type)))
+		return "application/octet-stream";
+	return d->content_type;
+}
 
 static int
 download_headers(void *ctx, const struct blob_props *p, uint64_t total)
@@ -672,7 +683,7 @@ download_headers(void *ctx, const struct blob_props *p, uint64_t total)
 		resp_error(dl->r, 500, "internal", "out of memory");
 		goto out;
 	}
-	resp_begin(dl->r, dl->status, dl->d->content_type, (int64_t)dl->len, buf_cstr(&extra));
+	resp_begin(dl->r, dl->status, dl->type, (int64_t)dl->len, buf_cstr(&extra));
 	rc = 0;
 out:
 	buf_free(&extra);
@@ -707,7 +718,7 @@ handle_content_get(struct app *app, struct request *r)
 		 * (rscd, rsct) instead of whatever the blob carries. */
 		if (disposition_attachment(span_from_cstr(d.name), &disposition) != BUF_OK ||
 		    blob_sas_url(app->svc->blob, d.blob_name, "r", app->cfg->sas_lifetime,
-				 buf_cstr(&disposition), d.content_type, &url, &res) != 0) {
+				 buf_cstr(&disposition), served_content_type(app, &d), &url, &res) != 0) {
 			resp_error(r, 500, "internal", "cannot sign a download link");
 			goto out;
 		}
@@ -715,7 +726,7 @@ handle_content_get(struct app *app, struct request *r)
 		resp_begin(r, 302, "text/plain", 0, extra);
 		goto out;
 	}
-	dl = (struct download){ r, &d, 200, 0, d.size };
+	dl = (struct download){ r, &d, served_content_type(app, &d), 200, 0, d.size };
 	if (range.len && d.size > 0) {
 		switch (http_parse_range(range, d.size, &dl.start, &dl.len)) {
 		case HTTP_RANGE_OK:

@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "app.h"
+#include "base/rand.h"
 #include "render.h"
 #include "registry/docs_db.h"
 #include "parse/http_parse.h"
@@ -66,14 +67,23 @@ static const char page_table_head[] =
 	"<th scope=\"col\" class=\"n\">Size</th><th scope=\"col\">Created</th>"
 	"<th scope=\"col\">Actions</th></tr></thead><tbody id=\"docs\">\n";
 
-/* After "<script src=\"" and the mount prefix. */
+/* After "<script nonce=\"N\" src=\"" and the mount prefix. */
 static const char page_tail[] = "/page.js\"></script>\n</body></html>\n";
 
-/* Scripts only from our own origin (page.js), never inline; no plugins, no
- * <base> rewriting, forms post only here, and nobody may frame the page. */
-#define PAGE_CSP "Content-Security-Policy: default-src 'self'; script-src 'self'; " \
-	"style-src 'unsafe-inline'; object-src 'none'; base-uri 'none'; form-action 'self'; " \
-	"frame-ancestors 'none'"
+/* 128 random bits, hex: what the page's one script element carries. */
+#define PAGE_NONCE_BYTES 16
+#define PAGE_NONCE_MAX (2 * PAGE_NONCE_BYTES + 1)
+
+/*
+ * Only the script element this answer wrote runs: script-src names a nonce
+ * fresh for each page, never 'self'.  'self' would also run any document
+ * of ours served with a script type from an injected <script src>, since
+ * downloads come from this origin.  No plugins, no <base> rewriting, forms
+ * post only here, and nobody may frame the page.
+ */
+#define PAGE_CSP_SCRIPT "Content-Security-Policy: default-src 'self'; script-src 'nonce-"
+#define PAGE_CSP_REST "'; style-src 'unsafe-inline'; object-src 'none'; base-uri 'none';" \
+	" form-action 'self'; frame-ancestors 'none'"
 
 struct page_ctx {
 	struct buf *out;
@@ -310,12 +320,12 @@ page_head(struct buf *b, struct span prefix, const struct bindery_config *cfg,
  * browser, and the script falls back to tus.
  */
 static enum buf_err
-page_headers(struct buf *h, const struct bindery_config *cfg)
+page_headers(struct buf *h, const struct bindery_config *cfg, const char *nonce)
 {
 	struct origin o;
 	enum buf_err e;
 
-	e = buf_append_cstr(h, PAGE_CSP);
+	e = buf_appendf(h, PAGE_CSP_SCRIPT "%s" PAGE_CSP_REST, nonce);
 	if (e == BUF_OK && cfg->upload_direct && cfg->storage_endpoint &&
 	    origin_parse(span_from_cstr(cfg->storage_endpoint), 1, &o) == ORIGIN_PARSE_OK) {
 		e = buf_appendf(h, "; connect-src 'self' %s://", o.https ? "https" : "http");
@@ -333,6 +343,7 @@ void
 handle_index(struct app *app, struct request *r)
 {
 	struct buf page = BUF_INIT(PAGE_MAX), headers = BUF_INIT(PAGE_HEADERS_MAX);
+	char nonce[PAGE_NONCE_MAX];
 	struct list_query lq = { 0, 0, BUF_INIT(4 * DOCUMENT_NAME_MAX) };
 	struct page_ctx pc = { &page, r->prefix, 0, 0, 0 };
 	enum db_err e;
@@ -343,7 +354,12 @@ handle_index(struct app *app, struct request *r)
 	}
 	if (!list_query_parse(r, PAGE_DOCS, &lq))
 		goto out;
-	if (page_head(&page, r->prefix, app->cfg, &lq) != BUF_OK || page_headers(&headers, app->cfg) != BUF_OK) {
+	if (rand_hex(nonce, sizeof nonce, PAGE_NONCE_BYTES) != 0) {
+		resp_error(r, 500, "internal", "no randomness for the page's nonce");
+		goto out;
+	}
+	if (page_head(&page, r->prefix, app->cfg, &lq) != BUF_OK ||
+	    page_headers(&headers, app->cfg, nonce) != BUF_OK) {
 		resp_error(r, 500, "internal", "out of memory");
 		goto out;
 	}
@@ -354,7 +370,8 @@ handle_index(struct app *app, struct request *r)
 		goto out;
 	}
 	if (pc.failed || page_pager(&page, &lq, &pc) != BUF_OK ||
-	    buf_append_cstr(&page, "<script src=\"") != BUF_OK || html_escape(r->prefix, &page) != BUF_OK ||
+	    buf_appendf(&page, "<script nonce=\"%s\" src=\"", nonce) != BUF_OK ||
+	    html_escape(r->prefix, &page) != BUF_OK ||
 	    buf_append(&page, page_tail, sizeof page_tail - 1) != BUF_OK) {
 		resp_error(r, 500, "internal", "page too large");
 		goto out;

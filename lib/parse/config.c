@@ -84,6 +84,7 @@ static const struct key_def keys[] = {
 	K("upload", "direct_sas_lifetime", KEY_COUNT, direct_sas_lifetime),
 	K("download", "mode", KEY_DOWNLOAD_MODE, download_mode),
 	K("download", "sas_lifetime", KEY_COUNT, sas_lifetime),
+	K("download", "serve_active_types", KEY_BOOL, serve_active_types),
 	K("sweep", "batch", KEY_COUNT, sweep_batch),
 	K("sweep", "parallel", KEY_COUNT, sweep_parallel),
 	K("sweep", "lease", KEY_COUNT, sweep_lease),

@@ -108,6 +108,7 @@ struct bindery_config {
 
 	/* [download] */
 	enum download_mode download_mode;
+	int serve_active_types;		/* serve script/HTML/XML types as stored */
 	unsigned sas_lifetime;		/* seconds */
 
 	/* [sweep] */

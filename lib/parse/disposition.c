@@ -53,3 +53,38 @@ disposition_attachment(struct span name, struct buf *out)
 	}
 	return BUF_OK;
 }
+
+/* WHATWG MIME Sniffing, "JavaScript MIME type", and the document types. */
+static const char *const active_types[] = {
+	"application/ecmascript", "application/javascript", "application/x-ecmascript",
+	"application/x-javascript", "text/ecmascript", "text/javascript", "text/javascript1.0",
+	"text/javascript1.1", "text/javascript1.2", "text/javascript1.3", "text/javascript1.4",
+	"text/javascript1.5", "text/jscript", "text/livescript", "text/x-ecmascript",
+	"text/x-javascript", "text/html", "application/xhtml+xml", "text/xml", "application/xml",
+	"text/xsl", "image/svg+xml",
+};
+
+int
+content_type_is_active(struct span type)
+{
+	static const char xml_suffix[] = "+xml";
+	size_t n = 0, i;
+
+	while (n < type.len && type.ptr[n] != ';')
+		n++;
+	while (n > 0 && (type.ptr[n - 1] == ' ' || type.ptr[n - 1] == '\t'))
+		n--;
+	while (n > 0 && (type.ptr[0] == ' ' || type.ptr[0] == '\t')) {
+		type.ptr++;
+		n--;
+	}
+	type.len = n;
+	for (i = 0; i < ARRAY_LEN(active_types); i++)
+		if (span_eq_nocase_cstr(type, active_types[i]))
+			return 1;
+	/* Any XML type (application/atom+xml, image/svg+xml, ...) may carry
+	 * XHTML or an XSLT stylesheet that runs. */
+	return n > sizeof xml_suffix - 1 &&
+	       span_eq_nocase_cstr((struct span){ type.ptr + n - (sizeof xml_suffix - 1), sizeof xml_suffix - 1 },
+				   xml_suffix);
+}

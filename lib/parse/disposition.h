@@ -31,4 +31,15 @@
  */
 BINDERY_NODISCARD enum buf_err disposition_attachment(struct span name, struct buf *out);
 
+/*
+ * Is a document of this Content-Type active content on our origin: a type
+ * a browser runs as script (every JavaScript MIME type of the WHATWG MIME
+ * Sniffing standard) or renders as a document that can (HTML, XHTML, any
+ * XML, SVG, XSLT)?  nosniff does not stop a <script src> of a real script
+ * type, and an attachment does not either, so such documents are served
+ * as application/octet-stream unless an operator allows them.  The type is
+ * compared by its essence (before any ';' parameters, case-insensitive).
+ */
+int content_type_is_active(struct span type);
+
 #endif

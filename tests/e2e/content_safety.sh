@@ -4,8 +4,14 @@
 # makes the browser download it (Content-Disposition: attachment with the
 # document's name, RFC 6266 + RFC 8187), never sniffs it, and sandboxes it
 # should it be rendered anyway.  Checked for an uploaded text/html document
-# and for a name with non-ASCII bytes, quotes, ';' and '%'.  The page that
-# holds the token runs no inline script and cannot be framed.
+# and for a name with non-ASCII bytes, quotes, ';' and '%'.  A document of
+# an active type (script, HTML, XML, SVG) is served as
+# application/octet-stream, its JSON keeping the stored type: an injected
+# <script src> on our origin could run it otherwise; text/plain and
+# application/pdf keep theirs, and [download] serve_active_types = true
+# (the responder run as CGI) serves the stored type.  The page that holds
+# the token runs only the script element it wrote (a fresh nonce each time,
+# never script-src 'self') and cannot be framed.
 [ -n "${BASH_VERSION:-}" ] || exec bash "$0" "$@"
 here=$(cd "$(dirname "$0")" && pwd)
 . "$here/../lib/tap.sh"
@@ -65,8 +71,25 @@ for s in "lighttpd=$BINDERY_TEST_LIGHTTPD_URL" "apache=$BINDERY_TEST_APACHE_URL"
 
 	if upload "$srv" "$tag.html" text/html "$work/evil.html"; then
 		want_cd="attachment; filename=\"$tag.html\"; filename*=UTF-8''$tag.html"
-		check_content "$srv html" "$id" text/html
+		check_content "$srv html" "$id" application/octet-stream
+		req GET "$url/documents/$id"
+		is "$(jfield "$HTTP_BODY" content_type)" text/html "$srv html: the JSON keeps the stored type"
 	fi
+
+	# Active types go out as octet-stream; others as stored.
+	for t in text/javascript application/javascript 'image/svg+xml' 'application/atom+xml' \
+		'Text/JavaScript; charset=utf-8' text/plain application/pdf; do
+		case $t in
+		text/plain|application/pdf) want=$t ;;
+		*) want=application/octet-stream ;;
+		esac
+		if upload "$srv" "$tag-active-$RANDOM" "$t" "$work/evil.html"; then
+			req GET "$url/documents/$id/content"
+			is "$HTTP_CODE $HTTP_CTYPE" "200 $want" "$srv: a $t document is served as $want"
+			req GET "$url/documents/$id"
+			is "$(jfield "$HTTP_BODY" content_type)" "$t" "$srv: ... its JSON says $t"
+		fi
+	done
 
 	# r<U+00E9>sum<U+00E9> "q";%<U+65E5>.txt, percent-encoded for the query.
 	if upload "$srv" "$tag-r%C3%A9sum%C3%A9%20%22q%22%3B%25%E6%97%A5.txt" text/plain "$work/odd.txt"; then
@@ -78,13 +101,29 @@ for s in "lighttpd=$BINDERY_TEST_LIGHTTPD_URL" "apache=$BINDERY_TEST_APACHE_URL"
 	# With direct uploads on (./dev test's stack) it may also connect to
 	# storage, and only there (tests/e2e/page.sh checks both settings).
 	req GET "$url/"
-	is "$HTTP_CODE $(header content-security-policy)" "200 default-src 'self'; script-src 'self'; style-src 'unsafe-inline'; object-src 'none'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'$page_connect" \
-		"$srv: the page's CSP allows no inline script and no framing"
-	like "$HTTP_BODY" '<script src="/page\.js"></script>' "$srv: the page loads /page.js"
+	csp=$(header content-security-policy)
+	nonce=$(printf '%s' "$csp" | sed -n "s/.*script-src 'nonce-\([0-9a-f]\{32\}\)'.*/\1/p")
+	is "$HTTP_CODE $(printf '%s' "$csp" | sed "s/'nonce-$nonce'/'nonce-N'/")" "200 default-src 'self'; script-src 'nonce-N'; style-src 'unsafe-inline'; object-src 'none'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'$page_connect" \
+		"$srv: the page's CSP runs only its nonce's script, allows no framing"
+	unlike "$csp" "script-src[^;]*'self'" "$srv: ... and never script-src 'self'"
+	like "$HTTP_BODY" "<script nonce=\"$nonce\" src=\"/page\\.js\"></script>" "$srv: the page loads /page.js with that nonce"
+	req GET "$url/"
+	isnt "$(header content-security-policy | sed -n "s/.*'nonce-\([0-9a-f]*\)'.*/\1/p")" "$nonce" \
+		"$srv: ... a nonce fresh for each page"
 	unlike "$HTTP_BODY" '<script>' "$srv: the page has no inline script"
 	req GET "$url/page.js"
 	is "$HTTP_CODE $HTTP_CTYPE" "200 text/javascript; charset=utf-8" "$srv: /page.js is JavaScript"
 	is "$(header x-content-type-options)" nosniff "$srv: /page.js is not sniffed"
 	like "$HTTP_BODY" "sessionStorage\\.getItem\\('bindery-token'\\)" "$srv: /page.js is the page's script"
 done
+
+# An operator who allows active types: the responder as CGI with that setting.
+need_stack BINDERY_TEST_BIN
+if upload lighttpd "safe-cgi-$$-$RANDOM.js" text/javascript "$work/evil.html"; then
+	{ cat "$BINDERY_CONFIG"; printf '\n[download]\nserve_active_types = true\n'; } >"$work/active.conf"
+	cgi_run "$work/active.out" "$work/active.conf" GET "/documents/$id/content" \
+		HTTP_AUTHORIZATION="Bearer $BINDERY_TEST_TOKEN"
+	is "$CGI_CODE $(tr -d '\r' <"$work/active.out" | sed -n '1,/^$/s/^Content-Type: //p')" "200 text/javascript" \
+		"serve_active_types = true: the stored type is served"
+fi
 done_testing

@@ -18,7 +18,7 @@ top=${top_srcdir:-$(cd "$here/../.." && pwd)}
 need_stack BINDERY_CONFIG BINDERY_TEST_BIN BINDERY_TEST_BLOB_ENDPOINT
 page_work=$(mktemp -d)
 trap 'rm -rf "$page_work"' EXIT
-csp_base="default-src 'self'; script-src 'self'; style-src 'unsafe-inline'; object-src 'none'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'"
+csp_base="default-src 'self'; script-src 'nonce-N'; style-src 'unsafe-inline'; object-src 'none'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'"
 # The endpoint is http://127.0.0.1:PORT/devstoreaccount1: its origin drops the path.
 storage_origin=$(printf '%s' "$BINDERY_TEST_BLOB_ENDPOINT" | sed -E 's#^(https?://[^/]+).*#\1#')
 like "$storage_origin" '^http://127\.0\.0\.1:[0-9]+$' "the storage origin is worked out ($storage_origin)"
@@ -27,7 +27,8 @@ grep -Eq '^direct = (true|false)$' "$BINDERY_CONFIG" || bail_out "the test confi
 sed -E 's/^direct = (true|false)$/direct = false/' "$BINDERY_CONFIG" >"$page_work/off.conf"
 sed -E 's/^direct = (true|false)$/direct = true/' "$BINDERY_CONFIG" >"$page_work/direct.conf"
 
-csp_of() { tr -d '\r' <"$1" | sed -n '1,/^$/s/^Content-Security-Policy: //p'; }
+# The page's nonce is fresh each time: N stands for it.
+csp_of() { tr -d '\r' <"$1" | sed -n '1,/^$/s/^Content-Security-Policy: //p' | sed -E "s/'nonce-[0-9a-f]{32}'/'nonce-N'/"; }
 
 cgi_run "$page_work/off.http" "$page_work/off.conf" GET /
 is "$CGI_CODE" 200 "direct off: the page is 200"
@@ -39,7 +40,7 @@ is "$CGI_CODE" 200 "direct on: the page is 200"
 is "$(csp_of "$page_work/on.http")" "$csp_base; connect-src 'self' $storage_origin" \
 	"direct on: connect-src allows the page itself and the storage origin"
 like "$(cgi_body "$page_work/on.http")" '<body data-direct="1"' "direct on: the page says so to its script"
-like "$(cgi_body "$page_work/on.http")" '<script src="/page\.js"></script>' "the page loads /page.js"
+like "$(cgi_body "$page_work/on.http")" '<script nonce="[0-9a-f]{32}" src="/page\.js"></script>' "the page loads /page.js"
 ! grep -q '<script>' "$page_work/on.http"
 ok $? "and has no inline script"
 

@@ -107,7 +107,7 @@ check_mount() {
 	like "$page" "<a href=\"$p/documents/$id/content\" download>" "$s: ... and so does Download"
 	like "$page" "<form method=\"get\" action=\"$p/\" role=\"search\">" "$s: ... the filter form gets $p/"
 	like "$page" "<a href=\"$p/\">All documents</a>" "$s: ... All documents is $p/"
-	like "$page" "<script src=\"$p/page.js\"></script>" "$s: ... the script is $p/page.js"
+	like "$page" "<script nonce=\"[0-9a-f]{32}\" src=\"$p/page.js\"></script>" "$s: ... the script is $p/page.js"
 	is "$(printf '%s' "$page" | grep -oE '(href|action|src)="[^"]*"' | grep -vc "=\"$p/")" 0 \
 		"$s: ... and no link, action or script of the page leaves $p/"
 	req GET "$base$p/?limit=1"

@@ -180,9 +180,35 @@ test_buffer(void)
 	buf_free(&tight);
 }
 
+/* content_type_is_active: types a browser runs or renders actively, by essence. */
+static void
+test_active_types(void)
+{
+	static const struct {
+		const char *type;
+		int active;
+	} cases[] = {
+		{ "text/javascript", 1 }, { "application/javascript", 1 }, { "text/ecmascript", 1 },
+		{ "application/x-javascript", 1 }, { "text/javascript1.5", 1 }, { "text/jscript", 1 },
+		{ "Text/JavaScript; charset=utf-8", 1 }, { " text/html ;q=1", 1 }, { "text/html", 1 },
+		{ "application/xhtml+xml", 1 }, { "text/xml", 1 }, { "application/xml", 1 },
+		{ "image/svg+xml", 1 }, { "application/atom+xml", 1 }, { "IMAGE/SVG+XML", 1 },
+		{ "text/xsl", 1 },
+		{ "text/plain", 0 }, { "application/pdf", 0 }, { "application/octet-stream", 0 },
+		{ "image/png", 0 }, { "application/json", 0 }, { "text/css", 0 }, { "+xml", 0 },
+		{ "text/javascriptx", 0 }, { "application/xmlx", 0 }, { "", 0 }, { "text/html2", 0 },
+	};
+	size_t i;
+
+	for (i = 0; i < ARRAY_LEN(cases); i++)
+		tap_ok(content_type_is_active(span_from_cstr(cases[i].type)) == cases[i].active,
+		    "\"%s\" is %s", cases[i].type, cases[i].active ? "active" : "not active");
+}
+
 int
 main(void)
 {
+	test_active_types();
 	test_table();
 	test_every_byte();
 	test_longest();
