@@ -211,13 +211,15 @@ sweep_record_begin(struct cli *cli, const char *lock, const char *holder)
 	return id;
 }
 
-/* How the run ended, for its row: ok unless it was cut short or left work behind. */
+/* How the run ended, for its row: ok unless it was cut short, left work
+ * behind, or swept only a slice (--prefix): the sweeper is healthy only
+ * while full runs happen. */
 static enum sweep_result
-sweep_result_of(enum sweep_err se, const struct sweep_report *rep)
+sweep_result_of(enum sweep_err se, const struct sweep_report *rep, int narrowed)
 {
 	if (se != SWEEP_OK)
 		return SWEEP_RESULT_FAILED;
-	if (rep->unavailable || rep->temporary || rep->deferred > 0)
+	if (narrowed || rep->unavailable || rep->temporary || rep->deferred > 0)
 		return SWEEP_RESULT_PARTIAL;
 	return SWEEP_RESULT_OK;
 }
@@ -281,7 +283,7 @@ cmd_sweep(struct cli *cli, int argc, char **argv)
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	se = sweep_run(cli->svc, &so, &rep);
 	clock_gettime(CLOCK_MONOTONIC, &t1);
-	sweep_record_end(cli, run_id, sweep_result_of(se, &rep), &rep);
+	sweep_record_end(cli, run_id, sweep_result_of(se, &rep, a.narrow[0] != '\0'), &rep);
 	if (a.lock && sweep_db_unlock(cli->svc->db, a.lock, holder) != DB_OK)
 		log_warn("lock %s not released; it lets go when its lease ends", a.lock);
 	if (se != SWEEP_OK) {

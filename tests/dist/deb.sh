@@ -126,6 +126,14 @@ for f in /etc/bindery/bindery.conf /etc/cron.d/bindery /etc/apache2/conf-availab
 done
 is "$(stat -c '%U:%G %a' /etc/bindery/bindery.conf)" "root:www-data 640" \
 	"/etc/bindery/bindery.conf is root:www-data 0640"
+# An administrator's stricter mode survives the next configure (an upgrade
+# or a reinstall runs the postinst again); then back to the package's.
+chmod 0600 /etc/bindery/bindery.conf
+dpkg-reconfigure bindery >"$DEB_TMP/reconfigure.out" 2>&1
+ok $? "dpkg-reconfigure bindery"
+is "$(stat -c '%U:%G %a' /etc/bindery/bindery.conf)" "root:www-data 600" \
+	"... keeps an administrator's 0600 (the postinst never widens a mode)"
+chmod 0640 /etc/bindery/bindery.conf
 for f in man8/bindery.8.gz man8/bindery.fcgi.8.gz man5/bindery.conf.5.gz; do
 	ok '[ -f "/usr/share/man/$f" ]' "the man page /usr/share/man/$f"
 done

@@ -7,7 +7,8 @@
 # (on in the test stack's bindery.conf): 401 without a caller, 200 in the
 # Prometheus text format 0.0.4 through both servers, read back by Debian's
 # python3-prometheus-client; 404 from a private lighttpd whose bindery.conf
-# leaves it off, 403 for a caller other than [metrics] owner.
+# leaves it off, 403 for a caller other than [metrics] owner.  A sweep of
+# one --prefix is recorded partial and never counts as the last ok run.
 [ -n "${BASH_VERSION:-}" ] || exec bash "$0" "$@"
 here=$(cd "$(dirname "$0")" && pwd)
 . "$here/../lib/tap.sh"
@@ -142,6 +143,21 @@ for s in $servers; do
 	is "$HTTP_CODE $(jfield "$HTTP_BODY" sweeper)" "200 late" \
 		"$name: /healthz says late and stays 200"
 	like "$HTTP_BODY" '"database" *: *"ok"' "$name: ... the database still ok"
+done
+
+# A sweep of a slice (--prefix) is no full run: recorded partial, the
+# sweeper still late everywhere (it used to count as the last ok run).
+bindery sweep --prefix "status-slice-$$-" >"$work/slice.out" 2>&1
+ok "[ $? -le 1 ]" "sweep --prefix runs"
+is "$(sql "SELECT result FROM sweep_runs ORDER BY id DESC LIMIT 1")" partial "... and is recorded as partial"
+bindery status --json >"$work/slice.json"
+is "$?" 1 "... bindery status still exits 1 (late)"
+is "$(jq -r '[.sweep.late, .sweep.last.result, (.sweep.last_ok.age_seconds >= 7200)] | map(tostring) | join(" ")' \
+	"$work/slice.json")" "true partial true" "... the JSON: late, the last run partial, the last ok run 2 h old"
+for s in $servers; do
+	name=${s%%=*} url=${s#*=}
+	req GET "$url/healthz"
+	is "$HTTP_CODE $(jfield "$HTTP_BODY" sweeper)" "200 late" "$name: /healthz still says late after it"
 done
 
 # --- /metrics ----------------------------------------------------------------
