@@ -142,21 +142,32 @@ async function tusCreate(file, name) {
 	return r.header('Location');
 }
 
+// A PATCH the server still holds for an earlier request (409 upload_busy)
+// is let go at once when that request's process died, but a live one that
+// stalled keeps it for up to heartbeat + request_deadline (5.5 minutes by
+// default): wait that long, and a little more, before giving up.
+const TUS_BUSY_WAIT_MS = 6 * 60 * 1000;
+
 // PATCH one chunk; returns the new offset.  A PATCH another request still
-// holds (409 upload_busy) is retried after Retry-After; an offset the
-// server does not share (409 offset_mismatch) is asked for again.
+// holds (409 upload_busy) is retried after Retry-After for TUS_BUSY_WAIT_MS;
+// a failed connection or a 5xx five times; an offset the server does not
+// share (409 offset_mismatch) is asked for again.
 async function tusPatch(url, file, offset, item) {
 	const end = Math.min(offset + Number(settings.tusChunk), file.size);
-	for (let attempt = 0; ; attempt++) {
+	let waited = 0, failures = 0;
+	for (;;) {
 		const r = await send('PATCH', url, tusHeaders({ 'Upload-Offset': String(offset),
 			'Content-Type': 'application/offset+octet-stream' }), file.slice(offset, end),
 			loaded => item.progress(offset + loaded, file.size, 'Uploading (resumable)'));
 		if (r.status === 204)
 			return Number(r.header('Upload-Offset'));
 		const busy = r.status === 409 && /upload_busy/.test(r.text);
-		if ((busy || r.status === 0 || r.status >= 500) && attempt < 5) {
+		const failed = r.status === 0 || r.status >= 500;
+		if ((busy && waited < TUS_BUSY_WAIT_MS) || (failed && ++failures <= 5)) {
+			const ms = 1000 * Math.min(Number(r.header('Retry-After')) || 2, 30);
 			item.say('Waiting for the server…');
-			await sleep(1000 * Math.min(Number(r.header('Retry-After')) || 2, 30));
+			await sleep(ms);
+			waited += ms;
 			continue;
 		}
 		if (r.status === 409 && /offset_mismatch/.test(r.text)) {

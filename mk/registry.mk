@@ -13,7 +13,8 @@ dist_sql_DATA += sql/001_schema.sql sql/002_idempotency_blob_index.sql \
 	sql/004_fencing.sql sql/005_idempotency_fingerprint.sql \
 	sql/006_leases.sql sql/007_uploads.sql sql/008_blob_etag.sql sql/009_ready_sequence.sql \
 	sql/010_direct_uploads.sql sql/011_sweep_locks.sql \
-	sql/012_sweep_runs.sql sql/013_direct_grants.sql
+	sql/012_sweep_runs.sql sql/013_direct_grants.sql \
+	sql/014_holder_session.sql
 # Not a migration (migrate applies NNN_name.sql only): the database accounts'
 # runbook template, installed beside them for the admin (README).
 dist_sql_DATA += sql/grants.sql

@@ -73,10 +73,23 @@ uploads_get(struct db *db, const char *id, struct upload_row *out)
 	return e;
 }
 
+/* This session's server and user, and the session: sql/014. */
+#define SESSION_NODE_SQL "CONCAT(@@hostname, ':', @@port, '/', CURRENT_USER(), '/')"
+#define SESSION_SQL "CONCAT(" SESSION_NODE_SQL ", CONNECTION_ID())"
+
+/*
+ * Free, or its holder is dead: silent past the window, or (seen from the
+ * holder's own server, as the holder's user) its database session is gone,
+ * which is the moment its process died.
+ */
 static const char sql_claim[] =
-	"UPDATE blobs SET holder = ?, touched_at = NOW(6), expires_at = NOW(6) + INTERVAL ? SECOND"
+	"UPDATE blobs SET holder = ?, holder_session = " SESSION_SQL ", touched_at = NOW(6),"
+	" expires_at = NOW(6) + INTERVAL ? SECOND"
 	" WHERE name = ? AND state = 'pending'"
-	" AND (holder IS NULL OR touched_at < NOW(6) - INTERVAL ? MICROSECOND)";
+	" AND (holder IS NULL OR touched_at < NOW(6) - INTERVAL ? MICROSECOND"
+	" OR (LEFT(holder_session, CHAR_LENGTH(" SESSION_NODE_SQL ")) = " SESSION_NODE_SQL
+	" AND NOT EXISTS (SELECT 1 FROM information_schema.PROCESSLIST pl"
+	" WHERE pl.ID = SUBSTRING_INDEX(holder_session, '/', -1))))";
 
 enum db_err
 uploads_claim(struct db *db, const char *blob_name, const char *holder, unsigned expiry,
@@ -101,7 +114,7 @@ uploads_renew(struct db *db, const char *blob_name, const char *holder, unsigned
 }
 
 static const char sql_release[] =
-	"UPDATE blobs SET holder = NULL WHERE name = ? AND state = 'pending' AND holder = ?";
+	"UPDATE blobs SET holder = NULL, holder_session = NULL WHERE name = ? AND state = 'pending' AND holder = ?";
 
 enum db_err
 uploads_release(struct db *db, const char *blob_name, const char *holder)

@@ -75,9 +75,11 @@ struct upload_row {
 BINDERY_NODISCARD enum db_err uploads_get(struct db *db, const char *id, struct upload_row *out);
 
 /*
- * A PATCH (or a termination) takes the upload: holder and a fresh lease
- * (expires_at = now + expiry) on its pending registry row, only when no
- * PATCH holds it or its holder renewed nothing for takeover_ms.
+ * A PATCH (or a termination) takes the upload: holder, this database
+ * session, and a fresh lease (expires_at = now + expiry) on its pending
+ * registry row, only when no PATCH holds it, its holder renewed nothing for
+ * takeover_ms, or its holder's database session is gone (the process died:
+ * seen at once from the same server as the same user, sql/014).
  * DB_CONFLICT: held by a live PATCH, or no longer pending.
  */
 BINDERY_NODISCARD enum db_err uploads_claim(struct db *db, const char *blob_name, const char *holder,

@@ -17,22 +17,28 @@
 # metadata carries size and SHA-256).  chaos_verify checks the invariants
 # by looking at MariaDB and Azurite directly.
 #
-# Time travel, said so: a killed PATCH still holds its upload until its
-# heartbeat is heartbeat + request_deadline old; the resumed cells move the
-# registry row's touched_at back instead of waiting that out.
+# No time travel: a killed PATCH lets go of its upload as soon as its
+# database session is gone (sql/014), not after heartbeat + request_deadline
+# (330 s here), so the resumed cells resume at once; a busy answer, should
+# MariaDB not yet have noticed the dead session, is retried each second for
+# at most 10 s.  Then one cell again under a private Apache mod_fcgid whose
+# responders read a failpoints file of this test's own.
 [ -n "${BASH_VERSION:-}" ] || exec bash "$0" "$@"
 here=$(cd "$(dirname "$0")" && pwd)
 top=${top_srcdir:-$(cd "$here/../.." && pwd)}
 . "$top/tests/lib/tap.sh"
 . "$top/tests/lib/http.sh"
 . "$top/tests/lib/chaos.sh"
+. "$top/tests/lib/stack.sh"
 
 chaos_need_stack
+need_stack BINDERY_TEST_BIN
 FP=$BINDERY_TEST_VAR/failpoints
 work=$(mktemp -d)
 cleanup() {
 	: >"$FP" 2>/dev/null
 	chaos_stop_private
+	stack_private_apache_stop
 	rm -rf "$work"
 }
 trap cleanup EXIT
@@ -84,6 +90,18 @@ crash_at() {
 	patch_from 0
 }
 state() { sql "SELECT COALESCE((SELECT state FROM blobs WHERE name = '$BLOB'), 'gone')"; }
+# resume_from OFFSET: patch_from, again each second while the upload is
+# busy, for 10 s at most; BUSY counts the busy answers.
+resume_from() {
+	local i
+	BUSY=0
+	for i in 1 2 3 4 5 6 7 8 9 10; do
+		patch_from "$1"
+		[ "$HTTP_CODE" = 409 ] && [ "$(jfield "$HTTP_BODY" error)" = upload_busy ] || return 0
+		BUSY=$((BUSY + 1))
+		sleep 1
+	done
+}
 
 for point in tus.after_create tus.mid_patch tus.after_last_block tus.after_commit tus.after_flip; do
 	# ---- resumed ----
@@ -94,15 +112,15 @@ for point in tus.after_create tus.mid_patch tus.after_last_block tus.after_commi
 	is "$(state)" pending "$point: the upload's registry row is pending"
 	"$CHAOS_BIN/bindery" -c "$BINDERY_CONFIG" sweep >>"$work/sweep.log" 2>&1
 	is "$(state)" pending "$point: a plain sweep leaves it (its lease has not passed)"
-	sql "UPDATE blobs SET touched_at = touched_at - INTERVAL 1 HOUR WHERE name = '$BLOB'"
 	off=$(head_offset)
 	like "$off" '^[0-9]+$' "$point: HEAD answers an offset ($off)"
 	if [ "$point" = tus.mid_patch ]; then
 		ok '[ "${off:-0}" -gt 0 ] 2>/dev/null && [ "$off" -lt $((LEN / 2)) ]' \
 			"$point: ... part-way, from a record made while the body was still coming"
 	fi
-	patch_from "$off"
-	is "$HTTP_CODE $(header upload-offset)" "204 $LEN" "$point: the client resumes from $off and finishes"
+	resume_from "$off"
+	is "$HTTP_CODE $(header upload-offset)" "204 $LEN" \
+		"$point: the client resumes from $off at once and finishes ($BUSY s busy, the window is 330 s)"
 	doc=$(header location)
 	is "$(curl -s -m 60 "$url$doc/content" | sha)" "$(sha "$work/file")" "$point: ... bytes identical"
 
@@ -126,5 +144,32 @@ for point in tus.after_create tus.mid_patch tus.after_last_block tus.after_commi
 			"$point (abandoned): nothing in storage, staged blocks included"
 	fi
 done
+
+# ---- the same under Apache mod_fcgid (a private one: the test stack's
+# Apache responders read no failpoints file) ----
+stack_private_apache "$BINDERY_TEST_VAR/tus-crash-apache" "$BINDERY_CONFIG" 18420 apache-tus-crash ||
+	bail_out "no private Apache"
+apache_conf=$STACK_PRIVATE_APACHE_CONF
+# www-data's own directory: a failpoint fired once rewrites the file there.
+fpdir=$STACK_PRIVATE_APACHE_WWW/failpoints.d
+mkdir -p "$fpdir" && chown www-data "$fpdir" && : >"$fpdir/failpoints" && chmod 0666 "$fpdir/failpoints"
+printf 'FcgidInitialEnv BINDERY_FAILPOINTS_FILE %s\n' "$fpdir/failpoints" >>"$apache_conf"
+grep -q "^FcgidInitialEnv BINDERY_FAILPOINTS_FILE $fpdir/failpoints\$" "$apache_conf" ||
+	bail_out "the private Apache's failpoints line did not take"
+stack_apache_start "$apache_conf" || bail_out "the private Apache did not start (log in $STACK_LOG)"
+url=http://127.0.0.1:$APACHE_PORT
+name=$RUN-apache-mid_patch
+create "$name"
+printf 'tus.mid_patch exit once\n' >"$fpdir/failpoints"
+patch_from 0
+like "$HTTP_CODE" '^(5..|000)$' "apache: tus.mid_patch: the request dies with the responder ($HTTP_CODE)"
+: >"$fpdir/failpoints"
+off=$(head_offset)
+like "$off" '^[0-9]+$' "apache: tus.mid_patch: HEAD answers an offset ($off)"
+resume_from "$off"
+is "$HTTP_CODE $(header upload-offset)" "204 $LEN" \
+	"apache: tus.mid_patch: the client resumes from $off at once and finishes ($BUSY s busy)"
+is "$(curl -s -m 60 "$url$(header location)/content" | sha)" "$(sha "$work/file")" "apache: ... bytes identical"
+
 is "$(chaos_verify "$RUN" "$work/before" | head -n 5)" "" "the invariants hold for every cell"
 done_testing
