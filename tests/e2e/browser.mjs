@@ -6,7 +6,8 @@
 //   once each get a line with a progress bar and are listed;
 // - a file of several chunks goes through tus with progress, the page is
 //   reloaded after the first PATCH has answered, the same file is chosen
-//   again and the upload goes on from the server's offset (HEAD), not 0;
+//   again and the upload goes on from the server's offset (HEAD), not 0,
+//   waiting out as many 409 upload_busy answers (Retry-After) as it hears;
 // - its Download link gives the same bytes (SHA-256 of the file on disk
 //   against the downloaded file's);
 // - Replace (a file picker on the row, PUT with If-Match) serves the new
@@ -28,7 +29,8 @@
 // tests/e2e/browser.sh turns them into TAP with tests/lib/tap.sh.
 // usage: node browser.mjs TOKEN DIR SCREENS STOLEN-NAME DIRECT SERVER=URL...
 //   DIRECT is 1 when the stack's bindery.conf has [upload] direct = true
-//   DIR holds small.txt, tus.bin, replace.bin (written by browser.sh)
+//   DIR holds small.txt, tus.bin, replace.bin and busy.json, a 409
+//   upload_busy body (written by browser.sh)
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { createServer } from 'node:http';
@@ -37,10 +39,14 @@ import { chromium } from 'playwright-core';
 const [token, dir, screens, stolenName, expectDirect, ...servers] = process.argv.slice(2);
 const ok = (cond, what) => console.log(`${cond ? 'pass' : 'fail'}\t${what.replace(/[\t\n]/g, ' ')}`);
 const sha256 = path => createHash('sha256').update(readFileSync(path)).digest('hex');
-const files = { small: `${dir}/small.txt`, tus: `${dir}/tus.bin`, replace: `${dir}/replace.bin` };
+const files = { small: `${dir}/small.txt`, tus: `${dir}/tus.bin`, replace: `${dir}/replace.bin`,
+		busy: `${dir}/busy.json` };
 // The tus file is sent in chunks of this size: several PATCHes, so a
 // reload can fall between them.
 const TUS_CHUNK = 256 * 1024;
+// 409 upload_busy answers the resumed upload hears first: more than the 5
+// tries the page once gave up after.
+const TUS_BUSY_ANSWERS = 7;
 
 // The thief's listener: records every request that reaches it; it also
 // serves the evil document itself, without bindery's headers, for control 1.
@@ -243,6 +249,20 @@ async function tusResume(page, check, snap, appears, name) {
 	await page.reload();
 	await page.waitForLoadState('domcontentloaded');
 	await small();
+	// After the reload the first PATCHes hear that another request holds
+	// the upload (409 upload_busy, Retry-After: 1), more times than the
+	// page once tried (5): it waits as told each time and goes on.
+	let busyLeft = TUS_BUSY_ANSWERS;
+	await page.unroute('**/uploads/**');
+	await page.route('**/uploads/**', async route => {
+		if (route.request().method() === 'PATCH' && busyLeft > 0) {
+			busyLeft--;
+			await route.fulfill({ status: 409, headers: { 'Retry-After': '1', 'Tus-Resumable': '1.0.0' },
+				contentType: 'application/json', path: files.busy }).catch(() => {});
+			return;
+		}
+		await route.continue().catch(() => {});
+	});
 	const patches = [];
 	page.on('request', q => { if (q.method() === 'PATCH') patches.push(Number(q.headers()['upload-offset'])); });
 	const head = page.waitForResponse(r => r.request().method() === 'HEAD', { timeout: 20000 });
@@ -254,8 +274,11 @@ async function tusResume(page, check, snap, appears, name) {
 	await page.waitForFunction(() => [...document.querySelectorAll('#uploads li .status')].some(s => /Done|Failed/.test(s.textContent)),
 		null, { timeout: 60000 });
 	check(await appears(`a.dl:has-text("${name}")`, 'attached'), 'the resumed upload is listed');
-	check(patches.length > 0 && patches[0] === headOffset && patches.length < chunks,
-	      `the resumed upload started at the server's offset (PATCH offsets ${patches.join(',')}; ${chunks} chunks in all)`);
+	check(busyLeft === 0 && patches.slice(0, TUS_BUSY_ANSWERS + 1).every(o => o === headOffset),
+	      `... after ${TUS_BUSY_ANSWERS} answers of 409 upload_busy, each waited out and sent again (PATCH offsets ${patches.join(',')})`);
+	const sent = patches.slice(TUS_BUSY_ANSWERS);
+	check(sent.length > 0 && sent[0] === headOffset && sent.length < chunks,
+	      `the resumed upload started at the server's offset (PATCH offsets ${sent.join(',')} past the 409s; ${chunks} chunks in all)`);
 	check(await page.evaluate(() => Object.keys(localStorage).filter(k => k.startsWith('bindery-tus:')).length) === 0,
 	      'once finished the upload is forgotten');
 	await page.unroute('**/uploads/**');

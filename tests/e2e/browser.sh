@@ -27,6 +27,9 @@ printf 'written in a browser\n' >"$browser_work/small.txt"
 # Five 256 KiB tus chunks and a bit: the page reloads after the first.
 head -c $((5 * 262144 + 1000)) /dev/urandom >"$browser_work/tus.bin"
 head -c 150000 /dev/urandom >"$browser_work/replace.bin"
+# What the resumed tus upload hears first, several times over (browser.mjs).
+printf '{"error":"upload_busy","message":"another request is writing this upload"}\n' \
+	>"$browser_work/busy.json"
 # The direct step runs when the stack's configuration has direct uploads on
 # (./dev test does); the page must say what the configuration says.
 browser_direct=0
