@@ -5,8 +5,10 @@
 #     with a 40 MiB random file in 4 MiB chunks: a whole upload; an upload
 #     aborted after two chunks and finished by a new client from the stored
 #     upload URL; an upload whose responders get SIGKILL while a PATCH is
-#     inside bindery, finished by the client's retries once the dead PATCH's
-#     hold may be taken over (heartbeat + request_deadline of the test config);
+#     inside bindery, finished by the client's retries at once (the dead
+#     PATCH's hold ends with its database session), well within the window a
+#     silent live holder keeps it (heartbeat + request_deadline of the test
+#     config);
 #   - the checksum extension with curl (tus-js-client sends no checksums): a
 #     wrong sha1 or sha256 digest is 460 and moves nothing, md5 is 400, right
 #     digests are 204 and move the offset.
