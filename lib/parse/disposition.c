@@ -70,6 +70,12 @@ content_type_is_active(struct span type)
 	static const char xml_suffix[] = "+xml";
 	size_t n = 0, i;
 
+	/* A header value may list several types, and browsers take the last
+	 * (Fetch, "extract a MIME type"): Chromium runs a <script src> served
+	 * as "text/plain, text/javascript" under nosniff.  No single essence
+	 * describes such a value, so none of it is served as it stands. */
+	if (type.len > 0 && memchr(type.ptr, ',', type.len) != NULL)
+		return 1;
 	while (n < type.len && type.ptr[n] != ';')
 		n++;
 	while (n > 0 && (type.ptr[n - 1] == ' ' || type.ptr[n - 1] == '\t'))

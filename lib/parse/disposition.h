@@ -38,7 +38,9 @@ BINDERY_NODISCARD enum buf_err disposition_attachment(struct span name, struct b
  * XML, SVG, XSLT)?  nosniff does not stop a <script src> of a real script
  * type, and an attachment does not either, so such documents are served
  * as application/octet-stream unless an operator allows them.  The type is
- * compared by its essence (before any ';' parameters, case-insensitive).
+ * compared by its essence (before any ';' parameters, case-insensitive);
+ * a value with a ',' anywhere, which a browser reads as a list of types
+ * and takes the last of, counts as active whatever it lists.
  */
 int content_type_is_active(struct span type);
 

@@ -194,6 +194,9 @@ test_active_types(void)
 		{ "application/xhtml+xml", 1 }, { "text/xml", 1 }, { "application/xml", 1 },
 		{ "image/svg+xml", 1 }, { "application/atom+xml", 1 }, { "IMAGE/SVG+XML", 1 },
 		{ "text/xsl", 1 },
+		/* a list of types: browsers take the last, so any ',' is active */
+		{ "text/plain, text/javascript", 1 }, { "text/plain;,text/javascript", 1 },
+		{ "text/javascript, */*", 1 }, { "text/plain,image/png", 1 }, { "text/plain; x=\",\"", 1 },
 		{ "text/plain", 0 }, { "application/pdf", 0 }, { "application/octet-stream", 0 },
 		{ "image/png", 0 }, { "application/json", 0 }, { "text/css", 0 }, { "+xml", 0 },
 		{ "text/javascriptx", 0 }, { "application/xmlx", 0 }, { "", 0 }, { "text/html2", 0 },
