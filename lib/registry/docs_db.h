@@ -197,7 +197,7 @@ struct replace_blob {
 };
 
 /*
- * The storage clock skew a SAS's expiry is given (DESIGN: direct uploads):
+ * The storage clock skew a SAS's expiry is given (README.md, "Direct uploads"):
  * a grant counts as valid until its expiry plus this.  Every retirement
  * waits for the latest create SAS of the blob (blobs.sas_expires) plus
  * this, whatever grace it was given.
