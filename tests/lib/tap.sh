@@ -99,6 +99,19 @@ like() { # GOT ERE DESC
 	fi
 }
 
+# A literal substring, for values that are data, not patterns: a base64
+# digest's '+' or a password's '.' would change what like() asks.
+has() { # GOT STRING DESC
+	case "$1" in
+	*"$2"*) _tap_result 1 "${3:-}" ;;
+	*)
+		_tap_result 0 "${3:-}"
+		diag "  got:  '$1'"
+		diag "  want: '$2' within it"
+		;;
+	esac
+}
+
 unlike() { # GOT ERE DESC
 	if ! printf '%s' "$1" | grep -Eq -- "$2"; then
 		_tap_result 1 "${3:-}"
