@@ -59,4 +59,22 @@ code=$(curl -s -o /dev/null -w '%{http_code}' "$tampered")
 is "$code" 403 "a tampered signature is refused (403)"
 code=$(curl -s -o /dev/null -w '%{http_code}' -X PUT -H 'x-ms-blob-type: BlockBlob' --data-binary x "$loc")
 is "$code" 403 "the link cannot write (403)"
+
+# The link's type is the proxied answer's: a script goes out as
+# octet-stream, text/plain as stored, and with [download]
+# serve_active_types = true the script keeps its own type too.
+printf 'alert(1)\n' >"$work/small"
+{ cat "$work/conf"; printf '\n[download]\nserve_active_types = true\n'; } >"$work/active.conf"
+chmod 600 "$work/active.conf"
+for c in "text/javascript conf application/octet-stream" "text/plain conf text/plain" \
+	"text/javascript active.conf text/javascript"; do
+	read -r type conf want <<<"$c"
+	out=$(cgi_req "$work/conf" POST "/documents?name=$tag-$RANDOM.txt" \
+		HTTP_AUTHORIZATION="Bearer $BINDERY_TEST_TOKEN" CONTENT_TYPE="$type" \
+		CONTENT_LENGTH="$(wc -c <"$work/small")" <"$work/small")
+	id=$(jfield "$out" id)
+	out=$(cgi_req "$work/$conf" GET "/documents/$id/content" </dev/null)
+	loc=$(printf '%s\n' "$out" | sed -n 's/^Location: //p')
+	is "$(url_param "$loc" rsct)" "$want" "a $type document's link ($conf) sets rsct $want"
+done
 done_testing
