@@ -47,6 +47,7 @@ DEB_TMP=$(mktemp -d "$BINDERY_TEST_VAR/deb.XXXXXX") || bail_out "mktemp -d faile
 DEB_TAG=$(stack_random_hex 4)
 DEB_DB=bindery_deb_$DEB_TAG
 DEB_APACHE_PID='' DEB_PORTS_SAVED='' DEB_CONF_ENABLED='' DEB_FCGID_ENABLED='' DEB_HEADERS_ENABLED=''
+DEB_OVERRIDE_ADDED=''
 # apache2ctl makes Debian's run directory; leave none behind if there was none.
 DEB_RUNDIR_MADE=''
 [ -d /var/run/apache2 ] || DEB_RUNDIR_MADE=1
@@ -73,6 +74,8 @@ deb_cleanup() {
 	[ -z "$DEB_HEADERS_ENABLED" ] || a2dismod -q headers >/dev/null
 	[ -z "$DEB_RUNDIR_MADE" ] || rm -rf /var/run/apache2
 	[ -z "$DEB_PORTS_SAVED" ] || cp -p "$DEB_TMP/ports.conf.saved" /etc/apache2/ports.conf
+	# dpkg keeps a statoverride past a purge: take back the one this added.
+	[ -z "$DEB_OVERRIDE_ADDED" ] || dpkg-statoverride --remove /etc/bindery/bindery.conf >/dev/null 2>&1
 	if dpkg-query -W -f='${Status}' bindery 2>/dev/null | grep -q 'installed'; then
 		apt-get purge -y -q -o DPkg::Lock::Timeout=300 bindery >/dev/null 2>&1
 	fi
@@ -133,6 +136,19 @@ dpkg-reconfigure bindery >"$DEB_TMP/reconfigure.out" 2>&1
 ok $? "dpkg-reconfigure bindery"
 is "$(stat -c '%U:%G %a' /etc/bindery/bindery.conf)" "root:www-data 600" \
 	"... keeps an administrator's 0600 (the postinst never widens a mode)"
+# A mode held by dpkg-statoverride is the administrator's too, even one the
+# postinst would otherwise tighten (readable by everyone).
+if [ -z "$(dpkg-statoverride --list /etc/bindery/bindery.conf)" ] &&
+	dpkg-statoverride --add --update root root 0644 /etc/bindery/bindery.conf; then
+	DEB_OVERRIDE_ADDED=1
+	dpkg-reconfigure bindery >>"$DEB_TMP/reconfigure.out" 2>&1
+	is "$(stat -c '%U:%G %a' /etc/bindery/bindery.conf)" "root:root 644" \
+		"... and one dpkg-statoverride holds, even readable by everyone"
+	dpkg-statoverride --remove /etc/bindery/bindery.conf && DEB_OVERRIDE_ADDED=
+	chown root:www-data /etc/bindery/bindery.conf
+else
+	fail "dpkg-statoverride --add for /etc/bindery/bindery.conf"
+fi
 chmod 0640 /etc/bindery/bindery.conf
 for f in man8/bindery.8.gz man8/bindery.fcgi.8.gz man5/bindery.conf.5.gz; do
 	ok '[ -f "/usr/share/man/$f" ]' "the man page /usr/share/man/$f"
