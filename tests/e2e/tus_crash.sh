@@ -27,10 +27,12 @@
 # Last, the fenced late writer, through a lighttpd of our own whose
 # responders read heartbeat = 2 and request_deadline = 4 (a live but silent
 # holder keeps the upload 6 s) and a failpoints file of the test's own: a
-# PATCH that recorded its first blocks sleeps 20 s; another client takes
-# the upload over once the 6 s have passed and finishes it; the sleeper,
-# awake, answers 5xx and records nothing more, and none of the blocks it
-# staged after the takeover is in the finished document.
+# PATCH that recorded its first blocks sleeps 20 s; a PATCH 2 s into its
+# silence hears 409 upload_busy with a Retry-After no longer than what is
+# left of the 6 s; another client takes the upload over once they have
+# passed and finishes it; the sleeper, awake, answers 5xx and records
+# nothing more, and the finished document's committed block list holds only
+# the blocks it recorded before the takeover.
 [ -n "${BASH_VERSION:-}" ] || exec bash "$0" "$@"
 here=$(cd "$(dirname "$0")" && pwd)
 top=${top_srcdir:-$(cd "$here/../.." && pwd)}
@@ -258,6 +260,18 @@ n_rec=$(sql "SELECT nblocks FROM uploads WHERE id = '$upload'")
 # Its block ids begin with the first 12 bytes of its attempt id (lib/protocol/tus.c).
 pre=$(printf '%s' "${holder:0:24}" | xxd -r -p | base64 -w0)
 like "$holder $n_rec" '^[0-9a-f]{24,} [1-9][0-9]*$' "fence: the sleeping PATCH holds the upload, $n_rec blocks recorded"
+# 409 upload_busy's Retry-After says how long the silent holder has left of
+# the 6 s (it was 5 s whatever was left): 2 s into its silence, a PATCH
+# hears at most the seconds left as measured just before it (they only
+# shrink while the request runs), rounded up, and at least 1.
+sleep 2
+left=$(sql "SELECT CEIL((6000000 - TIMESTAMPDIFF(MICROSECOND, touched_at, NOW(6))) / 1000000)
+	FROM blobs WHERE name = '$BLOB'")
+fpatch "$(head_offset)" $((2 * MIB))
+ra=$(header retry-after)
+is "$HTTP_CODE $(jfield "$HTTP_BODY" error)" "409 upload_busy" "fence: a PATCH 2 s into the holder's silence is 409 upload_busy"
+ok "[[ '$ra' =~ ^[0-9]+\$ ]] && [ '$ra' -ge 1 ] && [ '$ra' -le '$left' ]" \
+	"fence: ... with Retry-After $ra, the holder's $left s left at most"
 t0=$(date +%s)
 follow $((t0 + FENCE_BOUND)) $((2 * MIB))
 is "$HTTP_CODE" 204 "fence: another PATCH takes the upload over and sends 2 MiB ($BUSY busy answers)"
@@ -267,13 +281,14 @@ wait "$late_pid"
 like "$(cat "$work/late")" '^5[0-9][0-9] ' "fence: the sleeper, awake, fails ($(cat "$work/late"))"
 is "$(sql "SELECT COUNT(*) FROM upload_blocks WHERE upload_id = '$upload'
 	AND BINARY LEFT(block_id, 16) = '$pre'")" "$n_rec" "fence: ... and recorded nothing more than its $n_rec blocks"
-# Awake, it went on staging until its next record met the fence (12 MiB in
-# 1 MiB blocks, 4 in flight; 3 more in the run that wrote this): the
-# committed-list check below is about blocks that exist.
-staged=$(az_curl GET "$BLOB" 'blocklisttype=uncommitted&comp=blocklist' '\nblocklisttype:uncommitted\ncomp:blocklist' |
-	grep -o '<Name>[^<]*</Name>' | sed -e 's/<[^>]*>//g' | with_prefix "$pre")
-ok "[ '$staged' -gt '$n_rec' ] 2>/dev/null" \
-	"fence: ... though it staged $((staged - n_rec)) more blocks in storage after it lost the upload"
+# Awake, it may stage a few more blocks before its next record meets the
+# fence, or none: its transfers in flight are past request_deadline (the
+# window a silent holder keeps is heartbeat + request_deadline, so it always
+# is), and what it sends after that races its record.  Said, not asserted;
+# the committed-list check below holds either way.
+note "fence: the sleeper's blocks in storage: $(az_curl GET "$BLOB" 'blocklisttype=uncommitted&comp=blocklist' \
+	'\nblocklisttype:uncommitted\ncomp:blocklist' | grep -o '<Name>[^<]*</Name>' | sed -e 's/<[^>]*>//g' |
+	with_prefix "$pre") uncommitted, $n_rec of them recorded"
 follow $(($(date +%s) + FENCE_BOUND))
 is "$HTTP_CODE $(header upload-offset)" "204 $FLEN" "fence: the client finishes the upload"
 is "$(curl -s -m 60 "$url$(header location)/content" | sha)" "$(sha "$work/fence")" "fence: ... bytes identical"
