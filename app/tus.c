@@ -16,7 +16,6 @@
 #define TUS_RESUMABLE "Tus-Resumable: 1.0.0\r\n"
 #define TUS_EXTENSIONS "creation,creation-with-upload,termination,checksum,expiration"
 #define OFFSET_STREAM "application/offset+octet-stream"
-#define RETRY_AFTER 5
 
 /* Every answer carries Tus-Resumable; a request without the version we speak gets 412. */
 static int
@@ -50,8 +49,9 @@ body_read(void *ctx, char *buf, size_t len)
 	return req_read(ctx, buf, len);
 }
 
+/* retry_after: PROTO_BUSY's Retry-After (tus_busy_retry_after; 0 reads 1). */
 static void
-reply_tus_failure(struct request *r, enum proto_result pr)
+reply_tus_failure(struct request *r, enum proto_result pr, unsigned retry_after)
 {
 	switch (pr) {
 	case PROTO_NOT_FOUND:
@@ -61,7 +61,8 @@ reply_tus_failure(struct request *r, enum proto_result pr)
 		resp_error(r, 409, "offset_mismatch", "Upload-Offset is not the upload's offset; ask HEAD");
 		break;
 	case PROTO_BUSY:
-		resp_error_retry(r, 409, "upload_busy", "another request is writing this upload", RETRY_AFTER);
+		resp_error_retry(r, 409, "upload_busy", "another request is writing this upload",
+				 retry_after ? retry_after : 1);
 		break;
 	case PROTO_CHECKSUM_MISMATCH:
 		resp_error(r, 460, "checksum_mismatch", "Upload-Checksum does not match the body;"
@@ -115,7 +116,7 @@ handle_upload_head(struct app *app, struct request *r)
 		goto out;
 	pr = tus_head(app->svc, r->owner, r->route.upload_id, &st);
 	if (pr != PROTO_OK) {
-		reply_tus_failure(r, pr);
+		reply_tus_failure(r, pr, 0);
 		goto out;
 	}
 	if (state_headers(r, &st, &extra) != 0 ||
@@ -202,21 +203,22 @@ handle_upload_patch(struct app *app, struct request *r)
 	if (pr == PROTO_OK)
 		reply_patched(r, &st);
 	else
-		reply_tus_failure(r, pr);
+		reply_tus_failure(r, pr, st.retry_after);
 }
 
 void
 handle_upload_delete(struct app *app, struct request *r)
 {
 	enum proto_result pr;
+	unsigned retry_after;
 
 	if (!tus_admit(r) || !require_writer(r))
 		return;
-	pr = tus_terminate(app->svc, r->owner, r->route.upload_id);
+	pr = tus_terminate(app->svc, r->owner, r->route.upload_id, &retry_after);
 	if (pr == PROTO_OK)
 		resp_begin(r, 204, NULL, -1, NULL);
 	else
-		reply_tus_failure(r, pr);
+		reply_tus_failure(r, pr, retry_after);
 }
 
 /* ---- creation ---- */
@@ -343,7 +345,7 @@ handle_uploads_create(struct app *app, struct request *r)
 		goto out;
 	}
 	if (pr != PROTO_OK) {
-		reply_tus_failure(r, pr);
+		reply_tus_failure(r, pr, 0);
 		goto out;
 	}
 	if (with_body)

@@ -108,6 +108,20 @@ tus_patch_shape(int64_t declared, uint64_t room, uint64_t nblocks, uint64_t bloc
 	return whole;
 }
 
+unsigned
+tus_busy_retry_after(int64_t idle_ms, uint64_t window_ms)
+{
+	uint64_t left_ms, s;
+
+	if (idle_ms < 0)
+		idle_ms = 0;
+	if ((uint64_t)idle_ms >= window_ms)
+		return 1;	/* lapsed since the claim was refused: at once */
+	left_ms = window_ms - (uint64_t)idle_ms;
+	s = (left_ms + 999) / 1000;
+	return s > TUS_BUSY_RETRY_MAX ? TUS_BUSY_RETRY_MAX : (unsigned)s;
+}
+
 /* ---- the upload as answered ------------------------------------------------ */
 
 static void
@@ -215,6 +229,7 @@ struct patch_run {
 	enum proto_result stopped;	/* why this PATCH stopped staging, else PROTO_OK */
 	int lost;			/* a fenced write touched no row */
 	int released;			/* the last record let go of the upload */
+	unsigned busy_retry;		/* PROTO_BUSY: tus_busy_retry_after */
 };
 
 static int
@@ -659,7 +674,8 @@ finish(struct patch_run *p)
 	return make_ready(p, &info);
 }
 
-/* Take the upload for this attempt; PROTO_BUSY while another PATCH holds it. */
+/* Take the upload for this attempt; PROTO_BUSY while another PATCH holds
+ * it, with p->busy_retry. */
 static enum proto_result
 take(struct patch_run *p)
 {
@@ -673,9 +689,10 @@ take(struct patch_run *p)
 	if (e == DB_CONFLICT) {
 		struct upload_row now;
 
-		if (uploads_get(p->s->db, p->u.id, &now) == DB_OK && now.state == REGISTRY_PENDING)
-			return PROTO_BUSY;
-		return PROTO_NOT_FOUND;
+		if (uploads_get(p->s->db, p->u.id, &now) != DB_OK || now.state != REGISTRY_PENDING)
+			return PROTO_NOT_FOUND;
+		p->busy_retry = tus_busy_retry_after(now.held ? now.held_idle_ms : -1, takeover_ms);
+		return PROTO_BUSY;
 	}
 	p->renewed_ms = blob_now_ms();
 	return from_db(e);
@@ -768,6 +785,7 @@ tus_patch(struct services *s, const struct tus_patch *req, struct tus_state *out
 	p.record_every = s->cfg->blocks_in_flight / 2 ? s->cfg->blocks_in_flight / 2 : 1;
 	start_deadline(s);
 	pr = run_patch(&p);
+	out->retry_after = p.busy_retry;
 	if (pr == PROTO_OK && read_upload(s, req->owner, req->id, &p.u) == PROTO_OK)
 		state_of(&p.u, out);
 	else if (pr == PROTO_OK)
@@ -782,12 +800,13 @@ tus_patch(struct services *s, const struct tus_patch *req, struct tus_state *out
 /* ---- termination ------------------------------------------------------- */
 
 enum proto_result
-tus_terminate(struct services *s, const char *owner, const char *id)
+tus_terminate(struct services *s, const char *owner, const char *id, unsigned *retry_after)
 {
 	struct tus_patch none = { owner, id, 0, -1, NULL, NULL, 0, TUS_SHA256, { 0 }, 0 };
 	struct patch_run p;
 	enum proto_result pr;
 
+	*retry_after = 0;
 	memset(&p, 0, sizeof p);
 	p.s = s;
 	p.req = &none;
@@ -798,8 +817,10 @@ tus_terminate(struct services *s, const char *owner, const char *id)
 		pr = PROTO_FINISHED;
 		goto out;
 	}
-	if ((pr = take(&p)) != PROTO_OK)
+	if ((pr = take(&p)) != PROTO_OK) {
+		*retry_after = p.busy_retry;
 		goto out;
+	}
 	/* Held: compensation's own path purges the staged blocks and drops the rows. */
 	pr = compensate_pending(s, &p.hi);
 	if (pr == PROTO_NOT_FOUND)

@@ -31,6 +31,7 @@ struct tus_state {
 	uint64_t offset;	/* acknowledged: the whole length only once ready */
 	int64_t expires;	/* Upload-Expires, Unix seconds; 0 once finished */
 	uint64_t document_id;	/* the document, once ready (Location); else 0 */
+	unsigned retry_after;	/* PROTO_BUSY: Retry-After seconds (tus_busy_retry_after) */
 };
 
 struct tus_new {
@@ -82,7 +83,20 @@ BINDERY_NODISCARD enum proto_result tus_find_pending(struct services *s, struct 
 
 /* DELETE /uploads/{id}: staged blocks purged, the intent dropped.  PROTO_BUSY
  * while a PATCH holds it; PROTO_FINISHED once its document is ready. */
-BINDERY_NODISCARD enum proto_result tus_terminate(struct services *s, const char *owner, const char *id);
+BINDERY_NODISCARD enum proto_result tus_terminate(struct services *s, const char *owner, const char *id,
+						  unsigned *retry_after);
+
+/*
+ * 409 upload_busy's Retry-After (pure; unit-tested): the seconds until a
+ * holder silent for idle_ms would lose the upload to the window_ms a live
+ * holder keeps it (heartbeat + request_deadline), rounded up, at least 1
+ * and at most TUS_BUSY_RETRY_MAX: a holder whose process died lets go as
+ * soon as its database session is gone (sql/014), any moment, so a client
+ * asks again that soon.  idle_ms < 0 (no holder, or the clock stepped
+ * back) counts as a holder renewed just now.
+ */
+#define TUS_BUSY_RETRY_MAX 5
+unsigned tus_busy_retry_after(int64_t idle_ms, uint64_t window_ms);
 
 /*
  * The decision before a PATCH moves anything (pure; unit-tested): given the

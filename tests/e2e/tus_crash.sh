@@ -23,6 +23,16 @@
 # MariaDB not yet have noticed the dead session, is retried each second for
 # at most 10 s.  Then one cell again under a private Apache mod_fcgid whose
 # responders read a failpoints file of this test's own.
+#
+# Last, the fenced late writer, through a lighttpd of our own whose
+# responders read heartbeat = 2 and request_deadline = 4 (a live but silent
+# holder keeps the upload 6 s) and a failpoints file of the test's own: a
+# PATCH that recorded its first blocks sleeps 20 s; a PATCH 2 s into its
+# silence hears 409 upload_busy with a Retry-After no longer than what is
+# left of the 6 s; another client takes the upload over once they have
+# passed and finishes it; the sleeper, awake, answers 5xx and records
+# nothing more, and the finished document's committed block list holds only
+# the blocks it recorded before the takeover.
 [ -n "${BASH_VERSION:-}" ] || exec bash "$0" "$@"
 here=$(cd "$(dirname "$0")" && pwd)
 top=${top_srcdir:-$(cd "$here/../.." && pwd)}
@@ -39,6 +49,7 @@ cleanup() {
 	: >"$FP" 2>/dev/null
 	chaos_stop_private
 	stack_private_apache_stop
+	stack_private_lighttpd_stop 2>/dev/null
 	rm -rf "$work"
 }
 trap cleanup EXIT
@@ -170,6 +181,120 @@ resume_from "$off"
 is "$HTTP_CODE $(header upload-offset)" "204 $LEN" \
 	"apache: tus.mid_patch: the client resumes from $off at once and finishes ($BUSY s busy)"
 is "$(curl -s -m 60 "$url$(header location)/content" | sha)" "$(sha "$work/file")" "apache: ... bytes identical"
+
+# ---- the fenced late writer ----
+# Bounds, said so: a silent live holder keeps the upload heartbeat +
+# request_deadline = 6 s here; the takeover is due 6-7 s into the sleeper's
+# 20 s, and FENCE_BOUND (15 s) leaves the client room for HEADs, 409s and a
+# 2 MiB PATCH on a busy machine while the sleeper still sleeps.
+FENCE_BOUND=15
+FLEN=$((12 * MIB))
+head -c $FLEN /dev/urandom >"$work/fence"
+ffp=$BINDERY_TEST_VAR/tus-crash-fence.failpoints
+: >"$ffp" && chmod 0666 "$ffp" || bail_out "cannot create $ffp"
+stack_test_conf "$work/fence.conf" "$RUN-fence-" '[limits]' 'heartbeat = 2' 'request_deadline = 4' \
+	'body_idle_timeout = 10' 'sweep_cutoff = 300' 'block_size = 1M' ||
+	bail_out "the fence test's configuration does not load"
+BINDERY_FAILPOINTS_FILE=$ffp stack_private_lighttpd "$BINDERY_TEST_VAR/tus-crash-fence" lighttpd.conf \
+	"$work/fence.conf" "$BINDERY_TEST_BIN" 18440 || bail_out "the fence test's lighttpd did not start"
+url=http://127.0.0.1:$HTTP_PORT
+wait_for 10 eval '[ "$(curl -s -o /dev/null -m 5 -w "%{http_code}" "$url/healthz")" = 200 ]' ||
+	bail_out "the fence test's lighttpd does not answer"
+
+# fpatch OFFSET [BYTES]: PATCH BYTES of the fence file from OFFSET (else the rest).
+fpatch() {
+	local part=$work/part.$BASHPID
+	if [ -n "${2:-}" ]; then
+		tail -c +$(($1 + 1)) "$work/fence" | head -c "$2" >"$part"
+	else
+		tail -c +$(($1 + 1)) "$work/fence" >"$part"
+	fi
+	req PATCH "$url$LOC" "${AUTH[@]}" "${STREAM[@]}" -H "Upload-Offset: $1" --data-binary "@$part"
+}
+# follow DEADLINE [BYTES]: what a client does after a failed PATCH: HEAD,
+# PATCH from the offset it is told, and after 409 upload_busy the same once
+# Retry-After has passed, until another answer or DEADLINE (epoch seconds).
+follow() {
+	local off ra now
+	BUSY=0
+	while :; do
+		off=$(head_offset)
+		case $off in none:*) HTTP_CODE=$off; return ;; esac
+		fpatch "$off" "${2:-}"
+		[ "$HTTP_CODE $(jfield "$HTTP_BODY" error)" = "409 upload_busy" ] || return 0
+		BUSY=$((BUSY + 1))
+		now=$(date +%s)
+		[ "$now" -lt "$1" ] || return 0
+		ra=$(header retry-after)
+		[[ $ra =~ ^[0-9]+$ ]] || ra=1
+		[ "$ra" -le $(($1 - now)) ] || ra=$(($1 - now))	# one last try at DEADLINE
+		sleep "$ra"
+	done
+}
+# az_committed BLOB: the committed block ids, one a line.
+az_committed() {
+	az_curl GET "$1" 'blocklisttype=committed&comp=blocklist' '\nblocklisttype:committed\ncomp:blocklist' |
+		tr -d '\r\n' | sed -n 's|.*<CommittedBlocks>\(.*\)</CommittedBlocks>.*|\1|p' |
+		grep -o '<Name>[^<]*</Name>' | sed -e 's/<[^>]*>//g'
+}
+# with_prefix PREFIX: how many lines of stdin start with PREFIX (no regex).
+with_prefix() { awk -v p="$1" 'substr($0, 1, length(p)) == p' | wc -l; }
+# fired UPLOAD: the once-armed tus.mid_patch is gone and UPLOAD has blocks recorded.
+fired() {
+	! grep -q '^tus.mid_patch ' "$ffp" && [ "$(sql "SELECT nblocks FROM uploads WHERE id = '$1'")" -gt 0 ]
+}
+
+name=$RUN-fence
+req POST "$url/uploads" "${AUTH[@]}" -H "Upload-Length: $FLEN" -H 'Content-Length: 0' \
+	-H "Upload-Metadata: filename $(printf %s "$name" | base64 -w0)"
+is "$HTTP_CODE" 201 "fence: POST /uploads is 201"
+LOC=$(header location)
+upload=${LOC##*/}
+BLOB=$(sql "SELECT blob_name FROM documents WHERE name = '$name'")
+printf 'tus.mid_patch sleep:20000 once\n' >"$ffp"
+(fpatch 0; printf '%s %s\n' "$HTTP_CODE" "$(jfield "$HTTP_BODY" error)" >"$work/late") &
+late_pid=$!
+wait_for 30 fired "$upload" || bail_out "tus.mid_patch did not fire in 30 s"
+holder=$(sql "SELECT holder FROM blobs WHERE name = '$BLOB'")
+n_rec=$(sql "SELECT nblocks FROM uploads WHERE id = '$upload'")
+# Its block ids begin with the first 12 bytes of its attempt id (lib/protocol/tus.c).
+pre=$(printf '%s' "${holder:0:24}" | xxd -r -p | base64 -w0)
+like "$holder $n_rec" '^[0-9a-f]{24,} [1-9][0-9]*$' "fence: the sleeping PATCH holds the upload, $n_rec blocks recorded"
+# 409 upload_busy's Retry-After says how long the silent holder has left of
+# the 6 s (it was 5 s whatever was left): 2 s into its silence, a PATCH
+# hears at most the seconds left as measured just before it (they only
+# shrink while the request runs), rounded up, and at least 1.
+sleep 2
+left=$(sql "SELECT CEIL((6000000 - TIMESTAMPDIFF(MICROSECOND, touched_at, NOW(6))) / 1000000)
+	FROM blobs WHERE name = '$BLOB'")
+fpatch "$(head_offset)" $((2 * MIB))
+ra=$(header retry-after)
+is "$HTTP_CODE $(jfield "$HTTP_BODY" error)" "409 upload_busy" "fence: a PATCH 2 s into the holder's silence is 409 upload_busy"
+ok "[[ '$ra' =~ ^[0-9]+\$ ]] && [ '$ra' -ge 1 ] && [ '$ra' -le '$left' ]" \
+	"fence: ... with Retry-After $ra, the holder's $left s left at most"
+t0=$(date +%s)
+follow $((t0 + FENCE_BOUND)) $((2 * MIB))
+is "$HTTP_CODE" 204 "fence: another PATCH takes the upload over and sends 2 MiB ($BUSY busy answers)"
+ok "[ $(($(date +%s) - t0)) -le $FENCE_BOUND ]" "fence: ... within $FENCE_BOUND s ($(($(date +%s) - t0)) s)"
+ok "kill -0 $late_pid 2>/dev/null" "fence: ... while the sleeping PATCH still sleeps"
+wait "$late_pid"
+like "$(cat "$work/late")" '^5[0-9][0-9] ' "fence: the sleeper, awake, fails ($(cat "$work/late"))"
+is "$(sql "SELECT COUNT(*) FROM upload_blocks WHERE upload_id = '$upload'
+	AND BINARY LEFT(block_id, 16) = '$pre'")" "$n_rec" "fence: ... and recorded nothing more than its $n_rec blocks"
+# Awake, it may stage a few more blocks before its next record meets the
+# fence, or none: its transfers in flight are past request_deadline (the
+# window a silent holder keeps is heartbeat + request_deadline, so it always
+# is), and what it sends after that races its record.  Said, not asserted;
+# the committed-list check below holds either way.
+note "fence: the sleeper's blocks in storage: $(az_curl GET "$BLOB" 'blocklisttype=uncommitted&comp=blocklist' \
+	'\nblocklisttype:uncommitted\ncomp:blocklist' | grep -o '<Name>[^<]*</Name>' | sed -e 's/<[^>]*>//g' |
+	with_prefix "$pre") uncommitted, $n_rec of them recorded"
+follow $(($(date +%s) + FENCE_BOUND))
+is "$HTTP_CODE $(header upload-offset)" "204 $FLEN" "fence: the client finishes the upload"
+is "$(curl -s -m 60 "$url$(header location)/content" | sha)" "$(sha "$work/fence")" "fence: ... bytes identical"
+is "$(az_committed "$BLOB" | with_prefix "$pre")" "$n_rec" \
+	"fence: the committed block list holds the sleeper's $n_rec recorded blocks and none it staged later"
+stack_private_lighttpd_stop
 
 is "$(chaos_verify "$RUN" "$work/before" | head -n 5)" "" "the invariants hold for every cell"
 done_testing

@@ -130,10 +130,26 @@ test_patch_shape(void)
 	TAP_EQ_INT(tus_shape_blocks(plain4, 8 * MIB + 1), 3, "... and a short third");
 }
 
+/* 409 upload_busy's Retry-After: until the window a silent holder keeps,
+ * at least 1, at most TUS_BUSY_RETRY_MAX (a dead one may go any moment). */
+static void
+test_busy_retry_after(void)
+{
+	TAP_EQ_INT(tus_busy_retry_after(0, 330000), TUS_BUSY_RETRY_MAX, "renewed just now, 330 s window: the cap");
+	TAP_EQ_INT(tus_busy_retry_after(-1, 330000), TUS_BUSY_RETRY_MAX, "no holder or a clock stepped back: the cap");
+	TAP_EQ_INT(tus_busy_retry_after(0, 3000), 3, "a 3 s window: 3");
+	TAP_EQ_INT(tus_busy_retry_after(4001, 6000), 2, "1999 ms left: rounded up to 2");
+	TAP_EQ_INT(tus_busy_retry_after(5999, 6000), 1, "1 ms left: 1");
+	TAP_EQ_INT(tus_busy_retry_after(6000, 6000), 1, "lapsed: 1, never 0");
+	TAP_EQ_INT(tus_busy_retry_after(INT64_MAX, 6000), 1, "long lapsed: 1");
+	TAP_EQ_INT(tus_busy_retry_after(0, 0), 1, "no window: 1");
+}
+
 int
 main(void)
 {
 	test_acknowledged();
+	test_busy_retry_after();
 	test_offsets();
 	test_blocks_fit();
 	test_patch_shape();
