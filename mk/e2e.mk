@@ -2,8 +2,9 @@
 # ./dev test has started the stack), and the tooling that runs them.
 E2E_TESTS += tests/e2e/healthz.sh tests/e2e/smoke.sh tests/e2e/api.sh tests/e2e/body_limits.sh \
 	tests/e2e/concurrency.sh tests/e2e/security.sh tests/e2e/valgrind_cgi.sh \
-	tests/e2e/redirect.sh tests/e2e/auth_modes.sh tests/e2e/browser.sh tests/e2e/content_safety.sh \
+	tests/e2e/redirect.sh tests/e2e/auth_modes.sh tests/e2e/content_safety.sh \
 	tests/e2e/csrf.sh tests/e2e/config_secrets.sh
+SLOW_TESTS += tests/e2e/browser.sh
 EXTRA_DIST += tests/e2e/healthz.sh tests/e2e/smoke.sh tests/e2e/api.sh tests/e2e/body_limits.sh \
 	tests/e2e/concurrency.sh tests/e2e/security.sh tests/e2e/valgrind_cgi.sh \
 	tests/e2e/redirect.sh tests/e2e/auth_modes.sh tests/e2e/browser.sh tests/e2e/content_safety.sh \
@@ -22,7 +23,7 @@ UNIT_TESTS += tests/unit/bench_results.sh
 EXTRA_DIST += tests/unit/bench_results.sh
 # Slow clients must not pin workers (issue 11, item 4): private lighttpds
 # (FastCGI and CGI) with small body bounds, and a trickling client.
-E2E_TESTS += tests/e2e/slow_clients.sh
+SLOW_TESTS += tests/e2e/slow_clients.sh
 EXTRA_DIST += tests/e2e/slow_clients.sh tests/tools/slow_client.py
 # A responder stopped and continued mid-body (SIGSTOP, SIGCONT): 503
 # interrupted under FastCGI, whose body reads then fail with EINTR; the
@@ -31,7 +32,7 @@ E2E_TESTS += tests/e2e/stopped_responder.sh
 EXTRA_DIST += tests/e2e/stopped_responder.sh
 # Leases instead of a request deadline (issue 12, section 1): a 3 MiB upload
 # trickled over 40 s with request_deadline = 5, and a sweep during it.
-E2E_TESTS += tests/e2e/leases.sh
+SLOW_TESTS += tests/e2e/leases.sh
 EXTRA_DIST += tests/e2e/leases.sh
 # GET /documents?name=EXACT (issue 12, section 2): exact names, pending unlisted.
 E2E_TESTS += tests/e2e/list_by_name.sh
@@ -47,11 +48,11 @@ EXTRA_DIST += tests/e2e/tus_apache_limits.sh
 # Real tus clients (issue 12, section 3): tus-js-client 4.3.1 from Node
 # (whole, aborted and resumed, responders killed mid-PATCH) and the checksum
 # extension with curl, through lighttpd and Apache.
-E2E_TESTS += tests/e2e/tus_client.sh
+SLOW_TESTS += tests/e2e/tus_client.sh
 EXTRA_DIST += tests/e2e/tus_client.sh tests/e2e/tus_client.mjs tests/bench/bench_tus.sh
 # The list by name prefix in the API and on the page, the page's paging
 # links without JavaScript (issue 13, "The page").
-E2E_TESTS += tests/e2e/list_prefix.sh
+SLOW_TESTS += tests/e2e/list_prefix.sh
 EXTRA_DIST += tests/e2e/list_prefix.sh
 # The page's CSP with and without direct uploads, and /page.js = app/page.js.
 E2E_TESTS += tests/e2e/page.sh
@@ -59,12 +60,13 @@ EXTRA_DIST += tests/e2e/page.sh
 
 # Storage in production's shape: HTTPS, verified against [storage] ca_file,
 # an account-host URL (the TLS Azurite ./dev test starts; issue 17).
-E2E_TESTS += tests/e2e/tls_storage.sh tests/e2e/apache_load.sh
+SLOW_TESTS += tests/e2e/apache_load.sh
+E2E_TESTS += tests/e2e/tls_storage.sh
 EXTRA_DIST += tests/e2e/tls_storage.sh tests/tools/clock_skew_storage.py tests/e2e/apache_load.sh
 
 # Direct uploads (issue 13): the curl flow, what the create-only SAS cannot
 # do, finalize's checks, and the sweeper's cells for direct intents.
-E2E_TESTS += tests/e2e/direct.sh
+SLOW_TESTS += tests/e2e/direct.sh
 EXTRA_DIST += tests/e2e/direct.sh tests/bench/bench_direct.sh tests/lib/direct.sh
 # ... and what a hostile client does with its SAS: grants outliving rows,
 # keys of another route, finalize's crashes and races, blobs that are not

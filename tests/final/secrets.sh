@@ -11,11 +11,20 @@ need_stack BINDERY_TEST_VAR BINDERY_TEST_BLOB_KEY
 build=${top_builddir:-.}
 
 # Azurite's own logs (plain and TLS) are the storage service's, not ours;
-# everything else counts.
-mapfile -t logs < <(find "$BINDERY_TEST_VAR/log" "$build/tests" -type f \( -name '*.log' -o -name '*.out' \) \
+# everything else counts, in every lane ./dev test ran (one set of secrets
+# serves them all).
+lane_logs=()
+for lane in ${BINDERY_TEST_LANES:-$BINDERY_TEST_VAR}; do
+	lane_logs+=("$lane/log")
+done
+mapfile -t logs < <(find "${lane_logs[@]}" "$build/tests" -type f \( -name '*.log' -o -name '*.out' \) \
 	! -name 'azurite.log' ! -name 'azurite-tls.log' ! -name 'secrets.log' 2>/dev/null)
 ok '[ "${#logs[@]}" -gt 10 ]' "searching ${#logs[@]} log files"
-ok '[ -n "$(cat "$BINDERY_TEST_VAR"/log/lighttpd* "$BINDERY_TEST_VAR"/log/apache* 2>/dev/null | grep -m1 "req=")" ]' \
+request_logs=()
+for lane in "${lane_logs[@]}"; do
+	request_logs+=("$lane"/lighttpd* "$lane"/apache*)
+done
+ok '[ -n "$(cat "${request_logs[@]}" 2>/dev/null | grep -m1 "req=")" ]' \
 	"the responder's request log is among them"
 
 search() { # NEEDLE DESC

@@ -54,10 +54,13 @@ stack_port_free() {
 }
 
 # stack_port NAME START: the port remembered as NAME in ports.env; otherwise
-# the first free port from START (never 10100-10199, never one listed in
-# STACK_AVOID_PORTS or already remembered), saved.  Prints nothing; sets NAME.
+# the first free port from START + STACK_PORT_OFFSET (never 10100-10199,
+# never one listed in STACK_AVOID_PORTS or already remembered), saved.
+# Prints nothing; sets NAME.  ./dev test runs its lanes' tests side by side,
+# each lane with its own offset: a test's "free" port is not another lane's
+# between its check here and its server's bind.
 stack_port() {
-	local name=$1 p=$2 used cur
+	local name=$1 p=$(($2 + ${STACK_PORT_OFFSET:-0})) used cur
 	cur=${!name:-}
 	if [ -n "$cur" ]; then
 		return 0
