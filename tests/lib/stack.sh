@@ -264,8 +264,10 @@ stack_mariadb_start() {
 	if [ ! -d "$STACK_VAR/db/mysql" ]; then
 		rm -rf "$STACK_VAR/db"
 		mkdir -p "$STACK_VAR/db"
+		# A temporary directory of its own: two bootstraps at once in
+		# /tmp (./dev test's lanes) collide on their temporary tables.
 		mariadb-install-db --no-defaults --datadir="$STACK_VAR/db" --user="$user" \
-			--auth-root-authentication-method=normal --skip-test-db \
+			--auth-root-authentication-method=normal --skip-test-db --tmpdir="$STACK_VAR/tmp" \
 			>"$STACK_LOG/mariadb-install.log" 2>&1 || {
 			stack_log "mariadb-install-db failed:"; tail -n 20 "$STACK_LOG/mariadb-install.log" >&2; return 1; }
 	fi
@@ -276,7 +278,7 @@ stack_mariadb_start() {
 	fi
 	rm -f "$STACK_SOCK"
 	stack_spawn mariadb "$STACK_LOG/mariadb.out" "$(stack_mariadbd)" --no-defaults \
-		--user="$user" --datadir="$STACK_VAR/db" --socket="$STACK_SOCK" \
+		--user="$user" --datadir="$STACK_VAR/db" --tmpdir="$STACK_VAR/tmp" --socket="$STACK_SOCK" \
 		--port="$DB_PORT" --bind-address=127.0.0.1 --skip-name-resolve \
 		--character-set-server=utf8mb4 --collation-server=utf8mb4_general_ci \
 		--ssl-ca="$STACK_VAR/db-tls/ca.pem" --ssl-cert="$STACK_VAR/db-tls/server-cert.pem" \
