@@ -12,7 +12,7 @@ EXTRA_DIST += tests/e2e/healthz.sh tests/e2e/smoke.sh tests/e2e/api.sh tests/e2e
 	tests/lib/webauth-lighttpd.conf tests/lib/webauth-apache.conf \
 	tests/lib/tap.sh tests/lib/stack.sh tests/lib/http.sh tests/lib/db.sh \
 	tests/lib/faultproxy.sh \
-	dev .ci/run \
+	dev .ci/run .ci/provision.sh \
 	tests/tools/short_body.py
 # The tooling's own: stack_busy keeps a second ./dev bench off the state
 # directory of one still running.

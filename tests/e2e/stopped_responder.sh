@@ -164,12 +164,20 @@ name=$run-cgi
 slow "$work/cgi" --path "/documents?name=$name" --header 'Content-Type: application/octet-stream' \
 	--length "$mib" --first 65536 --every 0.2 --chunk 65536 --give-up 30 &
 client=$!
-for i in 1 2; do
-	sleep 0.6
-	pid=''
+# The responder is looked for until it runs (a fixed 0.6 s missed it on a
+# loaded machine: python's start and the CGI spawn can take longer), and
+# the body lasts about 3 s after it starts.
+cgi_responder() {
+	local p
 	for p in $(pgrep -P "$lighttpd_pid"); do
 		[ "$(readlink "/proc/$p/exe" 2>/dev/null)" = "$BINDERY_TEST_BIN/bindery.fcgi" ] && pid=$p
 	done
+	[ -n "$pid" ]
+}
+for i in 1 2; do
+	sleep 0.6
+	pid=''
+	wait_for 10 cgi_responder
 	if [ -n "$pid" ]; then
 		stop_and_continue "$pid"
 		pass "CGI: responder $pid stopped and continued mid-body ($i)"

@@ -45,7 +45,7 @@ cluster_free_port() {
 
 # cluster_used_ports: every port a ./dev stack or this cluster remembers.
 cluster_used_ports() {
-	cat "$TOP/var/ports.env" "$TOP/var/test/ports.env" "$(cluster_dir)"/*/ports.env \
+	cat "$TOP/var/ports.env" "$TOP"/var/test/ports.env "$TOP"/var/test/lane-*/ports.env "$(cluster_dir)"/*/ports.env \
 		"$(cluster_dir)"/ports.env "$(cluster_dir)"/*/galera.env 2>/dev/null |
 		sed -n 's/^[A-Z_]*=//p' | tr '\n' ' '
 }

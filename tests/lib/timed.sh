@@ -8,8 +8,8 @@
 # it (flock on LANE/lane.lock) until it ends, so tests in one lane never
 # overlap.  make check -jN with N lanes always finds one free.
 #
-# When BINDERY_TEST_TIMES names a file, "TEST<TAB>SECONDS<TAB>LANE" is
-# appended to it, so a run can say where its time went.  The test's output
+# When BINDERY_TEST_TIMES names a file, "TEST<TAB>SECONDS<TAB>LANE<TAB>CPU"
+# is appended to it, so a run can say where its time went.  The test's output
 # and exit status pass through untouched.
 lane=-
 if [ -n "${BINDERY_TEST_LANES:-}" ]; then
@@ -36,7 +36,13 @@ rc=$?
 if [ -n "${BINDERY_TEST_TIMES:-}" ]; then
 	# The last argument is the test (a script after its shell, or a program).
 	eval "test_name=\${$#}"
-	awk -v a="$start" -v b="$(date +%s.%N)" -v t="$test_name" -v l="${lane##*/}" \
-		'BEGIN { printf "%s\t%.1f\t%s\n", t, b - a, l }' >>"$BINDERY_TEST_TIMES"
+	# CPU seconds (user + system) of the test and what it waited for: the
+	# second line of `times` ("0m1.20s 0m0.50s"); not the lane's servers'.
+	# (Run by this shell, not in a $(...) subshell, which has no children.)
+	cpu_file=$(mktemp) && times >"$cpu_file" && cpu=$(sed -n '2s/[ms]/ /gp' "$cpu_file")
+	rm -f "$cpu_file"
+	awk -v a="$start" -v b="$(date +%s.%N)" -v t="$test_name" -v l="${lane##*/}" -v c="$cpu" \
+		'BEGIN { split(c, x, " "); printf "%s\t%.1f\t%s\t%.1f\n", t, b - a, l, x[1] * 60 + x[2] + x[3] * 60 + x[4] }' \
+		>>"$BINDERY_TEST_TIMES"
 fi
 exit "$rc"

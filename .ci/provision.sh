@@ -1,0 +1,79 @@
+# .ci/provision.sh - what a fresh Debian 12 machine needs for bindery's
+# stack, tests and benches: the Debian packages (apt) and node_modules
+# (npm, exact versions).  Sourced by ./dev (up, test, bench, cluster) after
+# it defines say, die and TOP; ensure_deps installs only what is missing.
+
+AZURITE_VERSION=3.37.0
+# The browser test (tests/e2e/browser.sh) drives Debian's chromium with it.
+PLAYWRIGHT_VERSION=1.65.1
+# The tus client test (tests/e2e/tus_client.sh) and tests/bench/bench_tus.sh.
+TUS_JS_CLIENT_VERSION=4.3.1
+APT_PACKAGES=(build-essential autoconf automake pkg-config libfcgi-dev
+	libcurl4-gnutls-dev libgnutls28-dev libmariadb-dev libjansson-dev
+	libinih-dev libexpat1-dev nettle-dev mariadb-server lighttpd apache2
+	libapache2-mod-fcgid curl ca-certificates iproute2 clang
+	libclang-rt-14-dev valgrind jq python3
+	python3-yaml python3-jsonschema	# tests/e2e/openapi.sh
+	python3-prometheus-client	# tests/e2e/status.sh
+	bc bsdextrautils	# these two: tests/bench/bench.sh (bc, column)
+	galera-4 rsync)	# ./dev cluster (tests/lib/cluster.sh)
+
+pkg_installed() {
+	dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q 'install ok installed'
+}
+
+ensure_packages() {
+	local missing=() p rc policy=/usr/sbin/policy-rc.d made_policy=
+	for p in "${APT_PACKAGES[@]}"; do
+		pkg_installed "$p" || missing+=("$p")
+	done
+	# nodejs may come from NodeSource (with npm inside it): only ask apt when absent.
+	command -v node >/dev/null 2>&1 || missing+=(nodejs)
+	command -v npm >/dev/null 2>&1 || missing+=(npm)
+	[ ${#missing[@]} -eq 0 ] && return 0
+	[ "$(id -u)" = 0 ] || die "missing packages (run as root, or apt-get install them): ${missing[*]}"
+	say "installing: ${missing[*]}"
+	# Keep the packages' own services (apache2, lighttpd, mariadb) from
+	# starting on the system ports: ./dev runs private instances instead.
+	if [ ! -e "$policy" ]; then
+		printf '#!/bin/sh\nexit 101\n' >"$policy" && chmod 755 "$policy" && made_policy=1
+	fi
+	export DEBIAN_FRONTEND=noninteractive
+	apt-get update -q && apt-get install -y -q --no-install-recommends "${missing[@]}"
+	rc=$?
+	[ -n "$made_policy" ] && rm -f "$policy"
+	[ $rc -eq 0 ] || die "apt-get install failed"
+}
+
+# npm_installed PACKAGE VERSION: node_modules holds exactly that version.
+npm_installed() {
+	grep -q "\"version\": \"$2\"" "$TOP/node_modules/$1/package.json" 2>/dev/null
+}
+
+azurite_installed() {
+	[ -x "$TOP/node_modules/.bin/azurite-blob" ] && npm_installed azurite "$AZURITE_VERSION"
+}
+
+# Azurite, playwright-core for the browser test and tus-js-client for the
+# tus client test, which every ./dev test runs.  One npm command for all:
+# without a package.json, npm removes whatever an install does not name.
+ensure_azurite() {
+	local want=("azurite@$AZURITE_VERSION" "playwright-core@$PLAYWRIGHT_VERSION"
+		"tus-js-client@$TUS_JS_CLIENT_VERSION")
+	azurite_installed && npm_installed playwright-core "$PLAYWRIGHT_VERSION" &&
+		npm_installed tus-js-client "$TUS_JS_CLIENT_VERSION" && return 0
+	say "npm install ${want[*]} into node_modules/"
+	npm install --prefix "$TOP" --no-save --no-package-lock --no-audit --no-fund \
+		--loglevel=error "${want[@]}" >&2 || die "npm install ${want[*]} failed"
+	azurite_installed || die "node_modules/.bin/azurite-blob missing after npm install"
+	npm_installed playwright-core "$PLAYWRIGHT_VERSION" ||
+		die "node_modules/playwright-core missing after npm install"
+	npm_installed tus-js-client "$TUS_JS_CLIENT_VERSION" ||
+		die "node_modules/tus-js-client missing after npm install"
+}
+
+ensure_deps() {
+	ensure_packages
+	ensure_azurite
+}
+
