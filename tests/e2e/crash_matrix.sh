@@ -101,7 +101,7 @@ send() {
 	delete) args+=(-X DELETE "$URL/documents/$id") ;;
 	esac
 	CODE=$(curl -s -m 120 -o "$work/body" -w '%{http_code}' "${CHAOS_AUTH[@]}" "${args[@]}")
-	BODY=$(cat "$work/body" 2>/dev/null)
+	BODY=$(<"$work/body") 2>/dev/null
 }
 
 # ---- one cell ---------------------------------------------------------------
@@ -111,10 +111,15 @@ cell_no=0
 
 # The cell's scope: documents named $P*, the ids it created, every blob name
 # those rows ever mentioned and every blob that appeared in the container.
+# (In the shell, not through sort, tr and sed: it runs a dozen times a cell.)
 scope_ids() {
-	local ids
-	ids=$(sql "SELECT id FROM documents WHERE name LIKE '$P%'" | tr '\n' ' ')
-	printf '%s\n' $ids $CELL_IDS | sort -u | tr '\n' ',' | sed -e 's/,$//' -e 's/^$/0/'
+	local id out=''
+	local -A seen=()
+	for id in $(sql "SELECT id FROM documents WHERE name LIKE '$P%'") $CELL_IDS; do
+		[ -z "${seen[$id]:-}" ] || continue
+		seen[$id]=1 out+=${out:+,}$id
+	done
+	printf '%s\n' "${out:-0}"
 }
 
 note_blobs() { # remember every blob name the scope's rows mention now

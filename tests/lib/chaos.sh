@@ -52,14 +52,23 @@ chaos_sweep() {
 	return "$SWEEP_RC"
 }
 
+# _az_keyhex: the account key in hex in _AZ_KEYHEX, decoded once per shell
+# (a crash-matrix run signs hundreds of requests); call it outside $(...).
+_az_keyhex() {
+	[ "${_AZ_KEYHEX_OF:-}" = "$BINDERY_TEST_BLOB_KEY" ] && return 0
+	_AZ_KEYHEX=$(printf '%s' "$BINDERY_TEST_BLOB_KEY" | openssl base64 -d -A | xxd -p -c 256)
+	_AZ_KEYHEX_OF=$BINDERY_TEST_BLOB_KEY
+}
+[ -z "${BINDERY_TEST_BLOB_KEY:-}" ] || _az_keyhex
+
 # _az_sign VERB RESOURCE-PATH CANON-QUERY DATE [CONTENT-LENGTH] [EXTRA-CANON-HEADERS]
 # Shared Key string-to-sign (Blob service, version 2015-02-21 and later).
 _az_sign() {
-	local verb=$1 path=$2 cq=$3 date=$4 clen=${5:-} xh=${6:-} sts keyhex
-	sts=$(printf '%s\n\n\n%s\n\n\n\n\n\n\n\n\n%sx-ms-date:%s\nx-ms-version:2021-12-02\n/%s%s%s' \
-		"$verb" "$clen" "$xh" "$date" "$BINDERY_TEST_BLOB_ACCOUNT" "$path" "$cq")
-	keyhex=$(printf '%s' "$BINDERY_TEST_BLOB_KEY" | openssl base64 -d -A | xxd -p -c 256)
-	printf '%s' "$sts" | openssl dgst -sha256 -mac HMAC -macopt "hexkey:$keyhex" -binary |
+	local verb=$1 path=$2 cq=$3 date=$4 clen=${5:-} xh=${6:-} sts
+	printf -v sts '%s\n\n\n%s\n\n\n\n\n\n\n\n\n%sx-ms-date:%s\nx-ms-version:2021-12-02\n/%s%s%s' \
+		"$verb" "$clen" "$xh" "$date" "$BINDERY_TEST_BLOB_ACCOUNT" "$path" "$cq"
+	_az_keyhex
+	printf '%s' "$sts" | openssl dgst -sha256 -mac HMAC -macopt "hexkey:$_AZ_KEYHEX" -binary |
 		openssl base64 -A
 }
 
@@ -69,7 +78,7 @@ _az_sign() {
 az_curl() {
 	local verb=$1 blob=$2 q=$3 cq=$4 date path url sig
 	shift 4
-	date=$(LC_ALL=C TZ=GMT date '+%a, %d %b %Y %H:%M:%S GMT')
+	LC_ALL=C TZ=GMT printf -v date '%(%a, %d %b %Y %H:%M:%S GMT)T' -1
 	path=${BINDERY_TEST_BLOB_ENDPOINT#*://*/}	# path-style: account/...
 	case $BINDERY_TEST_BLOB_ENDPOINT in
 	http://127.0.0.1:*/* | http://localhost:*/*) path="/$path/$CHAOS_CONTAINER" ;;
@@ -77,7 +86,9 @@ az_curl() {
 	esac
 	[ -n "$blob" ] && path="$path/$blob"
 	url="$BINDERY_TEST_BLOB_ENDPOINT/$CHAOS_CONTAINER${blob:+/$blob}${q:+?$q}"
-	sig=$(_az_sign "$verb" "$path" "$(printf '%b' "$cq")" "$date")
+	_az_keyhex
+	printf -v cq '%b' "$cq"
+	sig=$(_az_sign "$verb" "$path" "$cq" "$date")
 	curl -s -m 30 -X "$verb" -H "x-ms-date: $date" -H 'x-ms-version: 2021-12-02' \
 		-H "Authorization: SharedKey $BINDERY_TEST_BLOB_ACCOUNT:$sig" "$@" "$url"
 }

@@ -86,7 +86,7 @@ cluster_gcomm_address() {
 
 # cluster_sql N SQL: run SQL as root on node N (socket), tab-separated output.
 cluster_sql() {
-	mariadb --no-defaults --protocol=socket --socket="$(cluster_dir)/node$1/run/mysqld.sock" \
+	mariadb --no-defaults --skip-ssl --protocol=socket --socket="$(cluster_dir)/node$1/run/mysqld.sock" \
 		-uroot -N -B -e "$2"
 }
 

@@ -12,7 +12,7 @@
 
 # sql QUERY: run QUERY on the test database; tab-separated rows, no header.
 sql() {
-	mariadb --no-defaults --protocol=socket --socket="$BINDERY_TEST_DB_SOCKET" -uroot \
+	mariadb --no-defaults --skip-ssl --protocol=socket --socket="$BINDERY_TEST_DB_SOCKET" -uroot \
 		-N -B "${BINDERY_TEST_DB_NAME:-bindery}" -e "$1"
 }
 
