@@ -63,7 +63,9 @@ ensure_azurite() {
 	azurite_installed && npm_installed playwright-core "$PLAYWRIGHT_VERSION" &&
 		npm_installed tus-js-client "$TUS_JS_CLIENT_VERSION" && return 0
 	say "npm install ${want[*]} into node_modules/"
-	npm install --prefix "$TOP" --no-save --no-package-lock --no-audit --no-fund \
+	# --prefer-offline: the versions are exact, so a cached one is the one;
+	# on a fresh machine it fetches as usual (45 s to 17 s here).
+	npm install --prefix "$TOP" --no-save --no-package-lock --no-audit --no-fund --prefer-offline \
 		--loglevel=error "${want[@]}" >&2 || die "npm install ${want[*]} failed"
 	azurite_installed || die "node_modules/.bin/azurite-blob missing after npm install"
 	npm_installed playwright-core "$PLAYWRIGHT_VERSION" ||

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # CSRF under web-server authentication (issue 11, item 3): when lighttpd or
 # Apache authenticates the caller itself (REMOTE_USER; the test stack does it
-# for requests carrying Basic credentials, see add_test_webauth in ./dev), a
+# for requests carrying Basic credentials, see stack_add_webauth in tests/lib/stack.sh), a
 # write must come from our own origin (Sec-Fetch-Site, else Origin, else
 # Referer).  Requests without any of those (curl, scripts) pass, reads pass,
 # bearer-token requests are not affected.  Then, as CGI, the two

@@ -13,7 +13,6 @@ here=$(cd "$(dirname "$0")" && pwd)
 
 need_stack BINDERY_TEST_LIGHTTPD_URL BINDERY_TEST_APACHE_URL BINDERY_TEST_TOKEN BINDERY_TEST_DB_SOCKET
 command -v jq >/dev/null || missing "jq is not installed (./dev installs it)"
-command -v python3 >/dev/null || missing "python3 is not installed (./dev installs it)"
 
 work=$(mktemp -d)
 slow_pid=
@@ -29,11 +28,9 @@ printf 'upper\n' >"$work/upper.txt"
 printf 'unicode\n' >"$work/unicode.txt"
 head -c 300000 /dev/urandom >"$work/slow.bin"
 
-# enc TEXT: TEXT percent-encoded for a query (every byte but unreserved ones).
-enc() { python3 -c 'import sys, urllib.parse; print(urllib.parse.quote(sys.argv[1], safe=""))' "$1"; }
 # create URL NAME FILE: POST the file under NAME; prints the new id.
 create() {
-	req POST "$1/documents?name=$(enc "$2")" "${auth[@]}" "${raw[@]}" --data-binary "@$3"
+	req POST "$1/documents?name=$(urlenc "$2")" "${auth[@]}" "${raw[@]}" --data-binary "@$3"
 	[ "$HTTP_CODE" = 201 ] || { diag "create '$2': $HTTP_CODE $HTTP_BODY"; return 1; }
 	jfield "$HTTP_BODY" id
 }
@@ -56,7 +53,7 @@ for s in "lighttpd=$BINDERY_TEST_LIGHTTPD_URL" "apache=$BINDERY_TEST_APACHE_URL"
 	uni=$(create "$url" "$uname" "$work/unicode.txt")
 	like "$lower $upper $uni" '^[0-9]+ [0-9]+ [0-9]+$' "$srv: three documents created"
 
-	req GET "$url/documents?name=$(enc "$t-a.txt")"
+	req GET "$url/documents?name=$(urlenc "$t-a.txt")"
 	is "$HTTP_CODE" 200 "$srv: by name is 200"
 	is "$(header content-type)" application/json "$srv: ... JSON"
 	is "$(shape)" true "$srv: ... {\"documents\":[…],\"next\":null}"
@@ -64,30 +61,30 @@ for s in "lighttpd=$BINDERY_TEST_LIGHTTPD_URL" "apache=$BINDERY_TEST_APACHE_URL"
 	is "$(printf '%s' "$HTTP_BODY" | jq -r '.documents[0].name')" "$t-a.txt" "$srv: ... with its name"
 	req GET "$url/documents/${lower:-none}"
 	is "$(printf '%s' "$HTTP_BODY" | jq -c .)" \
-		"$(curl -s "$url/documents?name=$(enc "$t-a.txt")" | jq -c '.documents[0]')" \
+		"$(curl -s "$url/documents?name=$(urlenc "$t-a.txt")" | jq -c '.documents[0]')" \
 		"$srv: ... the same JSON as GET /documents/{id}"
 
-	req GET "$url/documents?name=$(enc "$t-A.txt")"
+	req GET "$url/documents?name=$(urlenc "$t-A.txt")"
 	is "$(answer)" "200 docs=${upper:-none}" "$srv: the upper-case name finds the upper-case document only"
-	req GET "$url/documents?name=$(enc "$t-a.TXT")"
+	req GET "$url/documents?name=$(urlenc "$t-a.TXT")"
 	is "$HTTP_CODE" 200 "$srv: a case variant nobody stored is 200"
 	is "$(answer)" "200 docs=" "$srv: ... with an empty list"
 	is "$(shape)" true "$srv: ... and next null"
-	req GET "$url/documents?name=$(enc "$t-a.txt ")"
+	req GET "$url/documents?name=$(urlenc "$t-a.txt ")"
 	is "$(answer)" "200 docs=" "$srv: a trailing space is another name (empty list)"
 	req GET "$url/documents?name=$t-a.txt+"
 	is "$(answer)" "200 docs=" "$srv: ... also when the space is written '+'"
-	req GET "$url/documents?name=$(enc " $t-a.txt")"
+	req GET "$url/documents?name=$(urlenc " $t-a.txt")"
 	is "$(answer)" "200 docs=" "$srv: a leading space is another name (empty list)"
-	req GET "$url/documents?name=$(enc "$t-absent")"
+	req GET "$url/documents?name=$(urlenc "$t-absent")"
 	is "$HTTP_CODE" 200 "$srv: an absent name is 200"
 	is "$HTTP_BODY" '{"documents":[],"next":null}' "$srv: ... {\"documents\":[],\"next\":null}"
 
-	req GET "$url/documents?name=$(enc "$uname")"
+	req GET "$url/documents?name=$(urlenc "$uname")"
 	is "$(answer)" "200 docs=${uni:-none}" "$srv: a percent-encoded UTF-8 name with '+', '&' and a space finds its document"
 	is "$(printf '%s' "$HTTP_BODY" | jq -r '.documents[0].name')" "$uname" "$srv: ... and its name reads back"
 	# The same name in a form whose '+' means a space: another name.
-	req GET "$url/documents?name=$(enc "$uname" | sed 's/%20/+/g; s/%2B/+/g')"
+	req GET "$url/documents?name=$(urlenc "$uname" | sed 's/%20/+/g; s/%2B/+/g')"
 	is "$(answer)" "200 docs=" "$srv: '+' decodes to a space, not to itself"
 
 	# --- refusals: 400 in JSON, nothing listed ---
@@ -109,12 +106,12 @@ for s in "lighttpd=$BINDERY_TEST_LIGHTTPD_URL" "apache=$BINDERY_TEST_APACHE_URL"
 	done
 	req GET "$url/documents?name=$(printf 'n%.0s' {1..255})"
 	is "$HTTP_CODE $HTTP_BODY" '200 {"documents":[],"next":null}' "$srv: a 255-byte name is a name (200, empty)"
-	req GET "$url/documents?name=$(enc "$t-a.txt")&name=$(enc "$t-A.txt")"
+	req GET "$url/documents?name=$(urlenc "$t-a.txt")&name=$(urlenc "$t-A.txt")"
 	is "$HTTP_CODE $(jfield "$HTTP_BODY" error)" "400 bad_name" "$srv: name given twice is 400 bad_name"
-	req GET "$url/documents?name=$(enc "$t-a.txt")&limit=10"
+	req GET "$url/documents?name=$(urlenc "$t-a.txt")&limit=10"
 	is "$HTTP_CODE $(jfield "$HTTP_BODY" error)" "400 bad_limit" "$srv: name with limit is 400 bad_limit"
 	like "$(jfield "$HTTP_BODY" message)" 'name' "$srv: ... and the message says name and limit do not combine"
-	req GET "$url/documents?after=1&name=$(enc "$t-a.txt")"
+	req GET "$url/documents?after=1&name=$(urlenc "$t-a.txt")"
 	is "$HTTP_CODE $(jfield "$HTTP_BODY" error)" "400 bad_cursor" "$srv: name with after is 400 bad_cursor"
 	like "$(jfield "$HTTP_BODY" message)" 'name' "$srv: ... and the message says name and after do not combine"
 	req GET "$url/documents?limit=2"

@@ -1,10 +1,18 @@
-# tests/lib/cluster.sh — `./dev cluster up|down|status|test`: bindery past
-# one machine, on this one (issue 16, DESIGN.md "Past one machine").
+#!/usr/bin/env bash
+# tests/lib/cluster.sh up|down|status|rejoin N|alive — bindery past one
+# machine, on this one: what `./dev cluster` runs once it has built
+# var/build (./dev cluster test runs tests/cluster/*.sh against it).
 #
-# Sourced by ./dev after tests/lib/stack.sh; uses ./dev's write_config,
-# run_migrate, render_lighttpd and wait_healthz.  Everything lives in
-# var/cluster/, each part in a stack state directory of its own (stack.sh's
-# layout, so its start, PID and stop functions apply unchanged):
+#   up        start what is missing: 3 Galera nodes, Azurite, 2 web hosts
+#   down      stop them (joiners first)
+#   status    what runs, where, and each node's wsrep state
+#   rejoin N  start node N again after a stop or a kill -9 (--wsrep-recover,
+#             then IST or SST) and wait until it is Synced
+#   alive     exit 0 when any node runs
+#
+# Everything lives in var/cluster/, each part in a stack state directory of
+# its own (tests/lib/stack.sh's layout, so its start, PID and stop
+# functions apply unchanged):
 #
 #   var/cluster/          Azurite, secrets.env, env (for the tests)
 #   var/cluster/nodeN/    MariaDB Galera node N (N = 1..3): db/, run/, log/,
@@ -20,6 +28,13 @@
 # stopped whole has no node that is safe to bootstrap without looking at
 # grastate.dat: for a test cluster a fresh start is the simple, honest one);
 # `up` with some nodes running starts only the missing ones, as joiners.
+
+set -uo pipefail
+TOP=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+# shellcheck source=tests/lib/stack.sh
+. "$TOP/tests/lib/stack.sh"
+say() { printf 'cluster: %s\n' "$*" >&2; }
+die() { printf 'cluster: error: %s\n' "$*" >&2; exit 1; }
 
 CLUSTER_NODES=3
 CLUSTER_WEBS=2
@@ -179,9 +194,9 @@ cluster_web_start() {
 		stack_port HTTP_PORT $((28079 + n)) || return 1
 	fi
 	BLOB_PORT=$CLUSTER_BLOB_PORT
-	# write_config renders one host; the list replaces it in a copy, so
+	# stack_write_config renders one host; the list replaces it in a copy, so
 	# an unchanged list leaves bindery.conf (and lighttpd) alone.
-	write_config "$STACK_VAR/bindery.conf.one" tcp || return 1
+	stack_write_config "$STACK_VAR/bindery.conf.one" tcp || return 1
 	sed -e "s|^host = .*|host = $hosts|" -e '/^port = /d' "$STACK_VAR/bindery.conf.one" \
 		>"$STACK_VAR/bindery.conf.new" || return 1
 	chmod --reference="$STACK_VAR/bindery.conf.one" "$STACK_VAR/bindery.conf.new"
@@ -193,14 +208,14 @@ cluster_web_start() {
 		mv -f "$STACK_VAR/bindery.conf.new" "$STACK_VAR/bindery.conf"
 		CONFIG_CHANGED=1
 	fi
-	render_lighttpd "$STACK_VAR/lighttpd.conf" "$bindir" "$STACK_VAR/bindery.conf" || return 1
+	stack_render_lighttpd "$STACK_VAR/lighttpd.conf" "$bindir" "$STACK_VAR/bindery.conf" || return 1
 	# A rebuilt responder or a new config needs fresh FastCGI processes.
 	if stack_alive lighttpd && { [ -n "$CONFIG_CHANGED" ] ||
 		[ "$bindir/bindery.fcgi" -nt "$STACK_RUN/lighttpd.pid" ]; }; then
 		stack_lighttpd_stop
 	fi
 	stack_lighttpd_start "$STACK_VAR/lighttpd.conf" || return 1
-	wait_healthz "http://127.0.0.1:$HTTP_PORT" 30
+	stack_wait_healthz "http://127.0.0.1:$HTTP_PORT" 30
 }
 
 cluster_write_env() {
@@ -248,10 +263,8 @@ cmd_cluster_up() {
 	local t0 d bindir=$TOP/var/build/app n fresh=
 	t0=$(date +%s.%N)
 	d=$(cluster_dir)
-	ensure_deps
 	[ -r "$CLUSTER_GALERA" ] || die "$CLUSTER_GALERA is missing (apt-get install galera-4)"
-	build_tree "$TOP/var/build" || die "build failed"
-	[ -x "$bindir/bindery.fcgi" ] || die "var/build/app/bindery.fcgi was not built"
+	[ -x "$bindir/bindery.fcgi" ] || die "var/build/app/bindery.fcgi was not built (./dev cluster up builds it)"
 	if ! cluster_any_node_alive; then
 		fresh=1
 		for ((n = 1; n <= CLUSTER_NODES; n++)); do
@@ -291,10 +304,10 @@ cmd_cluster_up() {
 		# The migration account's copy of the host's config (the runtime
 		# account has rows only: sql/grants.sql); migrate runs once,
 		# through the first web host: DDL replicates (TOI).
-		write_migrate_config "$STACK_VAR/bindery.conf" "$STACK_VAR/bindery-migrate.conf" ||
+		stack_write_migrate_config "$STACK_VAR/bindery.conf" "$STACK_VAR/bindery-migrate.conf" ||
 			die "no migration config for web host $n"
 		if [ "$n" = 1 ]; then
-			run_migrate "$bindir" "$STACK_VAR/bindery-migrate.conf" || die "migration failed"
+			stack_migrate "$bindir" "$STACK_VAR/bindery-migrate.conf" || die "migration failed"
 		fi
 	done
 	cluster_write_env
@@ -355,34 +368,6 @@ cmd_cluster_status() {
 	done
 }
 
-# cmd_cluster_test [tests/cluster/NAME.sh...]: the cluster tests (all of
-# tests/cluster/*.sh by default) against the running cluster's env file.
-cmd_cluster_test() {
-	local d t rc=0 list=("$@")
-	d=$(cluster_dir)
-	[ -r "$d/env" ] && cluster_any_node_alive || die "no cluster is up (./dev cluster up)"
-	[ ${#list[@]} -gt 0 ] || list=("$TOP"/tests/cluster/*.sh)
-	# The chaos run and the split crash matrix arm failpoints: their
-	# responders come from the test build (--enable-failpoints), the
-	# web hosts' own from var/build have none.
-	build_tree "$TOP/var/test-build" --enable-failpoints >/dev/null || die "the failpoints build failed"
-	export BINDERY_FP_BIN=$TOP/var/test-build/app
-	PASSED=0 FAILED=0 SKIPPED=0
-	FAILED_NAMES=() FAILED_LOGS=()
-	stack_init "$d"
-	for t in "${list[@]}"; do
-		[ "$(basename "$t")" = env.sh ] && continue	# sourced by the others
-		BINDERY_CLUSTER_ENV=$d/env run_tap "cluster-$(basename "$t" .sh)" bash "$t"
-	done
-	for t in "${FAILED_LOGS[@]}"; do
-		printf '\n===== %s =====\n' "${t#"$TOP"/}"
-		grep -vE '^ok [0-9]' "$t" | tail -n 40
-	done
-	echo "$PASSED passed, $FAILED failed, $SKIPPED skipped"
-	[ "$FAILED" -eq 0 ] && [ "$PASSED" -gt 0 ] || rc=1
-	return $rc
-}
-
 # cmd_cluster_rejoin N: start node N again (after a stop or a kill -9) as a
 # joiner, --wsrep-recover first (cluster_node_start), and wait until it is
 # Synced in the full cluster; nothing else is built or restarted, so a test
@@ -397,13 +382,11 @@ cmd_cluster_rejoin() {
 	cluster_write_env
 }
 
-cmd_cluster() {
-	case ${1:-status} in
-	up) shift; cmd_cluster_up "$@" ;;
-	down) shift; cmd_cluster_down "$@" ;;
-	status) shift; cmd_cluster_status "$@" ;;
-	test) shift; cmd_cluster_test "$@" ;;
-	rejoin) shift; cmd_cluster_rejoin "$@" ;;
-	*) die "./dev cluster up|down|status|test|rejoin N" ;;
-	esac
-}
+case ${1:-status} in
+up) cmd_cluster_up ;;
+down) cmd_cluster_down ;;
+status) cmd_cluster_status ;;
+rejoin) cmd_cluster_rejoin "${2:-}" ;;
+alive) cluster_any_node_alive ;;
+*) die "usage: ./dev cluster up|down|status|test|rejoin N" ;;
+esac

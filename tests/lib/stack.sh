@@ -684,3 +684,231 @@ stack_remove_www() {
 	esac
 	rm -f "$STACK_VAR/www.path"
 }
+
+# --- a whole stack -----------------------------------------------------------
+# stack_up starts every piece of a stack in STACK_VAR, configured: ./dev up
+# (KIND dev), each lane of ./dev test (test) and ./dev bench (bench); the
+# cluster (tests/lib/cluster.sh) renders its hosts with the same pieces.
+
+# stack_write_config OUT socket|tcp [test]: render conf/bindery.conf.sample for the
+# stack in STACK_VAR; 0640 root:www-data (www-data runs the responder under
+# Apache).  Sets CONFIG_CHANGED=1 when the file's content changed.
+stack_write_config() {
+	local out=$1 mode=$2 kind=${3:-dev} tmp
+	tmp=$out.new
+	rm -f "$tmp"
+	stack_render "$STACK_TOP/conf/bindery.conf.sample" "$tmp" \
+		DB_SOCKET="$STACK_SOCK" DB_PASSWORD="$DB_PASSWORD" \
+		STORAGE_ENDPOINT="$(stack_blob_endpoint)" STORAGE_ACCOUNT="$STACK_ACCOUNT" \
+		STORAGE_KEY="$STACK_ACCOUNT_KEY" \
+		DEMO_TOKEN="$DEMO_TOKEN" || return 1
+	if [ "$mode" = tcp ]; then
+		sed -i -e "s|^socket = .*|host = 127.0.0.1\nport = $DB_PORT|" "$tmp"
+	fi
+	# Direct uploads on: the stack is what the page and the
+	# tests upload through; stack_set_cors lets its origins PUT.
+	sed -i -e 's|^direct = false|direct = true|' "$tmp"
+	if [ "$kind" = test ]; then
+		sed -i -e "s|^token = demo:.*|&\ntoken = other:$OTHER_TOKEN|" \
+			-e 's|^request_deadline = .*|request_deadline = 30|' \
+			-e 's|^sweep_cutoff = .*|sweep_cutoff = 200|' \
+			-e 's|^heartbeat = .*|heartbeat = 5|' \
+			-e 's|^; enabled = false|enabled = true|' "$tmp"
+	fi
+	chmod 0640 "$tmp"
+	if [ "$(id -u)" = 0 ] && getent group "$STACK_WWW_USER" >/dev/null; then
+		chown "root:$STACK_WWW_USER" "$tmp"
+	fi
+	CONFIG_CHANGED=
+	if cmp -s "$tmp" "$out"; then
+		rm -f "$tmp"
+	else
+		mv -f "$tmp" "$out"
+		CONFIG_CHANGED=1
+	fi
+}
+
+# stack_set_cors BINDIR CONFIG: the Blob service's CORS rule for both web
+# servers' origins (a browser's direct upload is a cross-origin PUT).
+stack_set_cors() {
+	"$1/bindery" -c "$2" cors "http://127.0.0.1:$HTTP_PORT" "http://localhost:$HTTP_PORT" \
+		"http://127.0.0.1:$APACHE_PORT" "http://localhost:$APACHE_PORT"
+}
+
+stack_render_lighttpd() { # OUT BINDIR CONFIG
+	stack_render "$STACK_TOP/conf/lighttpd.conf" "$1" PORT="$HTTP_PORT" VAR="$STACK_VAR" \
+		BINDIR="$2" CONFIG="$3"
+}
+
+stack_render_apache() { # OUT WWWDIR
+	stack_render "$STACK_TOP/conf/apache-fcgid.conf" "$1" PORT="$APACHE_PORT" VAR="$STACK_VAR" \
+		RUNDIR="$2" BINDIR="$2/bin" CONFIG="$2/bindery.conf" && stack_apache_sql_env "$1" "$2"
+}
+
+# stack_write_migrate_config CONFIG OUT: CONFIG with the migration account
+# (bindery_migrate, DDL) in place of the runtime one: the only file
+# `bindery migrate` runs with; everything else gets CONFIG (sql/grants.sql).
+stack_write_migrate_config() {
+	local conf=$1 out=$2
+	(umask 077 && sed -e 's|^user = bindery$|user = bindery_migrate|' \
+		-e "s|^password = .*|password = $DB_MIGRATE_PASSWORD|" "$conf" >"$out.new") || return 1
+	grep -q '^user = bindery_migrate$' "$out.new" || { stack_log "no [database] user line in $conf"; return 1; }
+	mv -f "$out.new" "$out"
+}
+
+stack_migrate() { # BINDIR CONFIG (the migration account's: stack_write_migrate_config)
+	[ -x "$1/bindery" ] || { stack_log "$1/bindery was not built"; return 1; }
+	"$1/bindery" -c "$2" migrate >"$STACK_LOG/migrate.log" 2>&1 || {
+		stack_log "bindery migrate failed:"; tail -n 20 "$STACK_LOG/migrate.log" >&2; return 1; }
+}
+
+# stack_wait_healthz URL SECONDS: true once URL/healthz answers 200.
+stack_wait_healthz() {
+	local url=$1 limit=$2 i code
+	for ((i = 0; i < limit * 5; i++)); do
+		code=$(curl -s -o /dev/null -m 5 -w '%{http_code}' "$url/healthz" 2>/dev/null) || code=000
+		[ "$code" = 200 ] && return 0
+		sleep 0.2
+	done
+	stack_log "$url/healthz answers $code"
+	return 1
+}
+
+# stack_add_webauth LIGHTTPD_CONF APACHE_CONF WWWDIR: both servers of the test
+# stack authenticate requests that carry Basic credentials themselves (user
+# alice, a fresh password), so tests can drive bindery under REMOTE_USER
+# (tests/lib/webauth-*.conf).  The user file for Apache lives in WWWDIR,
+# where www-data can read it.
+stack_add_webauth() {
+	local lconf=$1 aconf=$2 www=$3 pw
+	pw=$(stack_random_hex 12)
+	(umask 077 && printf 'alice:%s\n' "$pw" >"$STACK_VAR/webauth-users") || return 1
+	printf 'alice:{SHA}%s\n' "$(printf '%s' "$pw" | openssl sha1 -binary | base64)" \
+		>"$www/webauth-users" && chmod 0644 "$www/webauth-users" || return 1
+	stack_render "$STACK_TOP/tests/lib/webauth-lighttpd.conf" "$STACK_VAR/webauth-lighttpd.conf" \
+		USERFILE="$STACK_VAR/webauth-users" || return 1
+	stack_render "$STACK_TOP/tests/lib/webauth-apache.conf" "$STACK_VAR/webauth-apache.conf" \
+		USERFILE="$www/webauth-users" || return 1
+	{ echo 'server.modules += ( "mod_auth", "mod_authn_file" )'; cat "$lconf" "$STACK_VAR/webauth-lighttpd.conf"; } \
+		>"$lconf.new" && mv -f "$lconf.new" "$lconf" || return 1
+	cat "$STACK_VAR/webauth-apache.conf" >>"$aconf"
+}
+
+# stack_up KIND BINDIR: the one start-up of a stack in STACK_VAR (stack_init
+# and its ports' starting points first): MariaDB with the database and both
+# accounts, Azurite, bindery.conf, the migration as the migration account;
+# then, but for KIND bench (whose bench.sh starts its own web servers),
+# storage CORS for the page's direct uploads, lighttpd and Apache mod_fcgid
+# serving BINDIR's responder.  KIND dev (./dev up): the database over its
+# socket; a running web server restarts when STACK_RESTART is set, the
+# responder was rebuilt or its config changed.  KIND test (a lane of
+# ./dev test): production's shape of storage too (a second Azurite, HTTPS,
+# an account-host URL), the database over TCP (Apache's www-data may not
+# reach a socket inside the checkout), both servers authenticating Basic
+# users themselves, the responders reading a failpoints file; a port taken
+# meanwhile (another run on this machine) is chosen again.  Messages go to
+# stderr; status 1 when a piece did not start (STACK_VAR/log/ says why).
+stack_up() {
+	local kind=$1 bindir=$2 conf=$STACK_VAR/bindery.conf www try fp=
+	stack_secrets
+	stack_mariadb_start || { stack_log "MariaDB did not start"; return 1; }
+	stack_mariadb_setup || { stack_log "could not create the database and its accounts"; return 1; }
+	stack_azurite_start || { stack_log "Azurite did not start"; return 1; }
+	if [ "$kind" = test ]; then
+		stack_azurite_tls_start || { stack_log "the TLS Azurite did not start"; return 1; }
+		stack_write_config "$conf" tcp test || return 1
+	else
+		stack_write_config "$conf" socket || return 1
+	fi
+	[ -z "$CONFIG_CHANGED" ] || STACK_RESTART=1
+	# Migrations as the migration account, everything else as the runtime
+	# one (tests/integration/grants.sh proves the split).
+	stack_write_migrate_config "$conf" "$STACK_VAR/bindery-migrate.conf" || return 1
+	stack_migrate "$bindir" "$STACK_VAR/bindery-migrate.conf" || return 1
+	[ "$kind" != bench ] || return 0
+	stack_www_prepare "$bindir" "$conf" || return 1
+	www=$(stack_www_dir) || return 1
+	[ "$kind" != test ] || fp=$STACK_VAR/failpoints
+	for try in 1 2 3; do
+		stack_set_cors "$bindir" "$conf" || return 1
+		stack_render_lighttpd "$STACK_VAR/lighttpd.conf" "$bindir" "$conf" || return 1
+		stack_render_apache "$STACK_VAR/apache.conf" "$www" || return 1
+		if [ "$kind" = test ]; then
+			stack_add_webauth "$STACK_VAR/lighttpd.conf" "$STACK_VAR/apache.conf" "$www" || return 1
+			: >"$fp"
+		fi
+		# A rebuilt responder or a new config needs fresh FastCGI processes.
+		if stack_alive lighttpd && { [ -n "${STACK_RESTART:-}" ] || [ "$bindir/bindery.fcgi" -nt "$STACK_RUN/lighttpd.pid" ] ||
+			[ "$STACK_VAR/lighttpd.conf" -nt "$STACK_RUN/lighttpd.pid" ]; }; then
+			stack_log "restarting lighttpd"
+			stack_lighttpd_stop
+		fi
+		if stack_alive apache && { [ -n "${STACK_RESTART:-}" ] || [ "$bindir/bindery.fcgi" -nt "$STACK_RUN/apache.pid" ]; }; then
+			stack_log "restarting Apache"
+			stack_apache_stop
+		fi
+		# lighttpd hands its environment to the FastCGI processes it spawns
+		# (the test build's responders read armed failpoints from fp).
+		BINDERY_FAILPOINTS_FILE=$fp stack_lighttpd_start "$STACK_VAR/lighttpd.conf" &&
+			stack_apache_start "$STACK_VAR/apache.conf" && break
+		[ "$kind" = test ] && [ "$try" -lt 3 ] && grep -qs 'Address already in use' "$STACK_LOG/lighttpd.out" \
+			"$STACK_LOG/apache.out" "$STACK_LOG/apache-error.log" || { stack_log "a web server did not start"; return 1; }
+		stack_log "a web server's port was taken meanwhile; choosing new ports"
+		stack_lighttpd_stop
+		stack_apache_stop
+		rm -f "$STACK_LOG/lighttpd.out" "$STACK_LOG/apache.out" "$STACK_LOG/apache-error.log"
+		stack_forget_port HTTP_PORT
+		stack_forget_port APACHE_PORT
+		stack_port HTTP_PORT 18080 && stack_port APACHE_PORT 18090 || return 1
+	done
+	stack_wait_healthz "http://127.0.0.1:$HTTP_PORT" 15 ||
+		stack_log "warning: lighttpd's /healthz is not 200 yet; see ${STACK_LOG#"$STACK_TOP"/}/lighttpd*"
+	stack_wait_healthz "http://127.0.0.1:$APACHE_PORT" 15 ||
+		stack_log "warning: Apache's /healthz is not 200 yet; see ${STACK_LOG#"$STACK_TOP"/}/apache-error.log"
+	return 0
+}
+
+# stack_test_env BINDIR: the test environment of the stack in STACK_VAR,
+# exported and written to STACK_VAR/test.env, which tests/lib/timed.sh
+# loads for each test it runs in that lane.
+stack_test_env() { # BINDIR
+	export BINDERY_CONFIG=$STACK_VAR/bindery.conf
+	export BINDERY_TEST_BLOB_ENDPOINT
+	BINDERY_TEST_BLOB_ENDPOINT=$(stack_blob_endpoint)
+	export BINDERY_TEST_BLOB_ACCOUNT=$STACK_ACCOUNT
+	export BINDERY_TEST_BLOB_KEY=$STACK_ACCOUNT_KEY
+	# The same account over TLS (tests/e2e/tls_storage.sh, test_blob_tls.sh)
+	export BINDERY_TEST_TLS_BLOB_ENDPOINT
+	BINDERY_TEST_TLS_BLOB_ENDPOINT=$(stack_tls_blob_endpoint)
+	export BINDERY_TEST_TLS_CA=$STACK_VAR/azurite-tls-ca/ca.pem
+	export BINDERY_TEST_DB_SOCKET=$STACK_SOCK
+	export BINDERY_TEST_DB_NAME=bindery
+	export BINDERY_TEST_DB_PORT=$DB_PORT
+	# The runtime account (the one BINDERY_CONFIG names) and the migration
+	# account's configuration, for the tests that run `bindery migrate`.
+	export BINDERY_TEST_DB_USER=bindery
+	export BINDERY_TEST_DB_PASSWORD=$DB_PASSWORD
+	export BINDERY_TEST_MIGRATE_CONFIG=$STACK_VAR/bindery-migrate.conf
+	export BINDERY_TEST_DB_MIGRATE_USER=bindery_migrate
+	export BINDERY_TEST_DB_MIGRATE_PASSWORD=$DB_MIGRATE_PASSWORD
+	export BINDERY_TEST_DB_TLS_CA=$STACK_VAR/db-tls/ca.pem
+	export BINDERY_TEST_LIGHTTPD_URL=http://127.0.0.1:$HTTP_PORT
+	export BINDERY_TEST_APACHE_URL=http://127.0.0.1:$APACHE_PORT
+	export BINDERY_TEST_TOKEN=$DEMO_TOKEN
+	export BINDERY_TEST_TOKEN_OTHER=$OTHER_TOKEN
+	export BINDERY_TEST_VAR=$STACK_VAR
+	# user:password that both servers authenticate themselves (stack_add_webauth)
+	export BINDERY_TEST_WEBAUTH
+	BINDERY_TEST_WEBAUTH=$(head -n 1 "$STACK_VAR/webauth-users" 2>/dev/null)
+	export BINDERY_TEST_BIN=$1
+	export STACK_PORT_OFFSET
+	local v val
+	# Single-quoted for /bin/sh; none of these values holds a quote.
+	for v in BINDERY_CONFIG STACK_PORT_OFFSET "${!BINDERY_TEST_@}"; do
+		[ "$v" != BINDERY_TEST_LANES ] || continue
+		val=${!v}
+		case $val in *"'"*) stack_log "$v holds a quote"; return 1 ;; esac
+		printf "%s='%s'; export %s\n" "$v" "$val" "$v"
+	done >"$STACK_VAR/test.env.new" && chmod 0600 "$STACK_VAR/test.env.new" &&
+		mv -f "$STACK_VAR/test.env.new" "$STACK_VAR/test.env"
+}
