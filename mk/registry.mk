@@ -25,6 +25,9 @@ INTEGRATION_TESTS += tests/integration/migrate.sh
 EXTRA_DIST += tests/integration/migrate.sh
 INTEGRATION_TESTS += tests/integration/grants.sh
 EXTRA_DIST += tests/integration/grants.sh
+# tests/lib/db.sh's sql_session (one client for many queries) answers as a client each would.
+INTEGRATION_TESTS += tests/integration/sql_session.sh
+EXTRA_DIST += tests/integration/sql_session.sh
 check_PROGRAMS += tests/integration/test_db
 INTEGRATION_TESTS += tests/integration/test_db
 # The figures of `bindery status` and /metrics, the sweep run history (issue 15).

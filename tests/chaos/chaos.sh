@@ -15,6 +15,7 @@ top=${top_srcdir:-$(cd "$here/../.." && pwd)}
 . "$top/tests/lib/chaos.sh"
 
 chaos_need_stack
+sql_session	# one client for the run's hundreds of queries (tests/lib/db.sh)
 OPS=${CHAOS_OPS:-1000}
 SEED=${CHAOS_SEED:-6}
 CLIENTS=8

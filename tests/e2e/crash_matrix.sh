@@ -32,6 +32,7 @@ top=${top_srcdir:-$(cd "$here/../.." && pwd)}
 . "$top/tests/lib/stack.sh"
 
 chaos_need_stack
+sql_session	# one client for the run's hundreds of queries (tests/lib/db.sh)
 # The file the responder reads its failpoints from ($BINDERY_FAILPOINTS_FILE
 # in the responder's environment; chaos_failpoint_responder checks it).
 FP=$BINDERY_TEST_VAR/failpoints
