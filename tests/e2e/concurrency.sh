@@ -37,7 +37,7 @@ client() { # N: operations on this client's own documents; log acknowledged fact
 	RANDOM=$((1000 + n))
 	for i in $(seq 1 50); do
 		op=$((RANDOM % 10))
-		f="$work/c$n.$i"
+		f="$work/c$n"	# each operation overwrites the last one's files
 		head -c $((RANDOM % 70000 + 1)) /dev/urandom >"$f"
 		if [ ${#alive[@]} -eq 0 ] || [ $op -lt 4 ]; then
 			code=$(curl -s -o "$f.out" -w '%{http_code}' -H "$auth" -H "$bytes" --data-binary "@$f" \
@@ -70,7 +70,6 @@ client() { # N: operations on this client's own documents; log acknowledged fact
 			code=$(curl -s -o "$f.dl" -w '%{http_code}' "$url/documents/$id/content")
 			echo "get $id $code $(sha "$f.dl")" >>"$log"
 		fi
-		rm -f "$f" "$f.out" "$f.dl"
 	done
 }
 for n in $(seq 1 8); do client "$n" & done

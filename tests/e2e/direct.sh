@@ -35,6 +35,7 @@ top=${top_srcdir:-$(cd "$here/../.." && pwd)}
 
 chaos_need_stack
 need_stack BINDERY_TEST_APACHE_URL BINDERY_TEST_TOKEN_OTHER BINDERY_TEST_BIN
+sql_session	# one client for the script's queries (tests/lib/db.sh)
 command -v jq >/dev/null || missing "jq is needed to read the answers' headers object"
 blobtool=${top_builddir:-$top}/tests/tools/blobtool
 [ -x "$blobtool" ] || missing "blobtool is not built"

@@ -39,6 +39,7 @@ top=${top_srcdir:-$(cd "$here/../.." && pwd)}
 
 chaos_need_stack
 need_stack BINDERY_TEST_APACHE_URL BINDERY_TEST_BIN
+sql_session	# one client for the script's queries (tests/lib/db.sh)
 command -v jq >/dev/null || missing "jq is needed to read the answers"
 command -v openssl >/dev/null || missing "openssl is needed for the MD5 of a body"
 blobtool=${top_builddir:-$top}/tests/tools/blobtool

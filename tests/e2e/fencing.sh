@@ -30,6 +30,7 @@ top=${top_srcdir:-$(cd "$here/../.." && pwd)}
 . "$top/tests/lib/chaos.sh"
 
 chaos_need_stack
+sql_session	# one client for the script's queries (tests/lib/db.sh)
 command -v curl >/dev/null || missing "curl is needed"
 FENCE_FP=$BINDERY_TEST_VAR/failpoints
 FENCE_RUN=fence$$x$RANDOM

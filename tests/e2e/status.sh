@@ -20,6 +20,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 
 need_stack BINDERY_CONFIG BINDERY_TEST_BIN BINDERY_TEST_LIGHTTPD_URL BINDERY_TEST_APACHE_URL \
 	BINDERY_TEST_TOKEN BINDERY_TEST_TOKEN_OTHER BINDERY_TEST_DB_SOCKET BINDERY_TEST_VAR
+sql_session	# one client for the script's queries (tests/lib/db.sh)
 command -v jq >/dev/null || missing "jq"
 PROM_PY=/usr/bin/python3	# Debian's, where python3-prometheus-client is installed
 "$PROM_PY" -c 'import prometheus_client.parser' 2>/dev/null || missing "python3-prometheus-client"

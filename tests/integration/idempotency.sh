@@ -23,6 +23,7 @@ top=${top_srcdir:-$(cd "$here/../.." && pwd)}
 . "$top/tests/lib/db.sh"
 
 need_stack BINDERY_CONFIG BINDERY_TEST_BIN BINDERY_TEST_DB_SOCKET BINDERY_TEST_TOKEN
+sql_session	# one client for the script's queries (tests/lib/db.sh)
 [ -x "$BINDERY_TEST_BIN/bindery.fcgi" ] || missing "no bindery.fcgi in $BINDERY_TEST_BIN"
 
 work=$(mktemp -d)

@@ -31,4 +31,11 @@ sub=$( (sql "SELECT 6") )
 is "$sub" 6 "in a subshell (a client of its own)"
 is "$(sql "DO 1")" "" "a statement without rows: nothing"
 like "$(sql "SELECT CONNECTION_ID()")" "^$(sql "SELECT CONNECTION_ID()")\$" "calls share one connection"
+# (Last: should the bare wait hang on the client, a watchdog that is not
+# this shell's job ends the client after 5 s and the check fails.)
+( { sleep 5; kill "$_SQL_CO_PID"; } >/dev/null 2>&1 & )
+sleep 0.3 &
+t0=$(date +%s%N)
+wait
+is "$(( ($(date +%s%N) - t0) / 100000000 < 50 ))" 1 "a bare wait returns once the script's own jobs end (not waiting for the client)"
 done_testing

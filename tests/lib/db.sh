@@ -46,7 +46,8 @@ sql() {
 # substitutions of sql at once; a pipeline or a background job (where bash
 # closes the coprocess's descriptors) still starts a client of its own.
 # After a failed statement the session goes on with the next call (the
-# client runs --force); within one call, later statements still run.
+# client runs --force); within one call, later statements still run.  It
+# replaces `wait` with one whose bare form leaves the client out.
 sql_session() {
 	_SQL_CO_ERR=$(mktemp -p "${BINDERY_TEST_VAR:-/tmp}/tmp" sql-err.XXXXXX 2>/dev/null || mktemp) || return 1
 	coproc _SQL_CO {
@@ -54,6 +55,20 @@ sql_session() {
 			-uroot -N -B --force --unbuffered "${BINDERY_TEST_DB_NAME:-bindery}" 2>>"$_SQL_CO_ERR"
 	}
 	_SQL_CO_W=${_SQL_CO[1]} _SQL_CO_R=${_SQL_CO[0]}	# bash sets _SQL_CO_PID
+	# A bare `wait` (for a script's background jobs) would wait for the
+	# client too, which lives as long as the script: wait for the others.
+	wait() {
+		local p pids=()
+		if [ $# -gt 0 ] || [ -z "${_SQL_CO_PID:-}" ]; then
+			builtin wait "$@"
+			return
+		fi
+		for p in $(jobs -p); do
+			[ "$p" = "$_SQL_CO_PID" ] || pids+=("$p")
+		done
+		[ ${#pids[@]} -eq 0 ] || builtin wait "${pids[@]}"
+		return 0
+	}
 }
 
 # sql_quote TEXT: TEXT as a single-quoted SQL literal (names we generate are

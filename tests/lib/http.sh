@@ -129,7 +129,9 @@ jfield() {
 
 # sha [FILE]: the SHA-256 of FILE's bytes (of stdin without FILE), hex.
 sha() {
-	sha256sum "$@" | cut -d' ' -f1
+	local out
+	out=$(sha256sum "$@") || return
+	printf '%s\n' "${out%% *}"
 }
 
 # wait_for SECONDS CMD...: poll CMD every 0.1 s; status 0 once it holds,
