@@ -30,7 +30,7 @@ DIST_LONG=${BINDERY_TEST_LONG:-}
 # share this tree with deb.sh, whose make dist empties the directory
 # distcheck builds and installs in: both failed that way.)
 if [ -n "${BINDERY_TEST_LANES:-}" ]; then
-	skip_all "./dev test runs it in the background with make distcheck (var/test/log/distcheck.log)"
+	skip_all "./dev test runs it in the background with make distcheck (var/build-asan/tests/dist/dist.log)"
 fi
 unset $(compgen -e | grep -E '^BINDERY_')
 # The sub-makes are ours: no -j jobserver or TESTS= override from make check.
