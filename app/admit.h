@@ -5,7 +5,7 @@
  * comes from our own origin.  A browser attaches web-server credentials
  * (Basic auth, a session cookie, a client certificate) to any request any
  * site makes it send, so without this a page elsewhere could upload or
- * delete in the user's name (CSRF; DESIGN.md "Decisions pinned",
+ * delete in the user's name (CSRF; doc/design.md "Smaller decisions",
  * lib/parse/origin.h).  Bearer tokens are never attached by a browser on its
  * own, so those requests, and anonymous ones, pass untouched.
  */

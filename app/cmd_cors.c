@@ -1,6 +1,6 @@
 /*
  * cmd_cors.c - `bindery cors ORIGIN...`: let the page's origins upload
- * straight to storage (direct uploads, DESIGN.md "Direct uploads").  A
+ * straight to storage (direct uploads, doc/design.md "Direct uploads").  A
  * browser sends a cross-origin Put Blob only after a preflight the Blob
  * service answers from its CORS rules; this sets the one rule direct
  * uploads need (Set Blob Service Properties, signed with the account key).

@@ -1,5 +1,5 @@
 /*
- * direct.c - direct uploads (DESIGN.md "Direct uploads", issue 13):
+ * direct.c - direct uploads (doc/design.md "Direct uploads", issue 13):
  * POST /documents/direct hands out a create-only SAS URL for one blob,
  * POST /documents/{id}/finalize verifies the bytes and makes the document
  * ready.  JSON in, lib/protocol/direct out.
@@ -170,7 +170,7 @@ reply_direct_name_taken(struct app *app, struct request *r, struct span name)
 	struct buf finalize = BUF_INIT(512);
 	uint64_t doc_id = 0;
 
-	/* DESIGN.md: a name held by the caller's own pending upload says which. */
+	/* doc/design.md: a name held by the caller's own pending upload says which. */
 	if (direct_find_pending_of(app->svc, name, r->owner, &doc_id) != PROTO_OK || doc_id == 0) {
 		reply_name_taken(app, r, name);
 		goto out;

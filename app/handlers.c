@@ -1,5 +1,5 @@
 /*
- * handlers.c - the document API of DESIGN.md ("HTTP API (v1)").  Each
+ * handlers.c - the document API (doc/openapi.yaml).  Each
  * handler checks its input, calls lib/ (protocol.c for anything that
  * writes), and renders JSON.  Nothing here decides protocol order.
  */
@@ -197,7 +197,7 @@ reply_name_taken(struct app *app, struct request *r, struct span name)
 	char id[UPLOAD_ID_MAX];
 	struct buf upload = BUF_INIT(512);
 
-	/* DESIGN.md: a name held by the caller's own resumable upload says which. */
+	/* doc/design.md: a name held by the caller's own resumable upload says which. */
 	if (r->owner == NULL || tus_find_pending(app->svc, name, r->owner, id, sizeof id) != PROTO_OK ||
 	    id[0] == '\0') {
 		reply_failure(r, PROTO_NAME_TAKEN, BODY_FINE);
@@ -639,7 +639,7 @@ struct download {
 };
 
 /*
- * Uploaded bytes are hostile to the origin that serves them (DESIGN.md
+ * Uploaded bytes are hostile to the origin that serves them (doc/design.md
  * "Serving user content"): an HTML or SVG document rendered here could read
  * the page's token.  So every answer carrying a document's bytes is a
  * download (attachment), is never sniffed into something executable, and
@@ -751,7 +751,7 @@ handle_content_get(struct app *app, struct request *r)
 		goto out;
 	}
 	blob_client_set_deadline(app->svc->blob, 0);
-	/* Pinned to the bytes committed (DESIGN.md "Reads are conditional"). */
+	/* Pinned to the bytes committed (doc/design.md "Conditional reads"). */
 	if (blob_get(app->svc->blob, d.blob_name, dl.start, dl.status == 206 ? dl.len : 0, d.blob_etag,
 		     download_headers, download_data, &dl, &res) != 0) {
 		if (r->headers_sent) {

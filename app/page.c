@@ -9,7 +9,7 @@
  * when [upload] direct is on, replace and delete.  Every value from the
  * database is HTML-escaped, and the page's CSP allows no inline script at
  * all: markup that slipped through escaping could not run, and no uploaded
- * document may frame the page (DESIGN.md "Serving user content").
+ * document may frame the page (doc/design.md "Serving user content").
  */
 #include <stdio.h>
 #include <string.h>
@@ -314,7 +314,7 @@ page_head(struct buf *b, struct span prefix, const struct bindery_config *cfg,
 
 /*
  * The page's headers: its CSP, whose connect-src also names the storage
- * origin when direct uploads are on (DESIGN.md "Decisions pinned": the
+ * origin when direct uploads are on (doc/design.md "Smaller decisions": the
  * browser PUTs the file to the SAS URL there).  An endpoint that is no
  * origin leaves connect-src at 'self': direct uploads then fail in the
  * browser, and the script falls back to tus.

@@ -1,5 +1,5 @@
 /*
- * render.h - how the API shows a document (DESIGN.md, "HTTP API (v1)"):
+ * render.h - how the API shows a document (doc/openapi.yaml):
  * its JSON and its ETag.  lib/ returns a document's fields; only the
  * responder renders them, the same way for a first answer and a replay.
  */

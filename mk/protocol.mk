@@ -1,4 +1,4 @@
-# lib/protocol: the order of steps of DESIGN.md (create, replace, delete,
+# lib/protocol: the order of steps of doc/design.md (create, replace, delete,
 # outbox), the sweeper, the audit, and the services bundle they run on.
 lib_libbindery_a_SOURCES += lib/protocol/services.c lib/protocol/services.h \
 	lib/protocol/protocol.c lib/protocol/protocol.h lib/protocol/protocol_internal.h \

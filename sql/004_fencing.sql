@@ -1,4 +1,4 @@
--- 004: fencing (DESIGN.md "Uploads that outlive a request").  holder is the
+-- 004: fencing (doc/design.md "The claim and the fence").  holder is the
 -- attempt id of whoever last created, resumed or claimed the row: a
 -- responder's fresh random id, or a sweeper's claimer id (compensation
 -- claims under its own holder).  Every later transition of a pending row

@@ -1,4 +1,4 @@
--- 006: leases (DESIGN.md "Uploads that outlive a request").  A pending row
+-- 006: leases (doc/design.md "Leases").  A pending row
 -- carries expires_at, the end of its holder's lease: whoever creates,
 -- renews or takes over a pending row writes now + its lease (a streaming
 -- upload: now + sweep_cutoff, renewed while bytes make progress).  The

@@ -1,4 +1,4 @@
--- 007: resumable uploads (tus 1.0.0; DESIGN.md "Resumable uploads").  An
+-- 007: resumable uploads (tus 1.0.0; doc/design.md "Resumable uploads").  An
 -- upload resource is a pending intent (its registry row in blobs, and for
 -- a create its pending document) whose bytes are uncommitted blocks of the
 -- intent's blob.  The row here adds what a tus client negotiates: the

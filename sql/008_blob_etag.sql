@@ -1,5 +1,5 @@
--- 008: reads are pinned to the bytes that were committed (DESIGN.md
--- "Reads are conditional").  blob_etag is the storage ETag of the
+-- 008: reads are pinned to the bytes that were committed (doc/design.md
+-- "Conditional reads").  blob_etag is the storage ETag of the
 -- document's committed blob, written in the same statement that makes the
 -- document ready or points it at a replace's blob (and by the sweeper's
 -- roll forward); every read of the blob sends If-Match with it, so bytes

@@ -1,5 +1,5 @@
--- 009: the list follows the order documents became ready (DESIGN.md
--- "Decisions pinned").  A document's id is assigned at its intent, so a
+-- 009: the list follows the order documents became ready (doc/design.md
+-- "Smaller decisions").  A document's id is assigned at its intent, so a
 -- resumable upload that finishes a day later has an old id: listed by id,
 -- a pager whose cursor had passed that id would never see it.  ready_seq
 -- is assigned in the transaction that makes the document ready, from one

@@ -1,4 +1,4 @@
--- 010: direct uploads (DESIGN.md "Uploads that outlive a request", issue
+-- 010: direct uploads (doc/design.md "Direct uploads", issue
 -- 13).  A direct intent is a create whose bytes the client sends straight
 -- to storage with a create-only SAS; the server never sees them until
 -- finalize reads them back.  The sweeper must tell such an intent apart:

@@ -1,5 +1,5 @@
--- 011: the lock `bindery sweep --lock NAME` takes (DESIGN.md "Decisions
--- pinned": cross-host locks are lease rows).  GET_LOCK belongs to one
+-- 011: the lock `bindery sweep --lock NAME` takes (doc/design.md "Smaller
+-- decisions": cross-host locks are lease rows).  GET_LOCK belongs to one
 -- server's session: on a Galera cluster each node has its own, so two
 -- sweepers on two nodes both "held" it.  A row taken by a conditional
 -- UPDATE (free, or its holder's lease ran out) is certified cluster-wide,

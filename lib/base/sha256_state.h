@@ -1,7 +1,7 @@
 /*
  * sha256_state.h - a running SHA-256 (nettle's struct sha256_ctx) as text,
  * so a tus upload's hash survives between PATCHes in a MariaDB column
- * (DESIGN.md "Resumable uploads").
+ * (doc/design.md "Resumable uploads").
  *
  * The text is versioned ASCII that fits VARCHAR(300) CHARACTER SET ascii:
  *

@@ -1,8 +1,8 @@
 /*
  * state.h - bindery's state machine as data: one enum per kind of state,
  * with its string form and, for the blob's `state` tag, the x-ms-if-tags
- * guard that holds while the tag has that value (DESIGN.md, "Names used
- * throughout").  Nobody else spells a state name to compare it: the registry
+ * guard that holds while the tag has that value (doc/design.md,
+ * "States").  Nobody else spells a state name to compare it: the registry
  * turns the database's strings into these enums as it reads a row, and code
  * compares enums.  SQL statements keep their literal state names (they must
  * be static text); tests/unit/test_state checks that the ENUM(...) lists of

@@ -158,7 +158,7 @@ void config_free(struct bindery_config *cfg);
 
 /*
  * The shortest sweep_cutoff that keeps the sweeper clear of a live upload
- * (DESIGN.md "Uploads that outlive a request"): 2 x (heartbeat +
+ * (doc/design.md "Leases"): 2 x (heartbeat +
  * request_deadline + body_idle_timeout) + CONFIG_COMPENSATION_BUDGET_S.  A
  * live upload renews its lease (now + sweep_cutoff) after at most heartbeat
  * seconds of progress, may then wait request_deadline on storage or the

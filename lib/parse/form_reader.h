@@ -4,7 +4,7 @@
  * The multipart parser is pushed bytes; an upload pulls them.  A form
  * reader sits between the two: it reads the request body from a read
  * callback, feeds the parser, keeps the small fields that come before the
- * file (DESIGN.md: `name` must come before `file`), and hands out the file
+ * file (doc/design.md: `name` must come before `file`), and hands out the file
  * part's bytes through form_reader_read(), whose signature is that of a
  * storage read callback (blob_read_fn).  The file ends cleanly (0) only
  * when the whole form parsed: a late `name`, a second file or a cut body

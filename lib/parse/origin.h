@@ -3,7 +3,7 @@
  * callers the web server authenticates (REMOTE_USER): a browser attaches
  * their credentials (Basic auth, a session cookie, a client certificate) to
  * a request any other site makes it send, so such a request must show that
- * it came from our own pages (DESIGN.md "Decisions pinned").
+ * it came from our own pages (doc/design.md "Smaller decisions").
  *
  * The browser's own word wins: Sec-Fetch-Site (Fetch Metadata), which page
  * script cannot set.  Without it, Origin, and without that, Referer, is

@@ -1,7 +1,7 @@
 /*
  * audit.h - `bindery audit`: list the container (with tags and metadata),
  * walk the registry and the documents, and report what does not agree
- * (DESIGN.md, I3: anything that escaped the protocol is found here).
+ * (doc/design.md, I3: anything that escaped the protocol is found here).
  *
  * --repair only ever moves storage toward the database's truth: it deletes
  * orphans (no row anywhere) older than min_age, each delete guarded by the

@@ -1,4 +1,4 @@
-/* direct.c - see direct.h and DESIGN.md ("Direct uploads", "Leases", "Reads are conditional"). */
+/* direct.c - see direct.h and doc/design.md ("Direct uploads", "Leases", "Conditional reads"). */
 #include <string.h>
 #include <time.h>
 

@@ -1,5 +1,5 @@
 /*
- * direct.h - direct uploads (DESIGN.md "Uploads that outlive a request",
+ * direct.h - direct uploads (doc/design.md "Direct uploads",
  * "Direct uploads"; issue 13).  The client sends its bytes straight to
  * storage: create writes the intent first (a pending document, its
  * registry row marked direct) and hands out a service SAS for exactly that

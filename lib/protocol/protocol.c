@@ -1,4 +1,4 @@
-/* protocol.c - see protocol.h and DESIGN.md ("Create", "The claim", "Replace and delete"). */
+/* protocol.c - see protocol.h and doc/design.md ("Create", "The claim and the fence", "Replace, delete and the outbox"). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -33,7 +33,7 @@ held_intent_init(struct held_intent *hi, uint64_t doc_id, const char *blob_name)
 	return rand_hex(hi->holder, sizeof hi->holder, 16);
 }
 
-/* The lease every write of hi's row takes: now + sweep_cutoff (DESIGN.md, "Leases"). */
+/* The lease every write of hi's row takes: now + sweep_cutoff (doc/design.md, "Leases"). */
 static struct lease
 lease_of(const struct services *s, const struct held_intent *hi)
 {
@@ -80,7 +80,7 @@ start_deadline(struct services *s)
 }
 
 /*
- * A streaming upload's lease (DESIGN.md "Create" step 5, "Leases").  The
+ * A streaming upload's lease (doc/design.md "Create" step 5, "Leases").  The
  * body is read through lease_read: after each heartbeat seconds of progress
  * it renews the row's lease (fenced by holder), and every storage call
  * that follows gets request_deadline from now, so a slow client that keeps
@@ -110,7 +110,7 @@ lease_deadline(struct services *s, const struct held_intent *hi)
 	blob_client_set_deadline(s->blob, deadline < last_start ? deadline : last_start);
 }
 
-/* What a renewal of hi's lease found (DESIGN.md "Fencing"): a caller that
+/* What a renewal of hi's lease found (doc/design.md "The claim and the fence"): a caller that
  * did not get LEASE_RENEWED stops before its next storage call. */
 enum lease_result {
 	LEASE_RENEWED,		/* expires_at pushed; this attempt's view reset */

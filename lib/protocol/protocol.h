@@ -1,5 +1,5 @@
 /*
- * protocol.h - the crash-safe create / replace / delete of DESIGN.md.
+ * protocol.h - the crash-safe create / replace / delete of doc/design.md.
  *
  * The database learns the blob's name first and admits the document exists
  * last.  Each function here runs one operation end to end against the
@@ -101,7 +101,7 @@ enum create_action {
 	CREATE_SWEEPER_OWNS,	/* 503: a sweeper holds the intent; retry later */
 };
 
-/* What proto_create does next, given what it found (DESIGN.md I4, "The claim"). */
+/* What proto_create does next, given what it found (doc/design.md I4, "The claim and the fence"). */
 enum create_action create_decide(const struct create_facts *f);
 
 /*

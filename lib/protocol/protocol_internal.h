@@ -17,8 +17,8 @@
 
 /*
  * An intent this attempt holds: its document, its blob name and the holder
- * id every transition of its registry row is conditional on (DESIGN.md,
- * "Fencing").  Fresh for each attempt: a create, a resume, a restart, a
+ * id every transition of its registry row is conditional on (doc/design.md,
+ * "The claim and the fence").  Fresh for each attempt: a create, a resume, a restart, a
  * replace, a PATCH.
  */
 struct held_intent {

@@ -23,7 +23,7 @@ struct services {
 BINDERY_NODISCARD int services_open(const struct bindery_config *cfg, struct services **out,
 				    char *err, size_t errlen);
 /* The same for the responder: each wait on the database is bounded by
- * request_deadline (DESIGN.md), so a database that stops answering costs a
+ * request_deadline (doc/design.md), so a database that stops answering costs a
  * request a 503 after that long, not a worker. */
 BINDERY_NODISCARD int services_open_responder(const struct bindery_config *cfg, struct services **out,
 					      char *err, size_t errlen);

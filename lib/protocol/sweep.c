@@ -1,4 +1,4 @@
-/* sweep.c - see sweep.h and DESIGN.md ("The claim", the crash table, "Replace and delete"). */
+/* sweep.c - see sweep.h and doc/design.md ("The claim and the fence", "What a crash leaves", "Replace, delete and the outbox"). */
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -27,7 +27,7 @@ sweep_action_name(enum sweep_action a)
 }
 
 /*
- * The crash table of DESIGN.md as a function.  A name some other document
+ * doc/design.md's "What a crash leaves" as a function.  A name some other document
  * points at is never the sweeper's to delete or to re-point (I2), whatever
  * storage says.  Only a blob tagged pending is ever deleted directly; a
  * committed one is rolled forward (create) or goes through the outbox,
@@ -41,7 +41,7 @@ sweep_decide(const struct sweep_facts *f)
 	if (!f->blob_exists)
 		return f->uncommitted_blocks ? SWEEP_PURGE_THEN_DROP : SWEEP_DROP;
 	/* A direct intent's tags are the client's: only finalize's record of
-	 * the bytes, still in place, makes it a document (DESIGN.md "Direct
+	 * the bytes, still in place, makes it a document (doc/design.md "Direct
 	 * uploads"). */
 	if (f->direct)
 		return f->recorded && f->etag_matches ? SWEEP_DIRECT_ROLL_FORWARD
@@ -262,8 +262,8 @@ mark_rolled_forward(struct services *w, const char *claimer, const struct sweep_
 
 /*
  * Finalize recorded the bytes and they are still there: what it did not
- * finish, done the same way.  The tag goes first (DESIGN.md, "tag before
- * row"), set whole whatever the client put there; the document is pinned
+ * finish, done the same way.  The tag goes first (doc/design.md,
+ * "Create": why the tag flips before the row), set whole whatever the client put there; the document is pinned
  * to the recorded ETag, which the probe just found on the blob.
  */
 static void

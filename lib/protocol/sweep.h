@@ -1,6 +1,6 @@
 /*
  * sweep.h - `bindery sweep`: resolve stale intents, drain the deletion
- * outbox, purge staged blocks (DESIGN.md, "The claim" and its crash table),
+ * outbox, purge staged blocks (doc/design.md, "The claim and the fence" and "What a crash leaves"),
  * and forget finished idempotency keys older than [limits] idempotency_ttl.
  *
  * The sweeper claims registry rows with a conditional UPDATE and a lease

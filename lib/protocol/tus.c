@@ -1,4 +1,4 @@
-/* tus.c - see tus.h and DESIGN.md ("Resumable uploads", "Create", "Fencing"). */
+/* tus.c - see tus.h and doc/design.md ("Resumable uploads", "Create", "The claim and the fence"). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

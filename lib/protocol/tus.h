@@ -1,5 +1,5 @@
 /*
- * tus.h - resumable uploads (tus 1.0.0; DESIGN.md "Resumable uploads").
+ * tus.h - resumable uploads (tus 1.0.0; doc/design.md "Resumable uploads").
  *
  * An upload is a pending intent whose bytes are uncommitted blocks of its
  * blob.  A PATCH takes the upload (fenced by its own attempt id), stages

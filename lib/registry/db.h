@@ -116,7 +116,7 @@ struct db_settings {
 	const char *tls_ca;	/* PEM file of CAs for DB_TLS_VERIFY; NULL: the system's */
 	/* Seconds one wait on the server may take: connecting (the handshake
 	 * included), and each read or write of a statement.  A responder sets
-	 * them from request_deadline (DESIGN.md: it bounds each wait on the
+	 * them from request_deadline (doc/design.md: it bounds each wait on the
 	 * database); 0 takes DB_CONNECT_TIMEOUT_DEFAULT / DB_IO_TIMEOUT_DEFAULT,
 	 * for the CLI, whose sweeps and migrations may wait longer. */
 	unsigned connect_timeout;

@@ -1,5 +1,5 @@
 /*
- * direct_db.h - the registry rows of a direct upload (DESIGN.md "Direct
+ * direct_db.h - the registry rows of a direct upload (doc/design.md "Direct
  * uploads"; sql/010).  A direct intent is a create intent whose blobs row
  * says route = 'direct' and keeps what the client declared; finalize
  * records the (storage ETag, size, SHA-256) it verified in the same row,

@@ -393,7 +393,7 @@ docs_replace_intent(struct db *db, uint64_t doc_id, const char *blob_name, const
  * Replace and delete read the document without a lock, then change it with
  * WHERE id = ? AND version = ? AND status = 'ready', which must touch one
  * row.  Under Galera a SELECT ... FOR UPDATE locks only the local node; the
- * conditional statement is what certification checks (DESIGN.md, "Past one
+ * conditional statement is what certification checks (doc/design.md, "Past one
  * machine").  Zero rows means another replace or delete committed in
  * between: the transaction rolls back and runs again on what is there now,
  * a few times at most.  The next try answers 404 (deleted) or 412 (a

@@ -6,7 +6,7 @@
  * DB_CONFLICT.  No function here touches storage: the protocol module calls
  * these between storage calls, never holding a transaction across one.
  *
- * Fencing (DESIGN.md, "Uploads that outlive a request"): a pending registry
+ * Fencing (doc/design.md, "The claim and the fence"): a pending registry
  * row carries a holder, the attempt id of whoever created, resumed or
  * claimed it.  Every later transition of the row by a responder is
  * conditional on its holder; DB_CONFLICT from one of them means "this

@@ -20,7 +20,7 @@
  * with an idle cutoff (`bindery sweep --older-than N`) also once it has
  * not been renewed for N seconds, unless it is a direct intent: its SAS
  * may still create the blob until just before its lease ends, so no idle
- * cutoff takes it earlier (DESIGN.md "Leases"). */
+ * cutoff takes it earlier (doc/design.md "Leases"). */
 #define CLAIM_SET "UPDATE blobs SET state = 'sweeping', claimed_by = ?, holder = ?," \
 	" lease_until = NOW(6) + INTERVAL ? SECOND WHERE state = 'pending' AND "
 static const char sql_claim_expired[] =

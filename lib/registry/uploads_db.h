@@ -1,5 +1,5 @@
 /*
- * uploads_db.h - the rows of a resumable upload (tus; DESIGN.md "Resumable
+ * uploads_db.h - the rows of a resumable upload (tus; doc/design.md "Resumable
  * uploads"): the upload (declared length, owner, bytes recorded so far and
  * the running SHA-256 state at that offset) and its recorded blocks.
  *

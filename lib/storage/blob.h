@@ -14,7 +14,7 @@
  * bytes.  Transient failures (connect errors, timeouts, 408, 429, 500,
  * 502, 503, 504) are retried with exponential backoff and jitter, honouring
  * Retry-After and x-ms-retry-after-ms, and only where repeating the request
- * is safe.  See DESIGN.md, "Storage client rules".
+ * is safe.  See doc/design.md, "Storage client rules".
  */
 #ifndef BINDERY_BLOB_H
 #define BINDERY_BLOB_H

@@ -14,7 +14,7 @@
 //   bytes; Delete asks first (dismissed: nothing happens), then removes it,
 //   driven from the keyboard;
 // - a direct upload to storage, when the page says direct uploads are on.
-// Then the stored-XSS proof (DESIGN.md "Serving user content"): a writer
+// Then the stored-XSS proof (doc/design.md "Serving user content"): a writer
 // uploads an HTML document whose script reads the token from sessionStorage
 // and document.cookie, sends them to a listener this script runs, and uses
 // the token against the API to create a document named STOLEN-NAME.

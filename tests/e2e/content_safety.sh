@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Serving user content (DESIGN.md): through lighttpd AND Apache mod_fcgid,
+# Serving user content (doc/design.md): through lighttpd AND Apache mod_fcgid,
 # every answer that carries a document's bytes (GET, HEAD, a Range's 206)
 # makes the browser download it (Content-Disposition: attachment with the
 # document's name, RFC 6266 + RFC 8187), never sniffs it, and sandboxes it

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Reads pinned to the committed blob (DESIGN.md "Reads are conditional"),
+# Reads pinned to the committed blob (doc/design.md "Conditional reads"),
 # through lighttpd and Apache.
 #
 # Every way a document becomes ready records its blob's storage ETag: a

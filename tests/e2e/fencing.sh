@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Fencing (issue 11, item 6; DESIGN.md "Uploads that outlive a request"):
+# Fencing (issue 11, item 6; doc/design.md "The claim and the fence"):
 # an idempotent resume races the original request's compensation.
 #
 #   R0 (Idempotency-Key K) writes its intent and is held at a failpoint
@@ -124,7 +124,7 @@ is "$(sql "SELECT COUNT(*) FROM idempotency_keys WHERE idem_key = $(sql_quote "$
 # Both pass the early If-Match check, then are held inside their commit
 # transaction right after reading the document (replace.commit_after_read
 # sleep, one "once" line each), so both have read the same version when
-# they change it: one 200, one 412 (DESIGN.md "Past one machine": the
+# they change it: one 200, one 412 (doc/design.md "Past one machine": the
 # commit is UPDATE ... WHERE id = ? AND version = ? AND status = 'ready',
 # one row; no SELECT ... FOR UPDATE serialises them).  The loser's new blob
 # goes out through the outbox.  After a sweep (grace periods

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The list follows the order documents became ready, not their ids
-# (DESIGN.md "Decisions pinned"), through lighttpd and Apache.
+# (doc/design.md "Smaller decisions"), through lighttpd and Apache.
 #
 # A resumable upload gets its id when it is created and may finish much
 # later.  A pager that has read up to a document made ready after the

@@ -413,7 +413,7 @@ test_experiment_j(struct blob_client *c)
 
 /* Experiment K: staged blocks of a losing create, and their purge. */
 /*
- * Reads pinned to the committed blob (DESIGN.md "Reads are conditional"):
+ * Reads pinned to the committed blob (doc/design.md "Conditional reads"):
  * the ETag a create answers is the one a read may require, Set Blob Tags
  * (the flip after the commit) leaves it as it is, and a read under another
  * ETag is refused before any byte arrives.

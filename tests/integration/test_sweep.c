@@ -1,6 +1,6 @@
 /*
  * test_sweep.c - `bindery sweep` against the real stack.  Every state of
- * DESIGN.md's crash table is planted (rows into MariaDB, blobs through the
+ * doc/design.md's table "What a crash leaves" is planted (rows into MariaDB, blobs through the
  * storage client, tagged as the protocol would leave them), then the CLI is
  * run and the rows and blobs are checked.  Also: the guard holding for a
  * corrupted intent, --dry-run changing nothing, the named lock, and two

@@ -1,7 +1,7 @@
 /*
  * test_create_decide.c - create_decide(), the create/resume path of
  * proto_create, over every combination of its facts, each asserted against
- * an expected table written from DESIGN.md (I4 and "The claim") rather than
+ * an expected table written from doc/design.md (I4 and "The claim and the fence") rather than
  * from the code; then the safety rules that must hold whatever the table
  * says, and create_upload_refused() over its four cases.
  */

@@ -1,5 +1,5 @@
 /*
- * test_sweep_decide.c - sweep_decide() against DESIGN.md's crash table, row
+ * test_sweep_decide.c - sweep_decide() against doc/design.md's table "What a crash leaves", row
  * by row, and then every combination of facts against the safety rules that
  * must hold whatever the table says (I2: a committed blob is never deleted
  * directly; a referenced name is never touched).
@@ -57,7 +57,7 @@ static const struct {
 	{ "referenced committed blob -> leave", { C, 1, T_COMM, 0, 1, 1 }, SWEEP_LEAVE },
 	{ "referenced pending blob -> leave", { R, 1, T_PEND, 0, 0, 1 }, SWEEP_LEAVE },
 	{ "referenced missing blob -> leave (audit reports it)", { C, 0, T_NONE, 0, 0, 1 }, SWEEP_LEAVE },
-	/* direct uploads: ..., direct, recorded, etag_matches (DESIGN.md "Direct uploads") */
+	/* direct uploads: ..., direct, recorded, etag_matches (doc/design.md "Direct uploads") */
 	{ "direct: no blob -> drop", { C, 0, T_NONE, 0, 0, 0, 1, 0, 0 }, SWEEP_DROP },
 	{ "direct: recorded, no blob -> drop", { C, 0, T_NONE, 0, 0, 0, 1, 1, 0 }, SWEEP_DROP },
 	{ "direct: never finalized, tagged pending -> delete with If-Match",

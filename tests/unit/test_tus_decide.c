@@ -2,7 +2,7 @@
  * test_tus_decide.c - the pure decisions of a tus PATCH (lib/protocol/tus.c):
  * which offset a client is told, what a PATCH at a given offset is, and
  * whether a chunk leaves the upload able to finish within the block list's
- * 50,000 blocks.  The rules, written from DESIGN.md ("Resumable uploads"):
+ * 50,000 blocks.  The rules, written from doc/design.md ("Resumable uploads"):
  *   - the whole length is acknowledged only once the document is ready;
  *     before, the last recorded block is held back, so a client that heard
  *     "complete" never needs to come back;
