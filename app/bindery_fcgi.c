@@ -14,13 +14,14 @@
 #include <sys/stat.h>
 
 #include <fcgiapp.h>
+#include "base/clock.h"
 #include "autoconfig.h"
 #ifdef HAVE_MALLOC_H
 #include <malloc.h>
 #endif
 #include "admit.h"
 #include "app.h"
-#include "storage/blob.h"
+#include "input.h"
 #include "parse/http_parse.h"
 #include "base/log.h"
 #include "base/rand.h"
@@ -116,7 +117,7 @@ serve(struct app *app, struct request *r)
 	uint64_t n;
 
 	request_id(r);
-	r->start_ms = blob_now_ms();
+	r->start_ms = clock_now_ms();
 	r->method = req_param(r, "REQUEST_METHOD");
 	request_path(r);
 	r->content_length = -1;
@@ -132,13 +133,13 @@ serve(struct app *app, struct request *r)
 	if (!admit_request(app, r))
 		return;
 	route_request(r->method, r->path, &r->route);
-	if (handle_refusal_before_database(app, r))
+	if (input_refused_early(app, r))
 		return;
 	if (r->route.id == ROUTE_HEALTHZ ||
 	    r->route.id == ROUTE_PAGE_SCRIPT || r->route.id == ROUTE_UPLOADS_OPTIONS ||
 	    r->route.id == ROUTE_NOT_FOUND || r->route.id == ROUTE_METHOD_NOT_ALLOWED) {
 		/* no database needed to answer these */
-	} else if (db_ensure(app->svc->db) != DB_OK && r->route.id != ROUTE_INDEX) {
+	} else if (services_db_ready(app->svc) != 0 && r->route.id != ROUTE_INDEX) {
 		resp_error_retry(r, 503, "unavailable", "the database is unavailable", 5);
 		return;
 	}
@@ -181,8 +182,8 @@ serve(struct app *app, struct request *r)
  * the pages (its mmap threshold rises after the first large free), so a
  * worker's private memory grew by about 650 KiB once it had served a large
  * create and a download, and the next create's peak carried that on top of
- * its blocks (issue 14, P3: 18,680 KiB against 18,432).  A trim costs
- * microseconds on a heap this small.
+ * its blocks (the peak-memory benchmark measured 18,680 KiB against a
+ * budget of 18,432).  A trim costs microseconds on a heap this small.
  */
 static void
 release_heap(void)
@@ -251,7 +252,7 @@ log_request(const struct request *r)
 	log_field(a.ptr, a.len, LOG_ADDR_MAX, addr, sizeof addr);
 	log_field(r->method.ptr, r->method.len, 16, method, sizeof method);
 	log_info("req=%s %s %s %s %s %d %llu %lldms", r->id, addr, owner, method, path, r->status,
-		 (unsigned long long)r->bytes_out, (long long)(blob_now_ms() - r->start_ms));
+		 (unsigned long long)r->bytes_out, (long long)(clock_now_ms() - r->start_ms));
 }
 
 int

@@ -1,6 +1,6 @@
 /*
  * body_pace.h - how long the responder may wait for a client's next body
- * bytes (issue 11, item 4: slow clients must not pin workers).
+ * bytes: slow clients must not pin workers.
  *
  * A request body is read at the client's pace: lighttpd streams it through
  * and a CGI program reads it from the server as it arrives.  Two bounds

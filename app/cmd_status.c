@@ -1,6 +1,6 @@
 /*
  * cmd_status.c - `bindery status`: what waits in the registry, when the
- * sweeper last ran and how, and whether the schema is current (issue 15).
+ * sweeper last ran and how, and whether the schema is current.
  * Its exit status is for cron and monitoring: 0 when nothing needs a
  * human, 1 when the sweeper is late or the schema is not the one this
  * bindery ships.
@@ -52,7 +52,7 @@ cmd_status(struct cli *cli, int argc, char **argv)
 		return rc;
 	if (dir == NULL)
 		dir = migrate_default_dir();
-	if ((e = status_view_fill(cli->svc->db, cli->cfg, dir, &v)) != DB_OK) {
+	if ((e = status_view_fill(cli->svc, dir, &v)) != DB_OK) {
 		fprintf(stderr, "bindery status: database: %s\n", db_err_name(e));
 		return e == DB_UNAVAILABLE ? EXIT_UNAVAILABLE : EXIT_SOFTWARE;
 	}

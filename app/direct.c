@@ -1,5 +1,5 @@
 /*
- * direct.c - direct uploads (doc/design.md "Direct uploads", issue 13):
+ * direct.c - direct uploads (doc/design.md "Direct uploads"):
  * POST /documents/direct hands out a create-only SAS URL for one blob,
  * POST /documents/{id}/finalize verifies the bytes and makes the document
  * ready.  JSON in, lib/protocol/direct out.
@@ -7,12 +7,13 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "answer.h"
 #include "app.h"
+#include "input.h"
 #include "base/buf.h"
 #include "parse/http_parse.h"
 #include "protocol/direct.h"
 #include "render.h"
-#include "storage/sign.h"
 
 /* A create's JSON is a name, a type, a size and a hash: far below this. */
 #define DIRECT_BODY_MAX 8192
@@ -50,7 +51,7 @@ read_json_body(struct request *r, char *buf, size_t cap, size_t *len)
 	while (*len < cap - 1 && (n = req_read(r, buf + *len, cap - 1 - *len)) > 0)
 		*len += (size_t)n;
 	if (n < 0) {
-		reply_body_unread(r, "the request body could not be read", "nothing was changed");
+		answer_body_unread(r, "the request body could not be read", "nothing was changed");
 		return -1;
 	}
 	if (*len == cap - 1 && req_read(r, buf, 1) > 0) {
@@ -109,7 +110,7 @@ parse_fields(struct request *r, json_t *j, struct direct_fields *f)
 		resp_error(r, 400, "bad_json", "size must not be negative");
 		return -1;
 	}
-	if (!content_type_ok(span_from_cstr(f->content_type))) {
+	if (!input_content_type_ok(span_from_cstr(f->content_type))) {
 		resp_error(r, 400, "bad_content_type", "content_type must be visible ASCII, under 256 bytes");
 		return -1;
 	}
@@ -143,11 +144,10 @@ static void
 reply_granted(struct request *r, const struct direct_grant *g, const struct buf *url,
 	      const char *content_type)
 {
-	char expires[24], id[24];
+	char id[24];
 	struct buf finalize = BUF_INIT(512), location = BUF_INIT(512);
 	json_t *body;
 
-	sign_time_iso8601((time_t)g->expires_unix, expires);
 	snprintf(id, sizeof id, "%llu", (unsigned long long)g->doc_id);
 	if (req_url_append(r, &finalize, "/documents/%llu/finalize", (unsigned long long)g->doc_id) != BUF_OK ||
 	    req_location_append(r, &location, "/documents/%llu", (unsigned long long)g->doc_id) != BUF_OK) {
@@ -155,7 +155,7 @@ reply_granted(struct request *r, const struct direct_grant *g, const struct buf 
 		goto out;
 	}
 	body = json_pack("{s:s, s:s, s:o, s:s, s:s}", "id", id, "upload_url", buf_cstr(url), "headers",
-			 upload_headers(content_type), "expires_at", expires, "finalize_url",
+			 upload_headers(content_type), "expires_at", g->expires, "finalize_url",
 			 buf_cstr(&finalize));
 	/* A retry with the same Idempotency-Key answers as the first did. */
 	resp_json(r, 201, body, buf_cstr(&location));
@@ -172,7 +172,7 @@ reply_direct_name_taken(struct app *app, struct request *r, struct span name)
 
 	/* doc/design.md: a name held by the caller's own pending upload says which. */
 	if (direct_find_pending_of(app->svc, name, r->owner, &doc_id) != PROTO_OK || doc_id == 0) {
-		reply_name_taken(app, r, name);
+		answer_name_taken(app, r, name);
 		goto out;
 	}
 	if (req_url_append(r, &finalize, "/documents/%llu/finalize", (unsigned long long)doc_id) != BUF_OK) {
@@ -200,9 +200,9 @@ handle_documents_direct(struct app *app, struct request *r)
 	size_t len;
 	int has_key = 0;
 
-	if (!require_writer(r) || !direct_enabled(app, r) || read_json_body(r, body, sizeof body, &len) != 0)
+	if (!input_writer(r) || !direct_enabled(app, r) || read_json_body(r, body, sizeof body, &len) != 0)
 		goto out;
-	if (idempotency_key_of(r, key, sizeof key, &has_key) != 0) {
+	if (input_idempotency_key(r, key, sizeof key, &has_key) != 0) {
 		resp_error(r, 400, "bad_idempotency_key", "Idempotency-Key must be 1-255 visible ASCII characters");
 		goto out;
 	}
@@ -210,7 +210,7 @@ handle_documents_direct(struct app *app, struct request *r)
 		resp_error(r, 400, "bad_json", "the body is not JSON");
 		goto out;
 	}
-	if (parse_fields(r, j, &f) != 0 || !check_name(r, f.name) || !size_ok(app, r, (uint64_t)f.size))
+	if (parse_fields(r, j, &f) != 0 || !input_name(r, f.name) || !size_ok(app, r, (uint64_t)f.size))
 		goto out;
 	memset(&req, 0, sizeof req);
 	req.name = f.name;
@@ -224,11 +224,8 @@ handle_documents_direct(struct app *app, struct request *r)
 		reply_granted(r, &g, &url, f.content_type);
 	else if (pr == PROTO_NAME_TAKEN)
 		reply_direct_name_taken(app, r, f.name);
-	else if (pr == PROTO_GONE)
-		resp_error(r, 410, "upload_gone", "this Idempotency-Key's direct upload is over (its document"
-			   " was deleted or replaced, or it expired unfinished): use a new key");
 	else
-		reply_proto_failure(r, pr);
+		answer_failure(r, ANSWER_DIRECT, pr, 0);
 out:
 	json_decref(j);
 	buf_free(&url);
@@ -240,32 +237,12 @@ handle_document_finalize(struct app *app, struct request *r)
 	struct doc d;
 	enum proto_result pr;
 
-	if (!require_writer(r) || !direct_enabled(app, r))
+	if (!input_writer(r) || !direct_enabled(app, r))
 		return;
 	req_drain(r, DIRECT_BODY_MAX);	/* no body is needed; one is ignored */
 	pr = direct_finalize(app->svc, r->route.doc_id, r->owner, &d);
-	switch (pr) {
-	case PROTO_OK:
-		reply_document(r, 200, &d);
-		break;
-	case PROTO_NOT_UPLOADED:
-		resp_error(r, 409, "not_uploaded", "no blob has been uploaded to upload_url yet");
-		break;
-	case PROTO_SIZE_MISMATCH:
-		resp_error(r, 422, "size_mismatch", "the uploaded blob is not the declared size");
-		break;
-	case PROTO_NOT_ONE_PUT:
-		resp_error(r, 422, "not_one_put_blob", "upload_url takes one Put Blob of a block blob (no copy,"
-			   " snapshot, page or append blob); it was deleted: upload again");
-		break;
-	case PROTO_DIGEST_MISMATCH:
-		resp_error(r, 422, "sha256_mismatch", "the uploaded bytes do not have the declared sha256");
-		break;
-	case PROTO_NOT_FOUND:
-		resp_error(r, 404, "not_found", "no such direct upload");
-		break;
-	default:
-		reply_proto_failure(r, pr);
-		break;
-	}
+	if (pr == PROTO_OK)
+		answer_document(r, 200, &d);
+	else
+		answer_failure(r, ANSWER_DIRECT, pr, 0);
 }

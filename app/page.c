@@ -14,10 +14,12 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "answer.h"
 #include "app.h"
+#include "input.h"
 #include "base/rand.h"
 #include "render.h"
-#include "registry/docs_db.h"
+#include "protocol/reads.h"
 #include "parse/http_parse.h"
 #include "parse/origin.h"
 #include "app/page_js.h"	/* generated from app/page.js (mk/app.mk) */
@@ -202,7 +204,7 @@ page_row(void *ctx, const struct doc *d)
 
 /* "&prefix=P&limit=L" as the query carried them, for the paging links. */
 static enum buf_err
-page_query_tail(struct buf *b, const struct list_query *lq)
+page_query_tail(struct buf *b, const struct input_list *lq)
 {
 	enum buf_err e = BUF_OK;
 
@@ -219,7 +221,7 @@ page_query_tail(struct buf *b, const struct list_query *lq)
 /* Plain links, so paging works without the script: the first page, and the
  * next one when this one is full (the same rule as the API's "next"). */
 static enum buf_err
-page_pager(struct buf *b, const struct list_query *lq, const struct page_ctx *pc)
+page_pager(struct buf *b, const struct input_list *lq, const struct page_ctx *pc)
 {
 	enum buf_err e;
 
@@ -267,7 +269,7 @@ page_pager(struct buf *b, const struct list_query *lq, const struct page_ctx *pc
  */
 static enum buf_err
 page_head(struct buf *b, struct span prefix, const struct bindery_config *cfg,
-	  const struct list_query *lq)
+	  const struct input_list *lq)
 {
 	enum buf_err e;
 
@@ -344,15 +346,15 @@ handle_index(struct app *app, struct request *r)
 {
 	struct buf page = BUF_INIT(PAGE_MAX), headers = BUF_INIT(PAGE_HEADERS_MAX);
 	char nonce[PAGE_NONCE_MAX];
-	struct list_query lq = { 0, 0, BUF_INIT(4 * DOCUMENT_NAME_MAX) };
+	struct input_list lq = { 0, 0, BUF_INIT(4 * DOCUMENT_NAME_MAX) };
 	struct page_ctx pc = { &page, r->prefix, 0, 0, 0 };
-	enum db_err e;
+	enum proto_result pr;
 
 	if (app->cfg->reads_need_auth && r->owner == NULL) {
 		resp_error(r, 401, "unauthorized", "reads need authentication");
 		goto out;
 	}
-	if (!list_query_parse(r, PAGE_DOCS, &lq))
+	if (!input_list(r, PAGE_DOCS, &lq))
 		goto out;
 	if (rand_hex(nonce, sizeof nonce, PAGE_NONCE_BYTES) != 0) {
 		resp_error(r, 500, "internal", "no randomness for the page's nonce");
@@ -363,10 +365,9 @@ handle_index(struct app *app, struct request *r)
 		resp_error(r, 500, "internal", "out of memory");
 		goto out;
 	}
-	e = docs_list_ready(app->svc->db, lq.after, buf_span(&lq.prefix), (unsigned)lq.limit,
-			    page_row, &pc);
-	if (e != DB_OK && !pc.failed) {
-		resp_error_retry(r, 503, "unavailable", "the database is unavailable", 5);
+	pr = reads_list(app->svc, lq.after, buf_span(&lq.prefix), (unsigned)lq.limit, page_row, &pc);
+	if (pr != PROTO_OK && !pc.failed) {
+		answer_failure(r, ANSWER_READ, pr, 0);
 		goto out;
 	}
 	if (pc.failed || page_pager(&page, &lq, &pc) != BUF_OK ||

@@ -12,6 +12,7 @@
 #include <sys/time.h>
 #include <sys/uio.h>
 
+#include "base/clock.h"
 #include "base/alloc.h"
 #include "base/log.h"
 #include "request.h"
@@ -33,15 +34,6 @@ req_pace_start(struct request *r, const struct body_pace_limits *lim, int conn_f
 	r->conn_fd = conn_fd;
 }
 
-static int64_t
-monotonic_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 /*
  * How long the next blocking read may wait (-1: as long as it takes), or
  * 0 with body_timeout set when the client is already below the rate.
@@ -49,7 +41,7 @@ monotonic_ms(void)
 static int
 pace_wait(struct request *r, int64_t *wait_ms)
 {
-	int64_t now = monotonic_ms();
+	int64_t now = clock_now_ms();
 
 	if (r->body_start_ms == 0)
 		r->body_start_ms = now;
@@ -65,7 +57,7 @@ pace_broken(struct request *r)
 	r->body_timeout = 1;
 	log_warn("req=%s body cut: %llu bytes in %lld ms (body_idle_timeout %lld s, body_min_rate"
 		 " %llu B/s after %lld s)", r->id, (unsigned long long)r->body_read,
-		 (long long)(monotonic_ms() - r->body_start_ms), (long long)(r->pace.idle_ms / 1000),
+		 (long long)(clock_now_ms() - r->body_start_ms), (long long)(r->pace.idle_ms / 1000),
 		 (unsigned long long)r->pace.min_rate, (long long)(r->pace.grace_ms / 1000));
 }
 

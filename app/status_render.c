@@ -2,37 +2,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "base/log.h"
-#include "registry/migrate.h"
 #include "status_render.h"
-
-enum db_err
-status_view_fill(struct db *db, const struct bindery_config *cfg, const char *sql_dir,
-		 struct status_view *v)
-{
-	char err[512];
-	enum db_err e;
-
-	memset(v, 0, sizeof *v);
-	v->late_after = cfg->sweep_late_after;
-	if ((e = status_db_read(db, &v->fig)) != DB_OK)
-		return e;
-	if (migrate_latest(sql_dir, &v->schema_latest, err, sizeof err) != MIGRATE_OK) {
-		log_warn("status: the shipped migrations: %s", err);
-		v->schema_latest = 0;
-	}
-	v->late = status_sweeper_late(&v->fig.last_ok, v->late_after);
-	v->schema_behind = !v->fig.migrated ||
-	    (v->schema_latest > 0 && v->fig.schema_applied < v->schema_latest);
-	v->schema_ahead = v->schema_latest > 0 && v->fig.schema_applied > v->schema_latest;
-	return DB_OK;
-}
-
-int
-status_view_fine(const struct status_view *v)
-{
-	return !v->late && !v->schema_behind && !v->schema_ahead;
-}
 
 /* "2026-12-03T12:00:00Z" for t seconds since the epoch. */
 static void

@@ -7,7 +7,9 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "answer.h"
 #include "app.h"
+#include "input.h"
 #include "base/log.h"
 #include "parse/http_parse.h"
 #include "parse/tus_headers.h"
@@ -49,45 +51,6 @@ body_read(void *ctx, char *buf, size_t len)
 	return req_read(ctx, buf, len);
 }
 
-/* retry_after: PROTO_BUSY's Retry-After (tus_busy_retry_after; 0 reads 1). */
-static void
-reply_tus_failure(struct request *r, enum proto_result pr, unsigned retry_after)
-{
-	switch (pr) {
-	case PROTO_NOT_FOUND:
-		resp_error(r, 404, "not_found", "no such upload");
-		break;
-	case PROTO_OFFSET_MISMATCH:
-		resp_error(r, 409, "offset_mismatch", "Upload-Offset is not the upload's offset; ask HEAD");
-		break;
-	case PROTO_BUSY:
-		resp_error_retry(r, 409, "upload_busy", "another request is writing this upload",
-				 retry_after ? retry_after : 1);
-		break;
-	case PROTO_CHECKSUM_MISMATCH:
-		resp_error(r, 460, "checksum_mismatch", "Upload-Checksum does not match the body;"
-			   " nothing of it was kept");
-		break;
-	case PROTO_CHUNK_TOO_SMALL:
-		resp_error(r, 400, "chunk_too_small", "at this chunk size the upload cannot finish within"
-			   " 50000 blocks; send larger chunks");
-		break;
-	case PROTO_TOO_LARGE:
-		resp_error(r, 413, "too_large", "the body goes past Upload-Length");
-		break;
-	case PROTO_FINISHED:
-		resp_error(r, 409, "upload_finished", "the upload is complete; its document is ready");
-		break;
-	case PROTO_BODY_ERROR:
-		reply_body_unread(r, "the request body ended early; the whole blocks received are kept",
-				  "the whole blocks received are kept");
-		break;
-	default:
-		reply_proto_failure(r, pr);
-		break;
-	}
-}
-
 /* Upload-Offset, Upload-Expires and, once ready, Location of the document. */
 static int
 state_headers(const struct request *r, const struct tus_state *st, struct buf *out)
@@ -112,11 +75,11 @@ handle_upload_head(struct app *app, struct request *r)
 	struct tus_state st;
 	enum proto_result pr;
 
-	if (!tus_admit(r) || !require_writer(r))
+	if (!tus_admit(r) || !input_writer(r))
 		goto out;
 	pr = tus_head(app->svc, r->owner, r->route.upload_id, &st);
 	if (pr != PROTO_OK) {
-		reply_tus_failure(r, pr, 0);
+		answer_failure(r, ANSWER_TUS, pr, 0);
 		goto out;
 	}
 	if (state_headers(r, &st, &extra) != 0 ||
@@ -197,13 +160,13 @@ handle_upload_patch(struct app *app, struct request *r)
 	struct tus_state st;
 	enum proto_result pr;
 
-	if (!tus_admit(r) || !require_writer(r) || !patch_request(r, &p))
+	if (!tus_admit(r) || !input_writer(r) || !patch_request(r, &p))
 		return;
 	pr = tus_patch(app->svc, &p, &st);
 	if (pr == PROTO_OK)
 		reply_patched(r, &st);
 	else
-		reply_tus_failure(r, pr, st.retry_after);
+		answer_failure(r, ANSWER_TUS, pr, st.retry_after);
 }
 
 void
@@ -212,13 +175,13 @@ handle_upload_delete(struct app *app, struct request *r)
 	enum proto_result pr;
 	unsigned retry_after;
 
-	if (!tus_admit(r) || !require_writer(r))
+	if (!tus_admit(r) || !input_writer(r))
 		return;
 	pr = tus_terminate(app->svc, r->owner, r->route.upload_id, &retry_after);
 	if (pr == PROTO_OK)
 		resp_begin(r, 204, NULL, -1, NULL);
 	else
-		reply_tus_failure(r, pr, retry_after);
+		answer_failure(r, ANSWER_TUS, pr, retry_after);
 }
 
 /* ---- creation ---- */
@@ -242,7 +205,7 @@ creation_replace(struct request *r, struct creation *c, struct span replaces)
 	}
 	if (tus_metadata_get(&c->md, "if_match", &c->if_match) == TUS_OK && c->if_match.len &&
 	    !http_if_match_any(c->if_match)) {
-		c->pre = (struct proto_precondition){ if_match_holds, &c->if_match };
+		c->pre = (struct proto_precondition){ input_if_match_holds, &c->if_match };
 		c->req.pre = &c->pre;
 	}
 	return 1;
@@ -265,7 +228,7 @@ creation_metadata(struct request *r, struct creation *c)
 	}
 	c->req.content_type = "application/octet-stream";
 	if (tus_metadata_get(&c->md, "filetype", &type) == TUS_OK && type.len) {
-		if (!content_type_ok(type) || copy_span(c->ctbuf, sizeof c->ctbuf, type) != 0) {
+		if (!input_content_type_ok(type) || copy_span(c->ctbuf, sizeof c->ctbuf, type) != 0) {
 			resp_error(r, 400, "bad_content_type", "filetype is not an acceptable Content-Type");
 			return 0;
 		}
@@ -277,7 +240,7 @@ creation_metadata(struct request *r, struct creation *c)
 		resp_error(r, 400, "missing_name", "Upload-Metadata needs filename (the document's name)");
 		return 0;
 	}
-	return check_name(r, c->req.name);
+	return input_name(r, c->req.name);
 }
 
 /* Upload-Length and the body's framing.  1 go on, 0 answered; *with_body for creation-with-upload. */
@@ -336,16 +299,16 @@ handle_uploads_create(struct app *app, struct request *r)
 
 	memset(&c, 0, sizeof c);
 	c.req.owner = r->owner;
-	if (!tus_admit(r) || !require_writer(r) || !creation_length(app, r, &c, &with_body) ||
+	if (!tus_admit(r) || !input_writer(r) || !creation_length(app, r, &c, &with_body) ||
 	    !creation_metadata(r, &c))
 		goto out;
 	pr = tus_create(app->svc, &c.req, &st);
 	if (pr == PROTO_NAME_TAKEN) {
-		reply_name_taken(app, r, c.req.name);
+		answer_name_taken(app, r, c.req.name);
 		goto out;
 	}
 	if (pr != PROTO_OK) {
-		reply_tus_failure(r, pr, 0);
+		answer_failure(r, ANSWER_TUS, pr, 0);
 		goto out;
 	}
 	if (with_body)

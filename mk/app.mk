@@ -1,7 +1,8 @@
 # app: the FastCGI/CGI responder and the admin CLI, their man pages.
 cgibin_PROGRAMS += app/bindery.fcgi
 app_bindery_fcgi_SOURCES = app/bindery_fcgi.c app/app.h app/routes.c app/routes.h \
-	app/handlers.c app/tus.c app/direct.c app/page.c app/render.c app/render.h app/request.c app/request.h \
+	app/handlers.c app/input.c app/input.h app/answer.c app/answer.h app/download.c app/health.c \
+	app/tus.c app/direct.c app/page.c app/render.c app/render.h app/request.c app/request.h \
 	app/body_pace.c app/body_pace.h app/admit.c app/admit.h app/status_render.c app/status_render.h
 # The page's script is a file of its own (app/page.js) and part of the
 # binary: a header generated from it, rebuilt whenever it changes.
@@ -28,6 +29,10 @@ check_PROGRAMS += tests/unit/test_body_pace
 tests_unit_test_body_pace_SOURCES = tests/unit/test_body_pace.c app/body_pace.c app/body_pace.h
 tests_unit_test_body_pace_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)
 UNIT_TESTS += tests/unit/test_body_pace
+# One door: the responder's objects call lib/protocol, never the registry
+# or storage (read from the built objects with nm).
+UNIT_TESTS += tests/unit/front_door.sh
+EXTRA_DIST += tests/unit/front_door.sh
 # The man pages name the paths this build was configured with (the default
 # configuration file, the examples), so they are made from man/*.in.
 man_MANS = man/bindery.8 man/bindery.fcgi.8 man/bindery.conf.5

@@ -5,7 +5,7 @@ lib_libbindery_a_SOURCES += lib/base/compat.h lib/base/buf.c lib/base/buf.h \
 	lib/base/alloc.c lib/base/alloc.h lib/base/log.c lib/base/log.h \
 	lib/base/rand.c lib/base/rand.h lib/base/failpoint.c lib/base/failpoint.h \
 	lib/base/state.c lib/base/state.h lib/base/base64.c lib/base/base64.h \
-	lib/base/http_date.c lib/base/http_date.h \
+	lib/base/http_date.c lib/base/http_date.h lib/base/clock.c lib/base/clock.h \
 	lib/base/sha256_state.c lib/base/sha256_state.h
 
 check_PROGRAMS += tests/unit/test_buf tests/unit/test_state tests/unit/test_base64 \

@@ -1,11 +1,14 @@
 # lib/protocol: the order of steps of doc/design.md (create, replace, delete,
-# outbox), the sweeper, the audit, and the services bundle they run on.
+# outbox), the reads, tus and direct uploads, the sweeper, the audit, the
+# status figures, and the services bundle they run on.
 lib_libbindery_a_SOURCES += lib/protocol/services.c lib/protocol/services.h \
 	lib/protocol/protocol.c lib/protocol/protocol.h lib/protocol/protocol_internal.h \
 	lib/protocol/tus.c lib/protocol/tus.h \
 	lib/protocol/direct.c lib/protocol/direct.h \
 	lib/protocol/sweep.c lib/protocol/sweep.h \
-	lib/protocol/audit.c lib/protocol/audit.h
+	lib/protocol/audit.c lib/protocol/audit.h \
+	lib/protocol/reads.c lib/protocol/reads.h \
+	lib/protocol/status.c lib/protocol/status.h
 
 check_PROGRAMS += tests/unit/test_sweep_decide tests/unit/test_create_decide tests/unit/test_tus_decide
 UNIT_TESTS += tests/unit/test_sweep_decide tests/unit/test_create_decide tests/unit/test_tus_decide

@@ -6,6 +6,8 @@
 #ifndef BINDERY_LOG_H
 #define BINDERY_LOG_H
 
+#include <stddef.h>
+
 #include "base/compat.h"
 enum log_level { LOG_LEVEL_ERROR, LOG_LEVEL_WARN, LOG_LEVEL_INFO, LOG_LEVEL_DEBUG };
 enum log_sink { LOG_SINK_STDERR, LOG_SINK_SYSLOG };

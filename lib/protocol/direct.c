@@ -12,6 +12,7 @@
 #include "protocol/direct.h"
 #include "protocol/protocol_internal.h"
 #include "registry/direct_db.h"
+#include "storage/sign.h"
 
 /* ---- create ---------------------------------------------------------------- */
 
@@ -48,10 +49,11 @@ sign_grant(struct services *s, const char *blob_name, const struct direct_sas_gr
 
 	if (blob_sas_url_at(s->blob, blob_name, "c", g->signed_at, g->expires - g->signed_at, NULL, NULL,
 			    url, &r) != BLOB_OK) {
-		log_blob("direct SAS", blob_name, &r);
+		proto_log_blob("direct SAS", blob_name, &r);
 		return PROTO_FAILED;
 	}
 	out->expires_unix = g->expires;
+	sign_time_iso8601((time_t)g->expires, out->expires);
 	return PROTO_OK;
 }
 
@@ -79,7 +81,7 @@ replay(struct services *s, const struct direct_request *req, const struct idem_r
 	    (k->content_type[0] != '\0' && strcmp(k->content_type, req->content_type) != 0))
 		return PROTO_IDEM_MISMATCH;
 	if ((e = direct_get(s->db, k->blob_name, &row)) != DB_OK)
-		return e == DB_NOT_FOUND ? PROTO_GONE : from_db(e);
+		return e == DB_NOT_FOUND ? PROTO_GONE : proto_from_db(e);
 	if (row.route != UPLOAD_VIA_DIRECT || row.declared_size != req->size)
 		return PROTO_IDEM_MISMATCH;
 	out->doc_id = row.document_id;
@@ -90,7 +92,7 @@ replay(struct services *s, const struct direct_request *req, const struct idem_r
 		l.holder = row.holder;
 		l.seconds = direct_lease_seconds(s);
 		if ((e = direct_renew_grant(s->db, row.blob_name, &l, &g)) != DB_OK)
-			return e == DB_CONFLICT ? PROTO_UNAVAILABLE : from_db(e);
+			return e == DB_CONFLICT ? PROTO_UNAVAILABLE : proto_from_db(e);
 		return sign_grant(s, row.blob_name, &g, url, out);
 	case REGISTRY_COMMITTED:
 	case REGISTRY_RETIRED:
@@ -121,11 +123,11 @@ create_refused(struct services *s, const struct direct_request *req, struct buf 
 	if (e == DB_NOT_FOUND)
 		return PROTO_NAME_TAKEN;
 	if (e != DB_OK)
-		return from_db(e);
+		return proto_from_db(e);
 	if (k.expired) {
 		/* A finished key past its TTL is forgotten: try once more as new. */
 		if ((e = idem_drop_expired(s->db, req->owner, req->idem_key, s->cfg->idempotency_ttl)) != DB_OK)
-			return from_db(e);
+			return proto_from_db(e);
 		*again = 1;
 		return PROTO_OK;
 	}
@@ -143,7 +145,7 @@ direct_create(struct services *s, const struct direct_request *req, struct buf *
 	int tries, again = 1;
 
 	memset(out, 0, sizeof *out);
-	start_deadline(s);
+	proto_start_deadline(s);
 	for (tries = 0; tries < 2 && again; tries++) {
 		if (proto_new_blob_name(s->cfg, blob_name, sizeof blob_name) != 0 ||
 		    rand_hex(holder, sizeof holder, 16) != 0)
@@ -165,7 +167,7 @@ direct_create(struct services *s, const struct direct_request *req, struct buf *
 		if (e == DB_OK)
 			break;
 		if (e != DB_DUPLICATE)
-			return from_db(e);
+			return proto_from_db(e);
 		if ((pr = create_refused(s, req, upload_url, out, &again)) != PROTO_OK || !again)
 			return pr;
 	}
@@ -179,7 +181,7 @@ direct_create(struct services *s, const struct direct_request *req, struct buf *
 enum proto_result
 direct_find_pending_of(struct services *s, struct span name, const char *owner, uint64_t *doc_id)
 {
-	return from_db(direct_find_pending(s->db, name, owner, doc_id));
+	return proto_from_db(direct_find_pending(s->db, name, owner, doc_id));
 }
 
 /* ---- finalize -------------------------------------------------------------- */
@@ -231,8 +233,8 @@ check_shape(struct services *s, const char *blob_name, const struct blob_props *
 	if (strcmp(p->blob_type, "BlockBlob") != 0 || p->copied)
 		return PROTO_NOT_ONE_PUT;
 	if (blob_count_snapshots(s->blob, blob_name, &snapshots, &r) != BLOB_OK) {
-		log_blob("direct finalize snapshots", blob_name, &r);
-		return from_blob(&r) == PROTO_OK ? PROTO_FAILED : from_blob(&r);
+		proto_log_blob("direct finalize snapshots", blob_name, &r);
+		return proto_from_blob(&r) == PROTO_OK ? PROTO_FAILED : proto_from_blob(&r);
 	}
 	return snapshots == 0 ? PROTO_OK : PROTO_NOT_ONE_PUT;
 }
@@ -258,9 +260,9 @@ verify_bytes(struct services *s, const struct direct_row *row, const struct blob
 	sha256_init(&h.sha);
 	md5_init(&h.md5);
 	if (blob_get(s->blob, row->blob_name, 0, 0, p->etag, NULL, hash_data, &h, &r) != BLOB_OK) {
-		log_blob("direct finalize read", row->blob_name, &r);
+		proto_log_blob("direct finalize read", row->blob_name, &r);
 		/* Another ETag now: the blob changed under the read. */
-		return r.status == BLOB_CONDITION_NOT_MET ? PROTO_RETRY : from_blob(&r);
+		return r.status == BLOB_CONDITION_NOT_MET ? PROTO_RETRY : proto_from_blob(&r);
 	}
 	if (h.bytes != p->size)
 		return PROTO_RETRY;
@@ -314,8 +316,8 @@ rewrite_headers(struct services *s, const char *blob_name, const char *content_t
 				     &r) != BLOB_OK) {
 		if (r.status == BLOB_CONDITION_NOT_MET)
 			return PROTO_RETRY;
-		log_blob("direct finalize headers", blob_name, &r);
-		return from_blob(&r) == PROTO_OK ? PROTO_FAILED : from_blob(&r);
+		proto_log_blob("direct finalize headers", blob_name, &r);
+		return proto_from_blob(&r) == PROTO_OK ? PROTO_FAILED : proto_from_blob(&r);
 	}
 	return v->etag[0] != '\0' ? PROTO_OK : PROTO_FAILED;
 }
@@ -334,8 +336,8 @@ tag_committed(struct services *s, const char *blob_name)
 	struct blob_result r;
 
 	if (blob_set_tags(s->blob, blob_name, committed, 1, NULL, &r) != BLOB_OK) {
-		log_blob("direct tag flip", blob_name, &r);
-		return from_blob(&r) == PROTO_OK ? PROTO_FAILED : from_blob(&r);
+		proto_log_blob("direct tag flip", blob_name, &r);
+		return proto_from_blob(&r) == PROTO_OK ? PROTO_FAILED : proto_from_blob(&r);
 	}
 	return PROTO_OK;
 }
@@ -347,12 +349,12 @@ load_intent(struct services *s, uint64_t doc_id, const char *owner, struct doc *
 	enum db_err e;
 
 	if ((e = docs_get(s->db, doc_id, d)) != DB_OK)
-		return from_db(e);
+		return proto_from_db(e);
 	/* Another owner's document is as absent as none (no probing of ids). */
 	if (strcmp(d->owner, owner) != 0)
 		return PROTO_NOT_FOUND;
 	if ((e = direct_get(s->db, d->blob_name, row)) != DB_OK)
-		return from_db(e);
+		return proto_from_db(e);
 	return row->route == UPLOAD_VIA_DIRECT && row->document_id == doc_id ? PROTO_OK : PROTO_NOT_FOUND;
 }
 
@@ -374,7 +376,7 @@ commit_direct(struct services *s, const struct direct_row *row, const struct ver
 	/* The request that made the intent may have carried a key. */
 	e = docs_mark_ready(s->db, row->document_id, row->blob_name, row->holder, v->size, v->sha256_hex,
 			    v->etag, READY_ALL);
-	return e == DB_CONFLICT ? PROTO_UNAVAILABLE : from_db(e);
+	return e == DB_CONFLICT ? PROTO_UNAVAILABLE : proto_from_db(e);
 }
 
 /* A blob that is not one Put Blob goes at once (its intent stays, so the
@@ -386,7 +388,7 @@ refuse_blob(struct services *s, const char *blob_name, const struct blob_props *
 	struct blob_result r;
 
 	if (blob_delete(s->blob, blob_name, NULL, p->etag, &r) != BLOB_OK)
-		log_blob("direct refused blob left for the sweeper:", blob_name, &r);
+		proto_log_blob("direct refused blob left for the sweeper:", blob_name, &r);
 	else
 		log_info("direct upload %s refused (%s%s): deleted", blob_name, p->blob_type,
 			 p->copied ? ", a copy" : "");
@@ -415,8 +417,8 @@ finalize_once(struct services *s, uint64_t doc_id, const char *owner, struct doc
 	if (blob_get_properties(s->blob, row.blob_name, &p, &r) != BLOB_OK) {
 		if (r.status == BLOB_NOT_FOUND)
 			return PROTO_NOT_UPLOADED;
-		log_blob("direct finalize properties", row.blob_name, &r);
-		return from_blob(&r);
+		proto_log_blob("direct finalize properties", row.blob_name, &r);
+		return proto_from_blob(&r);
 	}
 	memset(&v, 0, sizeof v);
 	if (row.etag[0] != '\0' && strcmp(row.etag, p.etag) == 0) {
@@ -440,7 +442,7 @@ finalize_once(struct services *s, uint64_t doc_id, const char *owner, struct doc
 	if (e == DB_CONFLICT)
 		return PROTO_RETRY;	/* another triple since, or the sweeper: look again */
 	if (e != DB_OK)
-		return from_db(e);
+		return proto_from_db(e);
 	return commit_direct(s, &row, &v);
 }
 
@@ -451,7 +453,7 @@ direct_finalize(struct services *s, uint64_t doc_id, const char *owner, struct d
 	enum db_err e;
 	int tries;
 
-	start_deadline(s);
+	proto_start_deadline(s);
 	for (tries = 0; tries < FINALIZE_TRIES && pr == PROTO_RETRY; tries++)
 		pr = finalize_once(s, doc_id, owner, out);
 	if (pr == PROTO_RETRY)
@@ -462,7 +464,7 @@ direct_finalize(struct services *s, uint64_t doc_id, const char *owner, struct d
 	 * intent (or to the sweeper's roll forward) answers as that one did. */
 	if (pr == PROTO_UNAVAILABLE || pr == PROTO_OK) {
 		if ((e = docs_get(s->db, doc_id, out)) != DB_OK)
-			return pr == PROTO_OK ? from_db(e) : pr;
+			return pr == PROTO_OK ? proto_from_db(e) : pr;
 		if (out->status == DOC_STATUS_READY)
 			return PROTO_OK;
 	}

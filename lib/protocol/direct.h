@@ -1,15 +1,15 @@
 /*
- * direct.h - direct uploads (doc/design.md "Direct uploads",
- * "Direct uploads"; issue 13).  The client sends its bytes straight to
- * storage: create writes the intent first (a pending document, its
- * registry row marked direct) and hands out a service SAS for exactly that
- * blob with `sp=c` only, so it can create the blob once and do nothing
- * else.  The intent's lease outlives the SAS (expiry + DIRECT_SAS_SKEW_S +
- * sweep_cutoff): no row is dropped while its SAS could still create the
- * blob.  Finalize trusts nothing the client set: it reads the blob's
- * properties, hashes the bytes under If-Match on the ETag it just read,
- * records (ETag, size, SHA-256), then sets the tag committed itself and
- * marks the document ready through docs_mark_ready, pinned to that ETag.
+ * direct.h - direct uploads (doc/design.md "Direct uploads").  The client
+ * sends its bytes straight to storage: create writes the intent first (a
+ * pending document, its registry row marked direct) and hands out a service
+ * SAS for exactly that blob with `sp=c` only, so it can create the blob
+ * once and do nothing else.  The intent's lease outlives the SAS (expiry +
+ * DIRECT_SAS_SKEW_S + sweep_cutoff): no row is dropped while its SAS could
+ * still create the blob.  Finalize trusts nothing the client set: it reads
+ * the blob's properties, hashes the bytes under If-Match on the ETag it
+ * just read, records (ETag, size, SHA-256), then sets the tag committed
+ * itself and marks the document ready through docs_mark_ready, pinned to
+ * that ETag.
  */
 #ifndef BINDERY_DIRECT_H
 #define BINDERY_DIRECT_H
@@ -37,6 +37,7 @@ struct direct_request {
 struct direct_grant {
 	uint64_t doc_id;
 	int64_t expires_unix;		/* the SAS's expiry */
+	char expires[24];		/* the same as ISO 8601 UTC, as the SAS writes it */
 	int replayed;			/* an Idempotency-Key retry: the same intent */
 };
 

@@ -5,6 +5,7 @@
 
 #include <gnutls/crypto.h>
 
+#include "base/clock.h"
 #include "base/failpoint.h"
 #include "base/log.h"
 #include "protocol/protocol.h"
@@ -23,11 +24,11 @@ proto_new_blob_name(const struct bindery_config *cfg, char *out, size_t outlen)
 }
 
 int
-held_intent_init(struct held_intent *hi, uint64_t doc_id, const char *blob_name)
+proto_held_intent_init(struct held_intent *hi, uint64_t doc_id, const char *blob_name)
 {
 	hi->doc_id = doc_id;
 	hi->extras = READY_ALL;
-	hi->leased_ms = blob_now_ms();	/* callers write the lease right after */
+	hi->leased_ms = clock_now_ms();	/* callers write the lease right after */
 	if (copy_cstr(hi->blob_name, sizeof hi->blob_name, blob_name) != 0)
 		return -1;
 	return rand_hex(hi->holder, sizeof hi->holder, 16);
@@ -43,7 +44,7 @@ lease_of(const struct services *s, const struct held_intent *hi)
 }
 
 enum proto_result
-from_db(enum db_err e)
+proto_from_db(enum db_err e)
 {
 	switch (e) {
 	case DB_OK: return PROTO_OK;
@@ -60,7 +61,7 @@ from_db(enum db_err e)
  * 5xx).
  */
 enum proto_result
-from_blob(const struct blob_result *r)
+proto_from_blob(const struct blob_result *r)
 {
 	switch (r->status) {
 	case BLOB_OK: return PROTO_OK;
@@ -74,9 +75,9 @@ from_blob(const struct blob_result *r)
 }
 
 void
-start_deadline(struct services *s)
+proto_start_deadline(struct services *s)
 {
-	blob_client_set_deadline(s->blob, blob_now_ms() + (int64_t)s->cfg->request_deadline * 1000);
+	blob_client_set_deadline(s->blob, clock_now_ms() + (int64_t)s->cfg->request_deadline * 1000);
 }
 
 /*
@@ -102,7 +103,7 @@ static void
 lease_deadline(struct services *s, const struct held_intent *hi)
 {
 	const struct bindery_config *cfg = s->cfg;
-	int64_t now = blob_now_ms();
+	int64_t now = clock_now_ms();
 	int64_t deadline = now + (int64_t)cfg->request_deadline * 1000;
 	int64_t last_start = hi->leased_ms + ((int64_t)cfg->sweep_cutoff - cfg->request_deadline -
 					      cfg->heartbeat) * 1000;
@@ -123,7 +124,7 @@ static BINDERY_NODISCARD enum lease_result
 lease_renew(struct lease_body *lb)
 {
 	struct lease l = lease_of(lb->s, lb->hi);
-	int64_t before = blob_now_ms();
+	int64_t before = clock_now_ms();
 	enum db_err e;
 
 	e = blobs_renew_held(lb->s->db, lb->hi->blob_name, &l);
@@ -150,7 +151,7 @@ lease_heartbeat(struct lease_body *lb)
 	int64_t heartbeat_ms = (int64_t)lb->s->cfg->heartbeat * 1000;
 	enum lease_result lr;
 
-	if (blob_now_ms() - lb->hi->leased_ms < heartbeat_ms)
+	if (clock_now_ms() - lb->hi->leased_ms < heartbeat_ms)
 		return LEASE_RENEWED;
 	lr = lease_renew(lb);
 	if (lr == LEASE_RENEWED && FAILPOINT("lease.after_heartbeat")) {
@@ -213,7 +214,7 @@ sole_state_tag(const struct blob_tag_set *t)
 }
 
 void
-log_blob(const char *step, const char *blob_name, const struct blob_result *r)
+proto_log_blob(const char *step, const char *blob_name, const struct blob_result *r)
 {
 	log_warn("%s %s: %s (HTTP %ld %s, request id %s): %s", step, blob_name,
 		 blob_status_name(r->status), r->http_status, r->code,
@@ -232,7 +233,7 @@ log_blob(const char *step, const char *blob_name, const struct blob_result *r)
  * compensation budget.
  */
 enum proto_result
-compensate_pending(struct services *s, const struct held_intent *hi)
+proto_compensate_pending(struct services *s, const struct held_intent *hi)
 {
 	const char *blob_name = hi->blob_name;
 	struct blob_result r;
@@ -246,9 +247,9 @@ compensate_pending(struct services *s, const struct held_intent *hi)
 			log_info("intent %s was taken over; compensation touches nothing", blob_name);
 		else
 			log_warn("intent %s left for the sweeper: %s", blob_name, db_err_name(e));
-		return e == DB_CONFLICT ? PROTO_NOT_FOUND : from_db(e);
+		return e == DB_CONFLICT ? PROTO_NOT_FOUND : proto_from_db(e);
 	}
-	blob_client_set_deadline(s->blob, blob_now_ms() + COMPENSATION_BUDGET_MS);
+	blob_client_set_deadline(s->blob, clock_now_ms() + COMPENSATION_BUDGET_MS);
 	if (FAILPOINT("compensate.before_delete"))
 		return PROTO_UNAVAILABLE;
 	if (blob_delete(s->blob, blob_name, tag_state_guard(TAG_STATE_PENDING), NULL, &r) != 0 &&
@@ -262,19 +263,19 @@ compensate_pending(struct services *s, const struct held_intent *hi)
 		 * sweeper resolves it after sweep_cutoff as before, not only
 		 * once the lease ends: a tag already committed (the failure
 		 * came after the flip) is rolled forward there. */
-		log_blob("compensating delete left for the sweeper:", blob_name, &r);
+		proto_log_blob("compensating delete left for the sweeper:", blob_name, &r);
 		if ((e = sweep_db_release(s->db, hi->holder, blob_name)) != DB_OK)
 			log_warn("claim on %s kept until its lease ends (%s)", blob_name, db_err_name(e));
-		return from_blob(&r) == PROTO_OK ? PROTO_FAILED : from_blob(&r);
+		return proto_from_blob(&r) == PROTO_OK ? PROTO_FAILED : proto_from_blob(&r);
 	}
 	e = docs_abandon_intent(s->db, hi->doc_id, blob_name, hi->holder);
 	if (e != DB_OK)
 		log_warn("intent %s left for the sweeper: %s", blob_name, db_err_name(e));
-	return from_db(e);
+	return proto_from_db(e);
 }
 
 int
-blob_matches(struct services *s, const char *blob_name, struct blob_upload_info *info)
+proto_blob_matches(struct services *s, const char *blob_name, struct blob_upload_info *info)
 {
 	struct blob_props p;
 	struct blob_result r;
@@ -290,14 +291,14 @@ blob_matches(struct services *s, const char *blob_name, struct blob_upload_info 
 
 /* Step 3: the tag flip, guarded by pending; an earlier attempt's flip counts. */
 enum proto_result
-commit_tag_flip(struct services *s, const char *blob_name)
+proto_commit_tag_flip(struct services *s, const char *blob_name)
 {
 	const struct blob_tag committed[] = { { TAG_STATE_KEY, tag_state_name(TAG_STATE_COMMITTED) } };
 	struct blob_tag_set tags;
 	struct blob_result r;
 
 	if (blob_set_tags(s->blob, blob_name, committed, 1, tag_state_guard(TAG_STATE_PENDING), &r) != 0) {
-		enum proto_result pr = from_blob(&r) == PROTO_OK ? PROTO_FAILED : from_blob(&r);
+		enum proto_result pr = proto_from_blob(&r) == PROTO_OK ? PROTO_FAILED : proto_from_blob(&r);
 
 		if (r.status == BLOB_CONDITION_NOT_MET) {
 			/* The pending guard refused: read what the tag is now
@@ -308,10 +309,10 @@ commit_tag_flip(struct services *s, const char *blob_name)
 
 			if (blob_get_tags(s->blob, blob_name, &tags, &read) == 0)
 				now = tag_state_from_name(sole_state_tag(&tags));
-			pr = tag_flip_refused(now);
+			pr = proto_tag_flip_refused(now);
 		}
 		if (pr != PROTO_OK)
-			log_blob("tag flip", blob_name, &r);
+			proto_log_blob("tag flip", blob_name, &r);
 		return pr;
 	}
 	return PROTO_OK;
@@ -347,7 +348,7 @@ upload_and_commit_tag(struct services *s, struct held_intent *hi, const struct p
 	lease_deadline(s, hi);
 	if (blob_upload_create(s->blob, blob_name, &opts, lease_read, &lb, info, &r) != 0 &&
 	    (r.status == BLOB_EXISTS || r.status == BLOB_EXISTS_MAYBE_OURS)) {
-		pr = create_upload_refused(resuming, blob_matches(s, blob_name, info));
+		pr = proto_create_upload_refused(resuming, proto_blob_matches(s, blob_name, info));
 		if (pr != PROTO_OK)
 			return pr;
 		r.status = BLOB_OK;
@@ -355,8 +356,8 @@ upload_and_commit_tag(struct services *s, struct held_intent *hi, const struct p
 	if (lb.lost || lb.failed)
 		return PROTO_UNAVAILABLE;	/* the renewal said why; nothing committed */
 	if (r.status != BLOB_OK) {
-		log_blob("upload", blob_name, &r);
-		return from_blob(&r);
+		proto_log_blob("upload", blob_name, &r);
+		return proto_from_blob(&r);
 	}
 	if (FAILPOINT(fp->after_upload))
 		return PROTO_UNAVAILABLE;
@@ -370,7 +371,7 @@ upload_and_commit_tag(struct services *s, struct held_intent *hi, const struct p
 	if (FAILPOINT("lease.before_flip"))
 		return PROTO_UNAVAILABLE;
 
-	if ((pr = commit_tag_flip(s, blob_name)) != PROTO_OK)
+	if ((pr = proto_commit_tag_flip(s, blob_name)) != PROTO_OK)
 		return pr;
 	if (FAILPOINT(fp->after_tag))
 		return PROTO_UNAVAILABLE;
@@ -423,7 +424,7 @@ finish_create(struct services *s, struct held_intent *hi,
 		 * hold the row; a resumed intent whose bytes differ belongs to
 		 * the earlier request. */
 		if (pr != PROTO_IDEM_MISMATCH)
-			(void)compensate_pending(s, hi);	/* what it leaves, the sweeper finishes */
+			(void)proto_compensate_pending(s, hi);	/* what it leaves, the sweeper finishes */
 		return pr;
 	}
 	/* Step 4.  From here on, never compensate: the blob is committed. */
@@ -439,7 +440,7 @@ finish_create(struct services *s, struct held_intent *hi,
 		return PROTO_UNAVAILABLE;
 	}
 	if (e != DB_OK)
-		return from_db(e);
+		return proto_from_db(e);
 	if (FAILPOINT("create.after_ready"))
 		return PROTO_UNAVAILABLE;
 	if (docs_get(s->db, doc_id, &out->doc) != DB_OK)
@@ -484,7 +485,7 @@ replay(struct services *s, const struct idem_row *k, const struct proto_body *bo
  * replaced or deleted document's: not this request's to touch.
  */
 enum create_action
-create_decide(const struct create_facts *f)
+proto_create_decide(const struct create_facts *f)
 {
 	if (!f->key_found)
 		return f->name_taken ? CREATE_NAME_TAKEN : CREATE_NEW_INTENT;
@@ -513,7 +514,7 @@ create_decide(const struct create_facts *f)
  * tag (retired, none, a read that failed) is someone else's move: 503, and
  * the intent stays pending for the sweeper. */
 enum proto_result
-tag_flip_refused(enum tag_state now)
+proto_tag_flip_refused(enum tag_state now)
 {
 	return now == TAG_STATE_COMMITTED ? PROTO_OK : PROTO_UNAVAILABLE;
 }
@@ -521,7 +522,7 @@ tag_flip_refused(enum tag_state now)
 /* On a fresh random name only our own earlier try can be there; on a
  * resumed intent, the earlier request's.  Same bytes = done. */
 enum proto_result
-create_upload_refused(int resuming, int same_bytes)
+proto_create_upload_refused(int resuming, int same_bytes)
 {
 	if (same_bytes)
 		return PROTO_OK;
@@ -561,7 +562,7 @@ read_key_facts(struct services *s, struct create_req *c)
 	if (e == DB_NOT_FOUND)
 		return PROTO_OK;
 	if (e != DB_OK)
-		return from_db(e);
+		return proto_from_db(e);
 	f->row_found = 1;
 	f->row_state = c->row.state;
 	return PROTO_OK;
@@ -580,13 +581,13 @@ lookup_key(struct services *s, struct create_req *c)
 	if (e == DB_OK && c->key.expired) {
 		/* Past the TTL the key is free again: this is a new request. */
 		if ((e = idem_drop_expired(s->db, c->owner, c->idem_key, s->cfg->idempotency_ttl)) != DB_OK)
-			return from_db(e);
+			return proto_from_db(e);
 		return PROTO_OK;
 	}
 	if (e == DB_NOT_FOUND)
 		return PROTO_OK;
 	if (e != DB_OK)
-		return from_db(e);
+		return proto_from_db(e);
 	c->facts.key_found = 1;
 	return read_key_facts(s, c);
 }
@@ -599,7 +600,7 @@ resume(struct services *s, struct create_req *c, struct proto_answer *out)
 	struct lease l;
 	enum db_err e;
 
-	if (held_intent_init(&hi, c->key.document_id, c->key.blob_name) != 0)
+	if (proto_held_intent_init(&hi, c->key.document_id, c->key.blob_name) != 0)
 		return PROTO_FAILED;
 	/* Pending: alive while its holder's lease lasts.  Taking it over makes
 	 * us its holder; the earlier attempt, if it still runs, learns it lost
@@ -609,7 +610,7 @@ resume(struct services *s, struct create_req *c, struct proto_answer *out)
 	if (e == DB_CONFLICT)
 		return PROTO_IDEM_IN_PROGRESS;
 	if (e != DB_OK)
-		return from_db(e);
+		return proto_from_db(e);
 	if (FAILPOINT("resume.after_claim"))
 		return PROTO_UNAVAILABLE;
 	log_info("resuming create of %s onto %s", c->key.doc_name, c->key.blob_name);
@@ -626,7 +627,7 @@ restart(struct services *s, struct create_req *c, struct proto_answer *out)
 	enum db_err e;
 
 	if (proto_new_blob_name(s->cfg, blob_name, sizeof blob_name) ||
-	    held_intent_init(&hi, 0, blob_name) != 0)
+	    proto_held_intent_init(&hi, 0, blob_name) != 0)
 		return PROTO_FAILED;
 	l = lease_of(s, &hi);
 	e = idem_restart(s->db, c->owner, c->idem_key, c->name, c->body->content_type, blob_name,
@@ -634,7 +635,7 @@ restart(struct services *s, struct create_req *c, struct proto_answer *out)
 	if (e == DB_DUPLICATE)
 		return PROTO_UNAVAILABLE;	/* the old pending row still holds the name */
 	if (e != DB_OK)
-		return e == DB_CONFLICT ? PROTO_IDEM_IN_PROGRESS : from_db(e);
+		return e == DB_CONFLICT ? PROTO_IDEM_IN_PROGRESS : proto_from_db(e);
 	return finish_create(s, &hi, c->body, 0, out);
 }
 
@@ -652,7 +653,7 @@ start_intent(struct services *s, struct create_req *c, struct proto_answer *out,
 
 	*taken = 0;
 	if (proto_new_blob_name(s->cfg, blob_name, sizeof blob_name) ||
-	    held_intent_init(&hi, 0, blob_name) != 0)
+	    proto_held_intent_init(&hi, 0, blob_name) != 0)
 		return PROTO_FAILED;
 	/* Step 1: the database learns the name before any byte is sent. */
 	l = lease_of(s, &hi);
@@ -663,7 +664,7 @@ start_intent(struct services *s, struct create_req *c, struct proto_answer *out,
 		return PROTO_OK;
 	}
 	if (e != DB_OK)
-		return from_db(e);
+		return proto_from_db(e);
 	if (FAILPOINT("create.after_intent"))
 		return PROTO_UNAVAILABLE;
 	/* A POST or PUT is never a tus upload; it has a key only if it sent one. */
@@ -738,10 +739,10 @@ proto_create(struct services *s, struct span name, const char *owner, const stru
 	c->owner = owner;
 	c->body = body;
 	c->idem_key = idem_key;
-	start_deadline(s);
+	proto_start_deadline(s);
 	if ((pr = lookup_key(s, c)) != PROTO_OK)
 		goto out;
-	a = create_decide(&c->facts);
+	a = proto_create_decide(&c->facts);
 	if (a == CREATE_NEW_INTENT) {
 		pr = start_intent(s, c, out, &taken);
 		if (pr != PROTO_OK || !taken)
@@ -750,7 +751,7 @@ proto_create(struct services *s, struct span name, const char *owner, const stru
 		c->facts.name_taken = 1;
 		if ((pr = lookup_key(s, c)) != PROTO_OK && c->facts.key_found)
 			goto out;	/* the record is there but its row could not be read */
-		a = create_decide(&c->facts);
+		a = proto_create_decide(&c->facts);
 	}
 	pr = act_on_key(s, a, c, out);
 out:
@@ -762,11 +763,11 @@ out:
 /* A replace that will not be committed: its new blob goes through the
  * outbox now, if we still hold its row (else the sweeper rolls it back). */
 void
-roll_back_replace(struct services *s, const struct held_intent *hi)
+proto_roll_back_replace(struct services *s, const struct held_intent *hi)
 {
 	enum db_err e = blobs_retire_unreferenced(s->db, hi->blob_name, hi->holder);
 
-	blob_client_set_deadline(s->blob, blob_now_ms() + COMPENSATION_BUDGET_MS);
+	blob_client_set_deadline(s->blob, clock_now_ms() + COMPENSATION_BUDGET_MS);
 	if (e != DB_OK || proto_drain_retired(s, hi->blob_name, "responder") != PROTO_OK)
 		log_warn("rollback of %s left for the sweeper (%s)", hi->blob_name, db_err_name(e));
 }
@@ -785,7 +786,7 @@ replace_upload_commit(struct services *s, struct held_intent *hi, const struct p
 
 	pr = upload_and_commit_tag(s, hi, body, &replace_fp, 0, &info);
 	if (pr != PROTO_OK) {
-		(void)compensate_pending(s, hi);	/* what it leaves, the sweeper finishes */
+		(void)proto_compensate_pending(s, hi);	/* what it leaves, the sweeper finishes */
 		return pr;
 	}
 	nb.name = hi->blob_name;
@@ -800,22 +801,22 @@ replace_upload_commit(struct services *s, struct held_intent *hi, const struct p
 		return FAILPOINT("replace.after_commit") ? PROTO_UNAVAILABLE : PROTO_OK;
 	if (e == DB_NOT_FOUND || stale) {
 		/* Deleted or changed while we uploaded: the new bytes are nobody's. */
-		roll_back_replace(s, hi);
+		proto_roll_back_replace(s, hi);
 		return stale ? PROTO_STALE : PROTO_NOT_FOUND;
 	}
 	/* The new blob's row was lost (the sweeper rolls it back) or the database failed. */
-	return e == DB_CONFLICT ? PROTO_UNAVAILABLE : from_db(e);
+	return e == DB_CONFLICT ? PROTO_UNAVAILABLE : proto_from_db(e);
 }
 
 enum proto_result
-replace_target(struct services *s, uint64_t doc_id, const char *owner,
+proto_replace_target(struct services *s, uint64_t doc_id, const char *owner,
 	       const struct proto_precondition *pre, struct doc *d, uint64_t *expected_version)
 {
 	enum db_err e = docs_get(s->db, doc_id, d);
 
 	*expected_version = 0;
 	if (e != DB_OK || d->status != DOC_STATUS_READY)
-		return e == DB_OK ? PROTO_NOT_FOUND : from_db(e);
+		return e == DB_OK ? PROTO_NOT_FOUND : proto_from_db(e);
 	if (strcmp(d->owner, owner) != 0)
 		return PROTO_FORBIDDEN;
 	if (pre) {
@@ -839,17 +840,17 @@ proto_replace(struct services *s, uint64_t doc_id, const char *owner, const stru
 	enum db_err e;
 
 	memset(out, 0, sizeof *out);
-	start_deadline(s);
-	if ((pr = replace_target(s, doc_id, owner, pre, &out->doc, &expected_version)) != PROTO_OK)
+	proto_start_deadline(s);
+	if ((pr = proto_replace_target(s, doc_id, owner, pre, &out->doc, &expected_version)) != PROTO_OK)
 		goto out;
 	if (proto_new_blob_name(s->cfg, blob_name, sizeof blob_name) ||
-	    held_intent_init(&hi, doc_id, blob_name) != 0) {
+	    proto_held_intent_init(&hi, doc_id, blob_name) != 0) {
 		pr = PROTO_FAILED;
 		goto out;
 	}
 	l = lease_of(s, &hi);
 	if ((e = docs_replace_intent(s->db, doc_id, blob_name, &l)) != DB_OK) {
-		pr = from_db(e);
+		pr = proto_from_db(e);
 		goto out;
 	}
 	if (FAILPOINT("replace.after_intent")) {
@@ -871,7 +872,7 @@ proto_delete(struct services *s, uint64_t doc_id, const char *owner,
 	int stale;
 
 	if (e != DB_OK || d.status != DOC_STATUS_READY)
-		return e == DB_OK ? PROTO_NOT_FOUND : from_db(e);
+		return e == DB_OK ? PROTO_NOT_FOUND : proto_from_db(e);
 	if (strcmp(d.owner, owner) != 0)
 		return PROTO_FORBIDDEN;
 	if (pre && !pre->holds(pre->ctx, &d))
@@ -881,7 +882,7 @@ proto_delete(struct services *s, uint64_t doc_id, const char *owner,
 	if (e == DB_CONFLICT && stale)
 		return PROTO_STALE;
 	if (e != DB_OK)
-		return from_db(e);
+		return proto_from_db(e);
 	/* The blob stays for the grace period: a download under way or a SAS
 	 * link already handed out may still need it.  The outbox deletes it. */
 	return FAILPOINT("delete.after_commit") ? PROTO_UNAVAILABLE : PROTO_OK;
@@ -911,14 +912,14 @@ proto_drain_retired(struct services *s, const char *blob_name, const char *claim
 	if (e == DB_CONFLICT)
 		return PROTO_NOT_FOUND;
 	if (e != DB_OK)
-		return from_db(e);
+		return proto_from_db(e);
 	e = blobs_is_referenced(s->db, blob_name, &referenced);
 	if (e != DB_OK || referenced) {
 		if (referenced && e == DB_OK)
 			log_error("retired blob %s is still referenced by a document; not deleting",
 				  blob_name);
 		release_claim(s, blob_name, claimer);
-		return e == DB_OK ? PROTO_FAILED : from_db(e);
+		return e == DB_OK ? PROTO_FAILED : proto_from_db(e);
 	}
 	if (FAILPOINT("drain.after_claim"))
 		goto release;
@@ -937,7 +938,7 @@ proto_drain_retired(struct services *s, const char *blob_name, const char *claim
 		}
 		if (blob_set_tags(s->blob, blob_name, retired, 1, guard, &r) != 0 &&
 		    r.status != BLOB_NOT_FOUND) {
-			log_blob("retire tag", blob_name, &r);
+			proto_log_blob("retire tag", blob_name, &r);
 			goto release;
 		}
 	}
@@ -945,14 +946,14 @@ proto_drain_retired(struct services *s, const char *blob_name, const char *claim
 		goto release;
 	if (blob_delete(s->blob, blob_name, tag_state_guard(TAG_STATE_RETIRED), NULL, &r) != 0 &&
 	    r.status != BLOB_NOT_FOUND) {
-		log_blob("outbox delete", blob_name, &r);
+		proto_log_blob("outbox delete", blob_name, &r);
 		goto release;
 	}
 	if (FAILPOINT("drain.after_delete"))
 		return PROTO_UNAVAILABLE;
 drop:
 	e = blobs_drop_claimed(s->db, blob_name, claimer);
-	return e == DB_OK ? PROTO_OK : from_db(e);
+	return e == DB_OK ? PROTO_OK : proto_from_db(e);
 release:
 	release_claim(s, blob_name, claimer);
 	return PROTO_UNAVAILABLE;

@@ -1,5 +1,6 @@
 /*
- * protocol.h - the crash-safe create / replace / delete of doc/design.md.
+ * protocol.h - the crash-safe create / replace / delete of doc/design.md,
+ * and the results every operation of lib/protocol/ answers with.
  *
  * The database learns the blob's name first and admits the document exists
  * last.  Each function here runs one operation end to end against the
@@ -45,6 +46,9 @@ enum proto_result {
 	PROTO_DIGEST_MISMATCH,	/* 422: the bytes' SHA-256 is not the declared one */
 	PROTO_NOT_ONE_PUT,	/* 422 not_one_put_blob: not one Put Blob of a block blob */
 	PROTO_GONE,		/* 410 upload_gone: the key's intent is over, its rows gone */
+	/* Reads (reads.h): */
+	PROTO_BYTES_CHANGED,	/* 500 bytes_changed: the blob is not the one committed */
+	PROTO_BYTES_MISSING,	/* 500: a ready document without its blob */
 	PROTO_RETRY,		/* internal to an operation: look again; never returned */
 };
 
@@ -102,7 +106,7 @@ enum create_action {
 };
 
 /* What proto_create does next, given what it found (doc/design.md I4, "The claim and the fence"). */
-enum create_action create_decide(const struct create_facts *f);
+enum create_action proto_create_decide(const struct create_facts *f);
 
 /*
  * A create-only upload onto the name was refused because the name holds a
@@ -111,7 +115,7 @@ enum create_action create_decide(const struct create_facts *f);
  * resumed intent holds another request's bytes), or PROTO_FAILED (a fresh
  * random name can only hold our own bytes: anything else is a bug).
  */
-enum proto_result create_upload_refused(int resuming, int same_bytes);
+enum proto_result proto_create_upload_refused(int resuming, int same_bytes);
 
 /*
  * The tag flip to committed was refused by its pending guard (412), and the
@@ -119,7 +123,7 @@ enum proto_result create_upload_refused(int resuming, int same_bytes);
  * read).  PROTO_OK only when an earlier attempt already committed it;
  * otherwise PROTO_UNAVAILABLE and the document must not become ready.
  */
-enum proto_result tag_flip_refused(enum tag_state now);
+enum proto_result proto_tag_flip_refused(enum tag_state now);
 
 /* ---- the operations (I/O) ------------------------------------------------ */
 

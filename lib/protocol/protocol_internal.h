@@ -28,31 +28,31 @@ struct held_intent {
 	int64_t leased_ms;	/* monotonic time just before the row's lease was
 				 * written: this attempt's own view of it */
 	unsigned extras;	/* what else the intent carries (enum ready_extras);
-				 * held_intent_init: READY_ALL until the caller knows */
+				 * proto_held_intent_init: READY_ALL until the caller knows */
 };
 
 /* A new holder id for an attempt on blob_name; -1 without randomness or room. */
-BINDERY_NODISCARD int held_intent_init(struct held_intent *hi, uint64_t doc_id, const char *blob_name);
+BINDERY_NODISCARD int proto_held_intent_init(struct held_intent *hi, uint64_t doc_id, const char *blob_name);
 
-enum proto_result from_db(enum db_err e);
-enum proto_result from_blob(const struct blob_result *r);
-void log_blob(const char *step, const char *blob_name, const struct blob_result *r);
+enum proto_result proto_from_db(enum db_err e);
+enum proto_result proto_from_blob(const struct blob_result *r);
+void proto_log_blob(const char *step, const char *blob_name, const struct blob_result *r);
 
 /* request_deadline bounds each wait on storage or the database, not a
  * whole request: steps that call storage set it afresh. */
-void start_deadline(struct services *s);
+void proto_start_deadline(struct services *s);
 
 /* Is the blob named ours: the bytes info describes?  (A retried create-only
  * call that was refused may have been refused by our own first attempt.)
  * When it is, info's etag receives the blob's.  It reads the metadata our
  * committing call wrote, so it is only for names no SAS can write: never a
- * direct intent's (routes never mix: create_decide refuses a direct key,
+ * direct intent's (routes never mix: proto_create_decide refuses a direct key,
  * and direct finalize hashes the bytes instead). */
-int blob_matches(struct services *s, const char *blob_name, struct blob_upload_info *info);
+int proto_blob_matches(struct services *s, const char *blob_name, struct blob_upload_info *info);
 
 /* Step 3: flip the tag to committed, guarded by pending; PROTO_OK also when
  * an earlier attempt of ours flipped it. */
-BINDERY_NODISCARD enum proto_result commit_tag_flip(struct services *s, const char *blob_name);
+BINDERY_NODISCARD enum proto_result proto_commit_tag_flip(struct services *s, const char *blob_name);
 
 /*
  * Failure before the tag flip: claim the row by hi's holder, delete the
@@ -62,19 +62,19 @@ BINDERY_NODISCARD enum proto_result commit_tag_flip(struct services *s, const ch
  * A request that is failing anyway may ignore the result (whatever it
  * leaves is the sweeper's); termination answers by it.
  */
-enum proto_result compensate_pending(struct services *s, const struct held_intent *hi);
+enum proto_result proto_compensate_pending(struct services *s, const struct held_intent *hi);
 
 /*
  * A replace's target: document doc_id into *d, ready, owner's, and as the
  * precondition (NULL: none) wants it; *expected_version is the version the
  * commit must find (0: any).  PROTO_NOT_FOUND, PROTO_FORBIDDEN, PROTO_STALE.
  */
-BINDERY_NODISCARD enum proto_result replace_target(struct services *s, uint64_t doc_id, const char *owner,
+BINDERY_NODISCARD enum proto_result proto_replace_target(struct services *s, uint64_t doc_id, const char *owner,
 						   const struct proto_precondition *pre, struct doc *d,
 						   uint64_t *expected_version);
 
 /* A replace that will not be committed: its new blob goes through the
  * outbox now, if hi still holds its row (else the sweeper rolls it back). */
-void roll_back_replace(struct services *s, const struct held_intent *hi);
+void proto_roll_back_replace(struct services *s, const struct held_intent *hi);
 
 #endif

@@ -96,3 +96,9 @@ services_free(struct services *s)
 	blob_client_free(s->blob);
 	free(s);
 }
+
+int
+services_db_ready(struct services *s)
+{
+	return db_ensure(s->db) == DB_OK ? 0 : -1;
+}

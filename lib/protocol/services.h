@@ -29,4 +29,9 @@ BINDERY_NODISCARD int services_open_responder(const struct bindery_config *cfg, 
 					      char *err, size_t errlen);
 void services_free(struct services *s);
 
+/* The database connection, (re)connected now if it is not open or was
+ * lost: 0, or -1 when the database does not answer.  A request that will
+ * need the database asks first, so an outage costs it one quick 503. */
+BINDERY_NODISCARD int services_db_ready(struct services *s);
+
 #endif

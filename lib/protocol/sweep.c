@@ -7,6 +7,7 @@
 
 #include <gnutls/crypto.h>
 
+#include "base/clock.h"
 #include "base/failpoint.h"
 #include "base/log.h"
 #include "protocol/protocol.h"
@@ -388,7 +389,7 @@ static int
 lease_hold(struct services *w, const char *claimer, const struct sweep_item *it,
 	   struct sweep_report *rep)
 {
-	int64_t start = blob_now_ms();
+	int64_t start = clock_now_ms();
 	enum db_err e = sweep_db_renew_claim(w->db, claimer, it->name, w->cfg->sweep_lease);
 
 	if (e == DB_OK) {
@@ -467,7 +468,7 @@ drain_one(struct services *w, const char *claimer, const char *name, struct swee
 
 	/* proto_drain_retired claims the row with a fresh lease after this:
 	 * a deadline from now ends no later than that lease. */
-	blob_client_set_deadline(w->blob, blob_now_ms() + (int64_t)w->cfg->sweep_lease * 1000);
+	blob_client_set_deadline(w->blob, clock_now_ms() + (int64_t)w->cfg->sweep_lease * 1000);
 	pr = proto_drain_retired(w, name, claimer);
 
 	switch (pr) {

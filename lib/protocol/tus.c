@@ -6,6 +6,7 @@
 #include <gnutls/crypto.h>
 #include <nettle/sha2.h>
 
+#include "base/clock.h"
 #include "base/alloc.h"
 #include "base/failpoint.h"
 #include "base/log.h"
@@ -143,7 +144,7 @@ read_upload(struct services *s, const char *owner, const char *id, struct upload
 	enum db_err e = uploads_get(s->db, id, u);
 
 	if (e != DB_OK)
-		return from_db(e);
+		return proto_from_db(e);
 	if (strcmp(u->owner, owner) != 0)
 		return PROTO_NOT_FOUND;
 	if (u->state != REGISTRY_PENDING && u->state != REGISTRY_COMMITTED)
@@ -179,9 +180,9 @@ tus_create(struct services *s, const struct tus_new *req, struct tus_state *out)
 	enum db_err e;
 
 	memset(out, 0, sizeof *out);
-	start_deadline(s);
+	proto_start_deadline(s);
 	if (req->replaces &&
-	    (pr = replace_target(s, req->replaces, req->owner, req->pre, &target, &u.replace_version)) != PROTO_OK)
+	    (pr = proto_replace_target(s, req->replaces, req->owner, req->pre, &target, &u.replace_version)) != PROTO_OK)
 		return pr;
 	sha256_init(&ctx);
 	if (rand_hex(id, sizeof id, 16) != 0 || proto_new_blob_name(s->cfg, blob_name, sizeof blob_name) != 0 ||
@@ -191,11 +192,11 @@ tus_create(struct services *s, const struct tus_new *req, struct tus_state *out)
 	if (e == DB_DUPLICATE)
 		return PROTO_NAME_TAKEN;	/* tus_find_pending says whose */
 	if (e != DB_OK)
-		return from_db(e);
+		return proto_from_db(e);
 	if (FAILPOINT("tus.after_create"))
 		return PROTO_UNAVAILABLE;
 	if ((e = uploads_get(s->db, id, &row)) != DB_OK)
-		return from_db(e);
+		return proto_from_db(e);
 	state_of(&row, out);
 	return PROTO_OK;
 }
@@ -203,7 +204,7 @@ tus_create(struct services *s, const struct tus_new *req, struct tus_state *out)
 enum proto_result
 tus_find_pending(struct services *s, struct span name, const char *owner, char *id, size_t idlen)
 {
-	return from_db(uploads_find_pending(s->db, name, owner, id, idlen));
+	return proto_from_db(uploads_find_pending(s->db, name, owner, id, idlen));
 }
 
 /* ---- PATCH ------------------------------------------------------------- */
@@ -238,7 +239,7 @@ renew(struct patch_run *p)
 	enum db_err e = uploads_renew(p->s->db, p->u.blob_name, p->hi.holder, p->s->cfg->upload_expiry);
 
 	if (e == DB_OK) {
-		p->renewed_ms = blob_now_ms();
+		p->renewed_ms = clock_now_ms();
 		return 0;
 	}
 	if (e == DB_CONFLICT) {
@@ -261,7 +262,7 @@ read_body(struct patch_run *p, char *buf, size_t len)
 {
 	long n = p->req->read(p->req->ctx, buf, len);
 
-	if (n > 0 && blob_now_ms() - p->renewed_ms >= (int64_t)p->s->cfg->heartbeat * 1000 &&
+	if (n > 0 && clock_now_ms() - p->renewed_ms >= (int64_t)p->s->cfg->heartbeat * 1000 &&
 	    renew(p) != 0)
 		return -1;
 	return n;
@@ -286,7 +287,7 @@ stage_read(void *arg, char *buf, size_t len)
 		p->stopped = PROTO_TOO_LARGE;
 		return -1;
 	}
-	start_deadline(p->s);
+	proto_start_deadline(p->s);
 	return n;
 }
 
@@ -366,8 +367,8 @@ record(struct patch_run *p, const struct upload_block *blocks, size_t n, uint64_
 		return PROTO_UNAVAILABLE;
 	}
 	if (e != DB_OK)
-		return from_db(e);
-	p->renewed_ms = blob_now_ms();
+		return proto_from_db(e);
+	p->renewed_ms = clock_now_ms();
 	p->released = rec.release;
 	p->u.recorded += bytes;
 	p->u.nblocks += n;
@@ -473,8 +474,8 @@ stage_failure(struct patch_run *p, int rc, const struct blob_result *r)
 		return p->stopped;
 	if (rc == BLOB_BAD_INPUT)
 		return PROTO_CHUNK_TOO_SMALL;	/* past the block list's 50000 */
-	log_blob("put block", p->u.blob_name, r);
-	pr = from_blob(r);
+	proto_log_blob("put block", p->u.blob_name, r);
+	pr = proto_from_blob(r);
 	return pr == PROTO_BODY_ERROR ? PROTO_FAILED : pr;
 }
 
@@ -505,7 +506,7 @@ stream_blocks(struct patch_run *p)
 	o.extra = p->sum;
 	o.accepted = block_accepted;
 	o.ctx = p;
-	start_deadline(p->s);
+	proto_start_deadline(p->s);
 	if ((rc = blob_stage_stream(p->s->blob, p->u.blob_name, &o, stage_read, p, &r)) != BLOB_OK)
 		pr = stage_failure(p, rc, &r);
 	if (p->sum != NULL)
@@ -586,10 +587,10 @@ commit_blocks(struct patch_run *p, struct blob_upload_info *info)
 	if (l.ids == NULL || l.ptrs == NULL)
 		goto out;
 	if ((e = uploads_block_ids(p->s->db, p->u.id, add_id, &l)) != DB_OK || l.n != p->u.nblocks) {
-		pr = e == DB_OK ? PROTO_FAILED : from_db(e);
+		pr = e == DB_OK ? PROTO_FAILED : proto_from_db(e);
 		goto out;
 	}
-	start_deadline(p->s);
+	proto_start_deadline(p->s);
 	if (blob_commit_blocks(p->s->blob, p->u.blob_name, l.ptrs, l.n, &opts, info, &r) == 0) {
 		pr = PROTO_OK;
 		goto out;
@@ -599,12 +600,12 @@ commit_blocks(struct patch_run *p, struct blob_upload_info *info)
 		goto out;
 	}
 	if ((r.status == BLOB_EXISTS || r.status == BLOB_EXISTS_MAYBE_OURS) &&
-	    blob_matches(p->s, p->u.blob_name, info)) {
+	    proto_blob_matches(p->s, p->u.blob_name, info)) {
 		pr = PROTO_OK;	/* an earlier PATCH of this upload committed it */
 		goto out;
 	}
-	log_blob("commit block list", p->u.blob_name, &r);
-	pr = from_blob(&r) == PROTO_OK ? PROTO_FAILED : from_blob(&r);
+	proto_log_blob("commit block list", p->u.blob_name, &r);
+	pr = proto_from_blob(&r) == PROTO_OK ? PROTO_FAILED : proto_from_blob(&r);
 	if (pr == PROTO_BODY_ERROR)
 		pr = PROTO_FAILED;
 out:
@@ -629,10 +630,10 @@ make_ready(struct patch_run *p, const struct blob_upload_info *info)
 		e = docs_replace_commit(s->db, p->u.document_id, &nb, p->u.replace_version,
 					s->cfg->retire_grace, &stale, &d);
 		if (e == DB_NOT_FOUND || stale) {
-			roll_back_replace(s, &p->hi);
+			proto_roll_back_replace(s, &p->hi);
 			return stale ? PROTO_STALE : PROTO_NOT_FOUND;
 		}
-		return e == DB_CONFLICT ? PROTO_UNAVAILABLE : from_db(e);
+		return e == DB_CONFLICT ? PROTO_UNAVAILABLE : proto_from_db(e);
 	}
 	e = docs_mark_ready(s->db, p->u.document_id, p->u.blob_name, p->hi.holder, p->u.length,
 			    info->sha256_hex, info->etag, READY_ALL);
@@ -643,7 +644,7 @@ make_ready(struct patch_run *p, const struct blob_upload_info *info)
 			return PROTO_OK;
 		return PROTO_UNAVAILABLE;
 	}
-	return from_db(e);
+	return proto_from_db(e);
 }
 
 /* Steps 2 (the commit), 3 and 4 once every byte is recorded. */
@@ -666,8 +667,8 @@ finish(struct patch_run *p)
 		return PROTO_UNAVAILABLE;
 	if (renew(p) != 0)
 		return PROTO_UNAVAILABLE;
-	start_deadline(p->s);
-	if ((pr = commit_tag_flip(p->s, p->u.blob_name)) != PROTO_OK)
+	proto_start_deadline(p->s);
+	if ((pr = proto_commit_tag_flip(p->s, p->u.blob_name)) != PROTO_OK)
 		return pr;
 	if (FAILPOINT("tus.after_flip"))
 		return PROTO_UNAVAILABLE;
@@ -683,7 +684,7 @@ take(struct patch_run *p)
 	uint64_t takeover_ms = ((uint64_t)cfg->heartbeat + cfg->request_deadline) * 1000;
 	enum db_err e;
 
-	if (held_intent_init(&p->hi, p->u.document_id, p->u.blob_name) != 0)
+	if (proto_held_intent_init(&p->hi, p->u.document_id, p->u.blob_name) != 0)
 		return PROTO_FAILED;
 	e = uploads_claim(p->s->db, p->u.blob_name, p->hi.holder, cfg->upload_expiry, takeover_ms);
 	if (e == DB_CONFLICT) {
@@ -694,8 +695,8 @@ take(struct patch_run *p)
 		p->busy_retry = tus_busy_retry_after(now.held ? now.held_idle_ms : -1, takeover_ms);
 		return PROTO_BUSY;
 	}
-	p->renewed_ms = blob_now_ms();
-	return from_db(e);
+	p->renewed_ms = clock_now_ms();
+	return proto_from_db(e);
 }
 
 /* The PATCH's checks before it takes the upload (none moves anything). */
@@ -783,7 +784,7 @@ tus_patch(struct services *s, const struct tus_patch *req, struct tus_state *out
 	 * transfers, so not one per block: every half of blocks_in_flight,
 	 * and a killed PATCH loses at most that many accepted blocks. */
 	p.record_every = s->cfg->blocks_in_flight / 2 ? s->cfg->blocks_in_flight / 2 : 1;
-	start_deadline(s);
+	proto_start_deadline(s);
 	pr = run_patch(&p);
 	out->retry_after = p.busy_retry;
 	if (pr == PROTO_OK && read_upload(s, req->owner, req->id, &p.u) == PROTO_OK)
@@ -810,7 +811,7 @@ tus_terminate(struct services *s, const char *owner, const char *id, unsigned *r
 	memset(&p, 0, sizeof p);
 	p.s = s;
 	p.req = &none;
-	start_deadline(s);
+	proto_start_deadline(s);
 	if ((pr = read_upload(s, owner, id, &p.u)) != PROTO_OK)
 		goto out;
 	if (p.u.state == REGISTRY_COMMITTED) {
@@ -822,7 +823,7 @@ tus_terminate(struct services *s, const char *owner, const char *id, unsigned *r
 		goto out;
 	}
 	/* Held: compensation's own path purges the staged blocks and drops the rows. */
-	pr = compensate_pending(s, &p.hi);
+	pr = proto_compensate_pending(s, &p.hi);
 	if (pr == PROTO_NOT_FOUND)
 		pr = PROTO_UNAVAILABLE;	/* lost between the hold and the claim */
 out:

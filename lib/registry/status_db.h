@@ -1,5 +1,5 @@
 /*
- * status_db.h - the figures an operator watches (issue 15): what waits in
+ * status_db.h - the figures an operator watches: what waits in
  * the registry, what the sweeper last did, which schema is applied.  One
  * reader fills one struct; `bindery status`, /healthz and /metrics render
  * it, so the three never disagree about what a figure means.

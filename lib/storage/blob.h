@@ -89,12 +89,10 @@ BINDERY_NODISCARD int blob_client_new(const struct blob_settings *,
 /* Close the connections and wipe the key; NULL is a no-op. */
 void blob_client_free(struct blob_client *);
 
-/* Absolute CLOCK_MONOTONIC deadline in milliseconds (0 = none).  Checked
+/* Absolute deadline on clock_now_ms() (base/clock.h), 0 for none.  Checked
  * before every storage call and every retry: past it a call returns
  * BLOB_DEADLINE without sending anything. */
 void blob_client_set_deadline(struct blob_client *, int64_t deadline_ms);
-/* CLOCK_MONOTONIC now in milliseconds, for computing deadlines. */
-int64_t blob_now_ms(void);
 
 struct blob_tag {
 	const char *key;

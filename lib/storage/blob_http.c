@@ -23,6 +23,7 @@
 #include <gnutls/gnutls.h>
 #include <gnutls/crypto.h>
 
+#include "base/clock.h"
 #include "storage/blob.h"
 #include "storage/blob_internal.h"
 #include "storage/sign.h"
@@ -57,15 +58,6 @@ blob_status_name(enum blob_status s)
 	if ((unsigned)s < ARRAY_LEN(status_names))
 		return status_names[s];
 	return "BLOB_?";
-}
-
-int64_t
-blob_now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
 void
@@ -588,7 +580,7 @@ blob_client_free(struct blob_client *c)
 int
 blob_deadline_passed(const struct blob_client *c)
 {
-	return c->deadline_ms > 0 && blob_now_ms() >= c->deadline_ms;
+	return c->deadline_ms > 0 && clock_now_ms() >= c->deadline_ms;
 }
 
 /* The service's error text must never carry a credential back to a caller
@@ -650,7 +642,7 @@ attempt_configure(struct blob_client *c, struct blob_request *r, CURL *e,
 	curl_easy_setopt(e, CURLOPT_LOW_SPEED_TIME, c->low_speed_time_s);
 	/* A stalled service must not hold a request past its deadline: each
 	 * attempt gets at most the time that is left (0: no limit). */
-	left_ms = c->deadline_ms - blob_now_ms();
+	left_ms = c->deadline_ms - clock_now_ms();
 	curl_easy_setopt(e, CURLOPT_TIMEOUT_MS, c->deadline_ms > 0 ?
 	    (long)(left_ms > 1 ? left_ms : 1) : 0L);
 	curl_easy_setopt(e, CURLOPT_TCP_KEEPALIVE, 1L);
@@ -1018,13 +1010,13 @@ attempt_finish(struct blob_client *c, struct blob_request *r, CURLcode cc)
 	}
 	if (r->rh.retry_after_ms > delay)
 		delay = r->rh.retry_after_ms;
-	if (c->deadline_ms > 0 && blob_now_ms() + delay >= c->deadline_ms) {
+	if (c->deadline_ms > 0 && clock_now_ms() + delay >= c->deadline_ms) {
 		request_done(c, r);
 		return;
 	}
 	r->ambiguous |= ambiguous_now;
 	r->attempt++;
-	r->retry_at = blob_now_ms() + delay;
+	r->retry_at = clock_now_ms() + delay;
 	r->state = BLOB_REQUEST_WAITING;
 }
 
@@ -1119,7 +1111,7 @@ blob_exec_start(struct blob_client *c, struct blob_request *r)
 struct blob_request *
 blob_exec_collect(struct blob_client *c, int64_t *next_retry)
 {
-	int64_t now = blob_now_ms(), next = -1;
+	int64_t now = clock_now_ms(), next = -1;
 	unsigned i;
 
 	*next_retry = -1;
@@ -1157,7 +1149,7 @@ blob_exec_collect(struct blob_client *c, int64_t *next_retry)
 void
 blob_exec_poll(struct blob_client *c, int64_t next_retry, int max_ms)
 {
-	int64_t now = blob_now_ms();
+	int64_t now = clock_now_ms();
 	int timeout = max_ms;
 
 	if (next_retry >= 0 && next_retry - now < timeout)

@@ -19,6 +19,7 @@
 #include <nettle/md5.h>
 #include <nettle/sha2.h>
 
+#include "base/clock.h"
 #include "base/state.h"
 #include "storage/blob.h"
 #include "storage/blob_internal.h"
@@ -932,7 +933,7 @@ upload_commit_blocks(struct upload *u, struct blob_upload_info *info)
 static void
 upload_settle(struct upload *u)
 {
-	int64_t until = blob_now_ms() + SETTLE_MS, next_retry;
+	int64_t until = clock_now_ms() + SETTLE_MS, next_retry;
 	struct blob_request *done;
 	struct upload_slot *s;
 	unsigned i;
@@ -946,7 +947,7 @@ upload_settle(struct upload *u)
 		for (i = 0; i < u->nslots; i++)
 			sending |= u->slots[i].state == SLOT_SENDING &&
 			    u->slots[i].req.state == BLOB_REQUEST_RUNNING;
-		if (!sending || blob_now_ms() >= until)
+		if (!sending || clock_now_ms() >= until)
 			return;
 		blob_exec_poll(u->c, -1, 50);
 	}

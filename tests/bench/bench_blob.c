@@ -50,6 +50,7 @@ anon_sample(void)
 		peak_anon_kib = v;
 }
 
+#include "base/clock.h"
 #include "storage/blob.h"
 #include "tools/blob_helpers.h"
 
@@ -111,10 +112,10 @@ main(int argc, char **argv)
 		perror(argv[2]);
 		return 1;
 	}
-	t0 = blob_now_ms();
+	t0 = clock_now_ms();
 	rc = f ? blob_upload_create(c, argv[1], NULL, file_read, f, &info, &r) :
 	    blob_upload_create(c, argv[1], NULL, gen_read, &g, &info, &r);
-	t1 = blob_now_ms();
+	t1 = clock_now_ms();
 	if (f)
 		fclose(f);
 	if (rc != BLOB_OK) {

@@ -1,9 +1,9 @@
 /*
- * test_create_decide.c - create_decide(), the create/resume path of
+ * test_create_decide.c - proto_create_decide(), the create/resume path of
  * proto_create, over every combination of its facts, each asserted against
  * an expected table written from doc/design.md (I4 and "The claim and the fence") rather than
  * from the code; then the safety rules that must hold whatever the table
- * says, and create_upload_refused() over its four cases.
+ * says, and proto_create_upload_refused() over its four cases.
  */
 #include <string.h>
 
@@ -81,7 +81,7 @@ main(void)
 		f.key_finished = fin;
 		f.row_found = rf;
 		f.row_state = (enum registry_state)st;
-		a = create_decide(&f);
+		a = proto_create_decide(&f);
 		want = expected(&f);
 		n++;
 		if (!tap_ok(a == want, "key %s, name taken %s, same name %s, same type %s, same route %s,"
@@ -116,7 +116,7 @@ main(void)
 
 			g.row_found = !rf;
 			g.row_state = (enum registry_state)((st + 1) % REGISTRY_STATE_COUNT);
-			bad_ignored += create_decide(&g) != a;
+			bad_ignored += proto_create_decide(&g) != a;
 		}
 	}
 	/* Each combination is its own check above; this sums them up (n is
@@ -136,16 +136,16 @@ main(void)
 		enum tag_state t;
 
 		for (t = TAG_STATE_NONE; t < TAG_STATE_COUNT; t++)
-			tap_ok(tag_flip_refused(t) == (t == TAG_STATE_COMMITTED ? PROTO_OK : PROTO_UNAVAILABLE),
+			tap_ok(proto_tag_flip_refused(t) == (t == TAG_STATE_COMMITTED ? PROTO_OK : PROTO_UNAVAILABLE),
 			       "a refused tag flip finding the tag %s is %s", t == TAG_STATE_NONE ? "absent" :
 			       t == TAG_STATE_UNKNOWN ? "unreadable or foreign" : tag_state_name(t),
 			       t == TAG_STATE_COMMITTED ? "done" : "a 503, never a ready document");
 	}
-	tap_ok(create_upload_refused(0, 1) == PROTO_OK, "fresh name, our own bytes: uploaded");
-	tap_ok(create_upload_refused(1, 1) == PROTO_OK, "resumed intent, the same bytes: uploaded");
-	tap_ok(create_upload_refused(1, 0) == PROTO_IDEM_MISMATCH,
+	tap_ok(proto_create_upload_refused(0, 1) == PROTO_OK, "fresh name, our own bytes: uploaded");
+	tap_ok(proto_create_upload_refused(1, 1) == PROTO_OK, "resumed intent, the same bytes: uploaded");
+	tap_ok(proto_create_upload_refused(1, 0) == PROTO_IDEM_MISMATCH,
 	       "resumed intent, another request's bytes: 422");
-	tap_ok(create_upload_refused(0, 0) == PROTO_FAILED,
+	tap_ok(proto_create_upload_refused(0, 0) == PROTO_FAILED,
 	       "fresh random name holding other bytes: failed, never overwritten");
 	return tap_done();
 }
