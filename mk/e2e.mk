@@ -21,7 +21,7 @@ EXTRA_DIST += tests/unit/stack_busy.sh
 # ... and the bench's summaries: met goes by the rounds' own ratios.
 UNIT_TESTS += tests/unit/bench_results.sh
 EXTRA_DIST += tests/unit/bench_results.sh
-# Slow clients must not pin workers (issue 11, item 4): private lighttpds
+# Slow clients must not pin workers: private lighttpds
 # (FastCGI and CGI) with small body bounds, and a trickling client.
 SLOW_TESTS += tests/e2e/slow_clients.sh
 EXTRA_DIST += tests/e2e/slow_clients.sh tests/tools/slow_client.py
@@ -30,28 +30,30 @@ EXTRA_DIST += tests/e2e/slow_clients.sh tests/tools/slow_client.py
 # upload goes on under CGI.
 E2E_TESTS += tests/e2e/stopped_responder.sh
 EXTRA_DIST += tests/e2e/stopped_responder.sh
-# Leases instead of a request deadline (issue 12, section 1): a 3 MiB upload
-# trickled over 40 s with request_deadline = 5, and a sweep during it.
+# An upload that keeps making progress holds its intent by a lease, not a
+# request deadline (doc/design.md "Leases"): a 3 MiB upload trickled over
+# 40 s with request_deadline = 5, and a sweep during it.
 SLOW_TESTS += tests/e2e/leases.sh
 EXTRA_DIST += tests/e2e/leases.sh
-# GET /documents?name=EXACT (issue 12, section 2): exact names, pending unlisted.
+# GET /documents?name=EXACT: exact names, pending unlisted.
 E2E_TESTS += tests/e2e/list_by_name.sh
 EXTRA_DIST += tests/e2e/list_by_name.sh
 # The web servers pass tus (OPTIONS, PATCH, HEAD, DELETE, the tus headers) to
-# bindery, and Apache's body limits apply to PATCH (issue 12, section 2).
+# bindery, and Apache's body limits apply to PATCH.
 E2E_TESTS += tests/e2e/tus_webserver.sh
 EXTRA_DIST += tests/e2e/tus_webserver.sh
 # 200 MiB through tus in 8 MiB PATCHes under an Apache limited to 16 MiB per
-# request, where a plain 20 MiB POST is 413 (issue 12, section 2).
+# request, where a plain 20 MiB POST is 413: a host's cap on a request's size
+# must not cap a document's.
 E2E_TESTS += tests/e2e/tus_apache_limits.sh
 EXTRA_DIST += tests/e2e/tus_apache_limits.sh
-# Real tus clients (issue 12, section 3): tus-js-client 4.3.1 from Node
+# Real tus clients, as users run them: tus-js-client 4.3.1 from Node
 # (whole, aborted and resumed, responders killed mid-PATCH) and the checksum
 # extension with curl, through lighttpd and Apache.
 SLOW_TESTS += tests/e2e/tus_client.sh
 EXTRA_DIST += tests/e2e/tus_client.sh tests/e2e/tus_client.mjs tests/bench/bench_tus.sh
 # The list by name prefix in the API and on the page, the page's paging
-# links without JavaScript (issue 13, "The page").
+# links: the page must work without JavaScript.
 SLOW_TESTS += tests/e2e/list_prefix.sh
 EXTRA_DIST += tests/e2e/list_prefix.sh
 # The page's CSP with and without direct uploads, and /page.js = app/page.js.
@@ -59,13 +61,14 @@ E2E_TESTS += tests/e2e/page.sh
 EXTRA_DIST += tests/e2e/page.sh
 
 # Storage in production's shape: HTTPS, verified against [storage] ca_file,
-# an account-host URL (the TLS Azurite ./dev test starts; issue 17).
+# an account-host URL (the TLS Azurite ./dev test starts).
 SLOW_TESTS += tests/e2e/apache_load.sh
 E2E_TESTS += tests/e2e/tls_storage.sh
 EXTRA_DIST += tests/e2e/tls_storage.sh tests/tools/clock_skew_storage.py tests/e2e/apache_load.sh
 
-# Direct uploads (issue 13): the curl flow, what the create-only SAS cannot
-# do, finalize's checks, and the sweeper's cells for direct intents.
+# Direct uploads (doc/design.md "Direct uploads"): the curl flow, what the
+# create-only SAS cannot do, finalize's checks, and the sweeper's cells for
+# direct intents.
 SLOW_TESTS += tests/e2e/direct.sh
 EXTRA_DIST += tests/e2e/direct.sh tests/bench/bench_direct.sh tests/lib/direct.sh
 # ... and what a hostile client does with its SAS: grants outliving rows,
@@ -75,35 +78,38 @@ E2E_TESTS += tests/e2e/direct_hardening.sh
 EXTRA_DIST += tests/e2e/direct_hardening.sh
 
 # The HTTP API as documented (doc/openapi.yaml) against real answers through
-# both servers, and the request log line (issue 15).
+# both servers, and the request log line: one per request, its id echoed back.
 E2E_TESTS += tests/e2e/openapi.sh tests/e2e/request_log.sh
 EXTRA_DIST += tests/e2e/openapi.sh tests/e2e/request_log.sh tests/tools/openapi_check.py \
 	tests/tools/syslog_capture.py
 
-# ./dev bench in miniature (issue 14): tests/bench/bench.sh at 1 MiB, one
-# round; results.json holds every figure through both servers.
+# ./dev bench in miniature, so the benchmark cannot break unnoticed:
+# tests/bench/bench.sh at 1 MiB, one round; results.json holds every figure
+# through both servers.
 E2E_TESTS += tests/e2e/bench_smoke.sh
 EXTRA_DIST += tests/e2e/bench_smoke.sh
 
 # The web servers' own refusals (413, 411, 400, 431, 414, 408) are the API's
-# JSON through the shipped configs, and bindery's own answers pass untouched
-# (issue 15, runbooks).
+# JSON through the shipped configs, and bindery's own answers pass untouched:
+# clients and operators see one error format, whoever refused.
 E2E_TESTS += tests/e2e/server_errors.sh
 EXTRA_DIST += tests/e2e/server_errors.sh tests/tools/raw_request.py
 
-# Seeing the sweeper (issue 15): the run history, `bindery status`, the
-# sweeper in /healthz, GET /metrics through both servers.
+# Seeing the sweeper (a sweeper that stopped must not go unnoticed): the run
+# history, `bindery status`, the sweeper in /healthz, GET /metrics through
+# both servers.
 E2E_TESTS += tests/e2e/status.sh
 EXTRA_DIST += tests/e2e/status.sh tests/tools/metrics_parse.py
 
-# The app under a path prefix (issue 15): lighttpd at /docs, Apache at
+# The app under a path prefix: lighttpd at /docs, Apache at
 # /bindery, CGI; every URL it hands out carries the prefix.
 E2E_TESTS += tests/e2e/prefix.sh
 EXTRA_DIST += tests/e2e/prefix.sh
 
-# Past one machine (issue 16): ./dev cluster's Galera cluster and two web
-# hosts (tests/lib/cluster.sh); tests/cluster/*.sh run only under
-# ./dev cluster test, against a running cluster.
+# Past one machine (no answer may depend on the node a request lands on):
+# ./dev cluster's Galera cluster and two web hosts (tests/lib/cluster.sh);
+# tests/cluster/*.sh run only under ./dev cluster test, against a running
+# cluster.
 EXTRA_DIST += tests/lib/cluster.sh
 EXTRA_DIST += tests/cluster/env.sh tests/cluster/same_name.sh tests/cluster/read_after_write.sh \
 	tests/cluster/replace_conflict.sh tests/cluster/galera_cost.sh \

@@ -30,13 +30,13 @@ EXTRA_DIST += tests/integration/cron.sh
 noinst_PROGRAMS += tests/bench/bench_sweep
 EXTRA_DIST += tests/bench/bench_sweep.sh
 
-# A claimed item is never processed after its lease ran out (issue 11, item 10).
-# ... and the audit reports only findings a fresh read confirms (item 10).
+# A claimed item is never processed after its lease ran out.
+# ... and the audit reports only findings a fresh read confirms.
 check_PROGRAMS += tests/integration/test_sweep_lease tests/integration/test_audit_race
 INTEGRATION_TESTS += tests/integration/test_sweep_lease tests/integration/test_audit_race
-# GET /documents?name=: docs_find_ready_by_name, exact and ready only (issue 12, section 2).
+# GET /documents?name=: docs_find_ready_by_name, exact and ready only.
 check_PROGRAMS += tests/integration/test_docs_by_name
 INTEGRATION_TESTS += tests/integration/test_docs_by_name
-# GET /documents?prefix=: docs_list_ready with an escaped LIKE prefix (issue 13, the page).
+# GET /documents?prefix=: docs_list_ready with an escaped LIKE prefix (the page's filter).
 check_PROGRAMS += tests/integration/test_docs_prefix
 INTEGRATION_TESTS += tests/integration/test_docs_prefix

@@ -30,6 +30,7 @@ INTEGRATION_TESTS += tests/integration/sql_session.sh
 EXTRA_DIST += tests/integration/sql_session.sh
 check_PROGRAMS += tests/integration/test_db
 INTEGRATION_TESTS += tests/integration/test_db
-# The figures of `bindery status` and /metrics, the sweep run history (issue 15).
+# What an operator watches: the figures of `bindery status` and /metrics, the
+# sweep run history.
 check_PROGRAMS += tests/integration/test_status
 INTEGRATION_TESTS += tests/integration/test_status

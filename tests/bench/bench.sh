@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# tests/bench/bench.sh — issue 14's instrument, what `./dev bench` runs.
+# tests/bench/bench.sh — the performance figures, what `./dev bench` runs.
 # A benchmark, not a test (tests/e2e/bench_smoke.sh runs it tiny).
 #
 #   tests/bench/bench.sh [--quick] [--rounds N] [--mib N] [--no-big]

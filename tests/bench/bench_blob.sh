@@ -8,7 +8,7 @@
 #
 # Two curl references, because they are not the same work:
 #   curl -T   one Put Blob of 256 MiB, no Content-MD5, no SHA-256: the
-#             issue's reference.
+#             targets' reference.
 #   curl blk  the client's protocol: Put Block of block_size with
 #             Content-MD5, blocks_in_flight at once (curl -Z), then Put
 #             Block List; the digests are computed before the clock starts,

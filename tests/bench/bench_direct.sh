@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Benchmark (not a test; issue 13): what finalize of a direct upload costs.
+# Benchmark (not a test): what finalize of a direct upload costs.
 # For the same 256 MiB random file, round after round, REPS times (default
 # 3): POST /documents/direct, PUT the file to upload_url with its headers
 # (straight to Azurite), then

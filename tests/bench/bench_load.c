@@ -1,6 +1,6 @@
 /*
  * bench_load - the load generator and memory sampler of `./dev bench`
- * (tests/bench/bench.sh, issue 14).  Not a test.
+ * (tests/bench/bench.sh).  Not a test.
  *
  *   bench_load load [-c CLIENTS] [-n PER-CLIENT] [-s BYTES] [-X METHOD]
  *       [-x STATUS] [-H HEADER]... [-L FILE] URL

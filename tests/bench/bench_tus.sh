@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# Benchmark (not a test; issue 12, section 4): the same 256 MiB random file
+# Benchmark (not a test): the same 256 MiB random file
 #   tus     through bindery's /uploads: POST, then PATCHes of CHUNK_MIB
-#           (default 8, the issue's figure) from one curl;
+#           (default 8, as bench.sh's tus figure) from one curl;
 #   create  through bindery's single-request create, POST /documents?name=
 #           with the raw body (curl -T);
 #   direct  straight to Azurite, one Put Blob to a SAS URL (curl -T);

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Chaos run (issue 6): 8 clients doing creates, retried creates with one
+# Chaos run: 8 clients doing creates, retried creates with one
 # Idempotency-Key, replaces, deletes and downloads through lighttpd while a
 # controller crashes the responder (failpoints with exit, kill -9 of a
 # FastCGI worker) and injects failures (failpoints with error, sleeps).  Then

@@ -1,5 +1,5 @@
 #!/bin/bash
-# tests/dist/upgrade.sh — an upgrade keeps data (issue 15).
+# tests/dist/upgrade.sh — an upgrade keeps data.
 #
 # Builds the previous release (tag v0.1.0, or its commit when the clone has
 # no tags) from `git archive` out of tree, with failpoints; gives it a fresh

@@ -28,7 +28,7 @@ cgi_run "$out" "$BINDERY_CONFIG" DELETE "/documents/$id" REMOTE_USER=alice \
 	HTTP_AUTHORIZATION="Bearer $BINDERY_TEST_TOKEN" </dev/null
 is "$CGI_CODE" 204 "alice may (REMOTE_USER wins over a token)"
 
-# A REMOTE_USER the owner column cannot hold exactly (issue 11, item 5): over
+# A REMOTE_USER the owner column cannot hold exactly: over
 # 128 characters, or not UTF-8.  Stored, it would be a 500 (strict SQL) or cut
 # into another user's name (lax SQL): it is a 403 JSON answer, nothing stored.
 long_user=$(printf 'u%.0s' {1..129})

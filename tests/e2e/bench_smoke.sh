@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# ./dev bench in miniature (issue 14): tests/bench/bench.sh at 1 MiB, one
+# ./dev bench in miniature: tests/bench/bench.sh at 1 MiB, one
 # round, 3 requests per P2 client, no 1 GiB create, on the test stack.  It
 # must finish, every create 201 and every download's SHA-256 the file's
 # (the bench checks those and exits 1 otherwise), write a results.json that

@@ -1,5 +1,5 @@
 // The HTML page in a real browser (headless Chromium via playwright-core),
-// under each web server in turn (issue 13, "Browser tests on every run"):
+// under each web server in turn, on every test run:
 // - the page loads and breaks none of its own CSP;
 // - without JavaScript the form uploads (303 back to the list);
 // - the form uploads a small file with the token; several files dropped at

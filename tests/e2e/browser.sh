@@ -7,7 +7,8 @@
 # npm package playwright-core, which ./dev installs for every `./dev test`:
 # there a missing browser is a failure, never a skip.  A screenshot of each
 # step goes to $BINDERY_TEST_VAR/screens/SERVER-NN-step.png (./dev test lists
-# them at the end), and the whole run must stay under 90 s (issue 13).
+# them at the end), and the whole run must stay under 90 s (it runs on every
+# ./dev test).
 [ -n "${BASH_VERSION:-}" ] || exec bash "$0" "$@"
 here=$(cd "$(dirname "$0")" && pwd)
 . "$here/../lib/tap.sh"

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# bindery.fcgi as a plain CGI program (issue 7): its own Apache with mod_cgid
+# bindery.fcgi as a plain CGI program: its own Apache with mod_cgid
 # (conf/apache-cgid.conf) in front of the test stack's MariaDB and Azurite,
 # and, when lighttpd is installed, its own lighttpd with mod_cgi
 # (conf/lighttpd-cgi.conf).  Every request is a fresh process, so this checks

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# A secret on a line that went wrong never reaches a message (issue 11,
-# item 5): both programs stop with FILE:LINE and the key's name, exit 78,
+# A secret on a line that went wrong never reaches a message:
+# both programs stop with FILE:LINE and the key's name, exit 78,
 # and their stderr holds no byte of the secret.  Before, a piece of an
 # account key or SAS that lost its indentation was quoted as a key's name.
 [ -n "${BASH_VERSION:-}" ] || exec bash "$0" "$@"

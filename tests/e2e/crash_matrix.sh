@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Crash matrix (issue 6): every failpoint x operation, through lighttpd.
+# Crash matrix: every failpoint x operation, through lighttpd.
 #
 # For each cell: arm one failpoint in the responder (a real _exit(137) of the
 # FastCGI worker, or an injected error), send the request, disarm, run
@@ -13,7 +13,7 @@
 #   - every acknowledged (2xx) document readable through the responder with
 #     its exact bytes; the cell's expected outcome (roll forward after the
 #     tag flip, roll back of a replace) (I1, I4)
-# The lease cells (a crash right after a renewal, issue 12) also show that a
+# The lease cells (a crash right after a renewal) also show that a
 # plain sweep leaves the intent while its lease lasts and resolves it after.
 # One TAP ok per cell, and the matrix as a table of "# " lines.
 #
@@ -457,7 +457,7 @@ for point in drain.after_claim drain.after_tag drain.after_delete; do
 	finish
 done
 
-# ---- leases: a crash right after a renewal (issue 12, section 1) -------------------
+# ---- leases: a crash right after a renewal ---------------------------------------------
 
 # Each renewal pushes the intent's lease (expires_at) to now + sweep_cutoff,
 # so a crash right after one leaves a row the sweeper must leave alone until

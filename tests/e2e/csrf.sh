@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# CSRF under web-server authentication (issue 11, item 3): when lighttpd or
+# CSRF under web-server authentication: when lighttpd or
 # Apache authenticates the caller itself (REMOTE_USER; the test stack does it
 # for requests carrying Basic credentials, see stack_add_webauth in tests/lib/stack.sh), a
 # write must come from our own origin (Sec-Fetch-Site, else Origin, else

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # A database that stops answering costs a request request_deadline, not a
-# worker (issue 12, section 1; doc/design.md: "request_deadline bounds each wait
+# worker (doc/design.md: "request_deadline bounds each wait
 # on storage or the database").  The test stack's MariaDB is shared with
 # every other test, so it is never stopped here: tests/tools/faultproxy, in
 # raw mode (-r: MariaDB's protocol is not HTTP), stands in front of its TCP

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Direct uploads (issue 13; doc/design.md "Direct uploads"), with curl, through
+# Direct uploads (doc/design.md "Direct uploads"), with curl, through
 # lighttpd AND Apache.
 #
 # The flow a browser runs: POST /documents/direct, PUT the file to

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Downloads stream through both web servers (issue 14, P5).
+# Downloads stream through both web servers (tests/bench/bench.sh's P5).
 #
 # A 60 MiB document's first byte must reach the client long before its
 # last one left storage: the web server passes the response on as the

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Faults between the responder and its services (issue 6).
+# Faults between the responder and its services.
 #
 # bindery.fcgi runs as a CGI program with a second bindery.conf whose
 # [storage] endpoint is tests/tools/faultproxy in front of Azurite.  Through the

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Fencing (issue 11, item 6; doc/design.md "The claim and the fence"):
+# Fencing (doc/design.md "The claim and the fence"):
 # an idempotent resume races the original request's compensation.
 #
 #   R0 (Idempotency-Key K) writes its intent and is held at a failpoint

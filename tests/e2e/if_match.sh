@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# If-Match: * (RFC 9110 13.1.1) matches ANY current version (issue 11, item 10).
+# If-Match: * (RFC 9110 13.1.1) matches ANY current version.
 #
 # Through lighttpd and Apache: PUT and DELETE under "If-Match: *" on an
 # existing ready document succeed; on a missing one they are 404, as without

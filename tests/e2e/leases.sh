@@ -1,6 +1,5 @@
 #!/usr/bin/env bash
-# Leases instead of a request deadline (issue 12, section 1; doc/design.md
-# "Create" step 5 and "Uploads that outlive a request").  A private
+# Leases instead of a request deadline (doc/design.md "Leases").  A private
 # lighttpd, first with mod_fastcgi (conf/lighttpd.conf) and then running
 # bindery.fcgi as a plain CGI program (conf/lighttpd-cgi.conf), in front of
 # the test stack's MariaDB and Azurite, with

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# GET /documents?name=EXACT (issue 12, section 2): the ready document of that
+# GET /documents?name=EXACT: the ready document of that
 # name as a list answer, {"documents":[doc] or [],"next":null}, through
 # lighttpd AND Apache mod_fcgid.  Names compare exactly (utf8mb4_nopad_bin:
 # "a.txt", "A.txt" and "a.txt " are three names), percent-decoded; a

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # GET /documents?prefix=P and the page's filter and paging without
-# JavaScript (issue 13, "The page"), through lighttpd AND Apache mod_fcgid:
+# JavaScript, through lighttpd AND Apache mod_fcgid:
 # - the API lists the ready documents whose names begin with P, in ready
 #   order; '%', '_' and '\' in P are characters, not wildcards; the cursor
 #   pages the filtered list; a bad prefix, or one beside name=, is 400 JSON;

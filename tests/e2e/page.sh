@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The page as the server writes it (issue 13, "The page"), run as a CGI
+# The page as the server writes it, run as a CGI
 # program with the test stack's configuration and a copy with
 # [upload] direct = true:
 # - direct off: the page's CSP is exactly the usual one (connect-src falls

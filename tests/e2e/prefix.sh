@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The app mounted under a path prefix (issue 15): every URL the responder
+# The app mounted under a path prefix: every URL the responder
 # hands out carries the prefix the web server mounts it at (SCRIPT_NAME),
 # and a root mount is unchanged.
 #

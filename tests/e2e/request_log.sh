@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The responder's request log line (issue 15, "Logs"): one line per request
+# The responder's request log line: one line per request
 # with its id, the client's address, the owner (or "-"), method, path,
 # status, bytes out and milliseconds; the id is the client's X-Request-Id
 # when it is a sane token, else Apache's UNIQUE_ID, else one bindery makes,

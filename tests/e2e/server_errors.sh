@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# The web servers' own refusals speak the API's JSON (issue 15, runbooks).
+# The web servers' own refusals speak the API's JSON: one error format, whoever
+# refused.
 # Some answers come from lighttpd or Apache before bindery runs: a body over
 # the server's limit, a request it cannot parse, headers that never finish.
 # The shipped configs (conf/lighttpd.conf's server.errorfile-prefix and

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Slow clients must not pin workers (issue 11, item 4).  A private lighttpd,
+# Slow clients must not pin workers.  A private lighttpd,
 # first with mod_fastcgi (conf/lighttpd.conf, its max-procs workers) and
 # then with mod_cgi (conf/lighttpd-cgi.conf), in front of the test stack's
 # MariaDB and Azurite, runs bindery.fcgi with small bounds:

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Seeing the sweeper (issue 15): `bindery sweep` records its run (a dry run
+# Seeing the sweeper: `bindery sweep` records its run (a dry run
 # records nothing); `bindery status` prints the figures as text and JSON
 # and exits 0; with the last ok run planted older than [sweep] late_after
 # ("cron stopped"), status says late and exits 1, and /healthz says

@@ -1,6 +1,5 @@
 #!/usr/bin/env bash
-# Storage refusing a request bindery built is not the client's fault (issue
-# 11, item 9).
+# Storage refusing a request bindery built is not the client's fault.
 #
 # A lighttpd of its own runs bindery.fcgi with a bindery.conf whose [storage]
 # endpoint is tests/tools/faultproxy in front of the stack's Azurite.  The

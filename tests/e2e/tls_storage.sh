@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Storage in production's shape (issue 17): bindery against Azurite over
+# Storage in production's shape: bindery against Azurite over
 # HTTPS at an account-host URL (https://devstoreaccount1.blob.localhost:PORT,
 # which libcurl resolves to the loopback itself), its certificate verified
 # against the CA ./dev test made for the run, named by [storage] ca_file.

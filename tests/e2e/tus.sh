@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# tus 1.0.0 at /uploads (issue 12 §2), with curl, through lighttpd AND Apache.
+# tus 1.0.0 at /uploads, with curl, through lighttpd AND Apache.
 #
 # The protocol as a client sees it: discovery (OPTIONS), the version check,
 # creation (with and without upload), PATCH in chunks, HEAD, the checksum

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# A 200 MiB document through an Apache that takes 16 MiB per request (issue
-# 12, section 2): shared hosts cap a request's size, and mod_fcgid reads
+# A 200 MiB document through an Apache that takes 16 MiB per request:
+# shared hosts cap a request's size, and mod_fcgid reads
 # every body whole before bindery sees a byte, so large uploads under Apache
 # go through tus, in chunks the host accepts.
 #

@@ -1,5 +1,5 @@
 // tus-js-client 4.3.1, the reference tus client, from Node against bindery's
-// /uploads (issue 12, section 3).  One case per run; tests/e2e/tus_client.sh
+// /uploads.  One case per run; tests/e2e/tus_client.sh
 // runs each case through lighttpd and through Apache, then checks the
 // document's bytes and runs `bindery audit`.
 //

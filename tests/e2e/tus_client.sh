@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Real tus clients against /uploads (issue 12, section 3), through lighttpd
+# Real tus clients against /uploads, through lighttpd
 # and through Apache mod_fcgid:
 #   - tus-js-client 4.3.1 from Node (tests/e2e/tus_client.mjs), three cases
 #     with a 40 MiB random file in 4 MiB chunks: a whole upload; an upload

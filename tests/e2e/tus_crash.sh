@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Crash matrix for resumable uploads (issue 12 §2): a responder killed
+# Crash matrix for resumable uploads: a responder killed
 # (_exit(137), as kill -9 leaves things) after each tus step, through lighttpd:
 #
 #   tus.after_create       the upload's rows are committed, nothing staged

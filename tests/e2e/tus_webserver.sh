@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The web servers pass tus to bindery (issue 12, section 2, conf/).
+# The web servers pass tus to bindery (conf/).
 #
 # Through the test stack's lighttpd (FastCGI) and Apache (mod_fcgid), and
 # private Apache mod_cgid and lighttpd mod_cgi servers rendered from

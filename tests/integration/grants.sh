@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Least privilege (sql/grants.sql, issue 15): the test stack runs as the
+# Least privilege (sql/grants.sql): the test stack runs as the
 # production accounts.  The runtime account (BINDERY_CONFIG's) holds rows
 # only: CREATE, ALTER, DROP, CREATE INDEX, temporary tables, LOCK TABLES and
 # TRUNCATE are refused; `bindery migrate` with its file fails saying which

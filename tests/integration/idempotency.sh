@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# idempotency.sh - Idempotency-Key keeps I4 for its whole TTL (issue 11,
-# item 8): bindery.fcgi runs as a CGI program against the test stack's
+# idempotency.sh - Idempotency-Key keeps I4 for its whole TTL:
+# bindery.fcgi runs as a CGI program against the test stack's
 # MariaDB and Azurite, is killed at failpoints, and the key's row is read
 # straight from MariaDB.
 #   - the answer is recorded in the transaction that makes the document

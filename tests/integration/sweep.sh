@@ -181,7 +181,7 @@ age "$b"
 sweep "$b"
 is "$(listed "$b")" 0 "... and the sweep deleted it from storage"
 
-# A lost commit (issue 16): on a Galera node a COMMIT has been answered
+# A lost commit: on a Galera node a COMMIT has been answered
 # "committed" for a write set that did not take effect.  A failpoint makes
 # one here (the COMMIT becomes a ROLLBACK answered as a success); each
 # transaction reads back what it wrote (DB_IN_TX_CHECKED) and runs again.

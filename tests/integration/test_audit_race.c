@@ -1,6 +1,6 @@
 /*
  * test_audit_race.c - `bindery audit` reports a finding only if it still
- * holds (issue 11, item 10).
+ * holds when it is reported.
  *
  * The audit lists the container first and walks the database after; the
  * protocol moves on in between.  The failpoint audit.after_listing holds the

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The blob client's integration tests (test_blob) again, against storage in
-# production's shape (issue 17): Azurite over HTTPS at an account-host URL,
+# production's shape: Azurite over HTTPS at an account-host URL,
 # https://devstoreaccount1.blob.localhost:PORT, its certificate verified
 # against the CA ./dev test made for the run ([storage] ca_file).  Then the
 # refusals: without that CA, and under a name the certificate does not

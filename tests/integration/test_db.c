@@ -2,15 +2,15 @@
  * Integration test for db.c against the test MariaDB: every connection sets
  * its own sql_mode (DB_SQL_MODE), so a server whose global sql_mode is
  * permissive still refuses a value that does not fit its column instead of
- * cutting it (issue 11, item 5: an over-long owner must never be stored
- * truncated).  The global mode is changed for the test and put back.
+ * cutting it (an over-long owner must never be stored truncated).  The
+ * global mode is changed for the test and put back.
  *
  * Then [database] tls over TCP: off, on (encrypted), verify (the stack's
  * MariaDB has a certificate from its own CA, BINDERY_TEST_DB_TLS_CA), and
  * verify against CAs that did not sign it, which must fail rather than fall
  * back to plain text.
  *
- * Then the waits db_settings bound (issue 12: a responder's are
+ * Then the waits db_settings bound (a responder's are
  * request_deadline): a server that accepts the connection and never says a
  * word costs connect_timeout, and 0 keeps the CLI's default.
  */

@@ -1,6 +1,6 @@
 /*
  * test_docs_by_name.c - docs_find_ready_by_name against the real MariaDB
- * (issue 12, section 2: GET /documents?name=).  Names compare exactly under
+ * (GET /documents?name=).  Names compare exactly under
  * the column's utf8mb4_nopad_bin, whatever the connection's collation: case,
  * a trailing or leading space and a composed versus decomposed accent each
  * make another name.  A pending document is not found until it is ready.

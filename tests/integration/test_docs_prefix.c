@@ -1,6 +1,6 @@
 /*
  * test_docs_prefix.c - docs_list_ready with a name prefix against the real
- * MariaDB (issue 13, the page's filter: GET /documents?prefix=).  The
+ * MariaDB (the page's filter: GET /documents?prefix=).  The
  * prefix is a LIKE pattern's start, so its own '%', '_' and '\' must be
  * escaped: "50%" lists "50%off" and not "50xoff", "a_" lists "a_b" and not
  * "axb".  Names compare as stored (case counts), pending documents are not

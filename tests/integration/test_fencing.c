@@ -1,6 +1,6 @@
 /*
  * test_fencing.c - every fenced transition of a registry row (doc/design.md,
- * "The claim and the fence"; issue 11, item 6) against the real MariaDB.  A row is created
+ * "The claim and the fence") against the real MariaDB.  A row is created
  * by one attempt (holder H0), taken over by a resume (H1) or claimed by a
  * sweeper, and then the stale holder tries each transition it has: it must
  * get zero rows (DB_CONFLICT) and change nothing, while the live holder's

@@ -1,6 +1,6 @@
 /*
  * Integration test for registry/status_db.c and the sweep run history of
- * registry/sweep_db.c (issue 15) against the test MariaDB.  The figures
+ * registry/sweep_db.c against the test MariaDB.  The figures
  * are counts over whole tables, so the test works in a database of its
  * own (bindery_test_status, migrated here from sql/), where every row is
  * one it planted and every figure has one right value.

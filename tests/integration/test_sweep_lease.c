@@ -1,6 +1,6 @@
 /*
  * test_sweep_lease.c - a sweeper never processes a claimed item after its
- * lease ran out (issue 11, item 10).
+ * lease ran out.
  *
  * A batch is claimed with one lease; if working through it takes longer,
  * the items at its tail are past their lease while still waiting, and

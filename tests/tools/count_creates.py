@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """count_creates.py - how many files a command's run sees created in a
-directory, for tests/e2e/download_stream.sh (issue 14, P5).
+directory, for tests/e2e/download_stream.sh.
 
     count_creates.py DIR COMMAND [ARG...]
 

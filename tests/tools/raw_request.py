@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Send a request exactly as written and keep the answer (issue 15, runbooks).
+"""Send a request exactly as written and keep the answer.
 
 usage: raw_request.py HOST PORT REQUEST-FILE OUT-PREFIX
 

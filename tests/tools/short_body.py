@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""A client whose body ends before its Content-Length (issue 11, item 0).
+"""A client whose body ends before its Content-Length.
 
 usage: short_body.py [--method METHOD] URL DECLARED-LENGTH BODY-FILE OUT-PREFIX [HEADER...]
 

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """slow_client.py - one HTTP/1.1 request whose body arrives slowly, for
-tests/e2e/slow_clients.sh (issue 11, item 4).
+tests/e2e/slow_clients.sh (slow clients must not pin workers).
 
 It sends the request line and headers (with the Content-Length it is told
 to declare), --first body bytes at once, then --chunk bytes every --every

@@ -8,6 +8,11 @@
 # a call, a prototype or a function pointer does.  Only *.c and *.h files are
 # read, so this script never matches itself.  Prints TAP (tests/lib/tap.sh),
 # one line per name.
+#
+# One more line: no file under app/, lib/, tests/ or mk/ cites an issue by
+# its number, which nobody outside the project can look up; a comment or
+# message says the rule or the risk instead.  The failure lists each
+# FILE:LINE: and the line.
 [ -n "${BASH_VERSION:-}" ] || exec bash "$0" "$@"
 
 banned="strcpy strcat sprintf vsprintf atoi atol strtok gets"
@@ -40,4 +45,21 @@ for name in $banned; do
 	where=$(printf '%s\n' "$hits" | awk -v n="$name" '$1 == n { printf " %s", $2 }')
 	is "${where# }" "" "no $name()"
 done
+
+# The pattern is put together so that this file never matches it.  Build
+# output in an in-tree build (logs, dependency files) is not ours to read.
+cite_word=iss
+cite="${cite_word}ues? #?[0-9]+"
+cite_dirs=$(for d in app lib tests mk; do [ -d "$d" ] && printf '%s ' "$d"; done)
+cited=$(grep -rnIiE --exclude='*.log' --exclude='*.trs' --exclude-dir=.deps \
+	-e "$cite" -- $cite_dirs)
+[ $? -le 1 ] || bail_out "grep failed in $cite_dirs"
+cited=$(printf '%s' "$cited" | LC_ALL=C sort)
+if [ -z "$cited" ]; then
+	pass "no issue numbers cited in ${cite_dirs% }"
+else
+	fail "no issue numbers cited in ${cite_dirs% }"
+	diag "  say the rule or the risk instead of citing an issue:"
+	while IFS= read -r line; do diag "  $line"; done <<<"$cited"
+fi
 done_testing

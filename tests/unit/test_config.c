@@ -91,7 +91,7 @@ static const struct bad_case bad_cases[] = {
 };
 
 /*
- * Secrets on lines that went wrong (issue 11, item 5): each message must name
+ * Secrets on lines that went wrong: each message must name
  * the file, the line and the key, and hold no byte of the secret.  inih takes
  * the text before a line's first '=' or ':' as a key's name, so an unindented
  * piece of a key or SAS became a "key" named after the secret, and the
@@ -140,7 +140,7 @@ static const struct secret_case secret_cases[] = {
 #define DB_HOST_REST "user = u\nname = n\n[storage]\nconnection_string = UseDevelopmentStorage=true\n" \
 	"container = c\n"
 
-/* [database] host as a list (a Galera cluster's nodes, issue 16). */
+/* [database] host as a list (a Galera cluster's nodes). */
 static void
 test_db_hosts(struct bindery_config **cfg, char *err, size_t errlen)
 {

@@ -1,5 +1,5 @@
 /* Unit tests for log_field(): a client's bytes fit for one field of a log
- * line, whatever they are (issue 15: no forged lines). */
+ * line, whatever they are: no client can forge a line. */
 #include <string.h>
 
 #include "base/log.h"
