@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # A database that stops answering costs a request request_deadline, not a
-# worker (doc/design.md: "request_deadline bounds each wait
-# on storage or the database").  The test stack's MariaDB is shared with
+# worker (doc/design.md "Smaller decisions": request_deadline bounds each
+# wait on storage or the database).  The test stack's MariaDB is shared with
 # every other test, so it is never stopped here: tests/tools/faultproxy, in
 # raw mode (-r: MariaDB's protocol is not HTTP), stands in front of its TCP
 # port, and a lighttpd of this test's own runs bindery.fcgi (FastCGI) with
