@@ -15,7 +15,7 @@ app/page_js.h: $(top_srcdir)/app/page.js $(top_srcdir)/mk/embed.sh
 EXTRA_DIST += app/page.js mk/embed.sh
 # The admin CLI is a system administrator's program: sbindir.
 sbin_PROGRAMS += app/bindery
-app_bindery_SOURCES = app/bindery_cli.c app/cli.h \
+app_bindery_SOURCES = app/bindery_cli.c app/cli.c app/cli.h \
 	app/cmd_sweep.c app/cmd_audit.c app/cmd_lifecycle_policy.c \
 	app/cmd_check_account.c app/cmd_migrate.c app/cmd_cors.c \
 	app/cmd_status.c app/status_render.c app/status_render.h
