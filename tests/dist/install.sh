@@ -39,7 +39,8 @@ ok $inst_rc "make install DESTDIR=…"
 	echo "$INST_CGIBINDIR/bindery.fcgi"
 	for f in "$INST_SRC"/sql/*.sql; do echo "$INST_PKGDATADIR/sql/${f##*/}"; done
 	for f in "$INST_SRC"/conf/*; do echo "$INST_DOCDIR/examples/${f##*/}"; done
-	for f in README.md NEWS LICENSE openapi.yaml design.md; do echo "$INST_DOCDIR/$f"; done
+	for f in README.md NEWS LICENSE openapi.yaml design.md api.md deploying.md \
+		operating.md scaling.md performance.md; do echo "$INST_DOCDIR/$f"; done
 	echo "$INST_MANDIR/man8/bindery.8"
 	echo "$INST_MANDIR/man8/bindery.fcgi.8"
 	echo "$INST_MANDIR/man5/bindery.conf.5"
