@@ -28,7 +28,8 @@
 #define PAGE_DOCS 100		/* rows a page shows unless ?limit= says otherwise */
 #define PAGE_HEADERS_MAX 1024
 /* The page script's tus chunk: small enough for a web server's request cap
- * (README, Deploying: keep chunks well under FcgidMaxRequestLen). */
+ * (doc/deploying.md "tus through the web server": keep chunks well under
+ * FcgidMaxRequestLen). */
 #define PAGE_TUS_CHUNK (8u * 1024 * 1024)
 
 static const char page_style[] =
@@ -49,7 +50,7 @@ static const char page_style[] =
 	"</style>\n";
 
 /* The upload form is the no-JavaScript path too: a plain multipart POST,
- * whose name field must come before the file (README: the API refuses a
+ * whose name field must come before the file (doc/api.md "Uploads and names": the API refuses a
  * name after it), so the fields keep this order.  It follows the form's
  * opening up to its action's mount prefix (page_head). */
 static const char page_forms[] =

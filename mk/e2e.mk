@@ -73,7 +73,7 @@ SLOW_TESTS += tests/e2e/direct.sh
 EXTRA_DIST += tests/e2e/direct.sh tests/bench/bench_direct.sh tests/lib/direct.sh
 # ... and what a hostile client does with its SAS: grants outliving rows,
 # keys of another route, finalize's crashes and races, blobs that are not
-# one Put Blob, client metadata (README.md, "Direct uploads").
+# one Put Blob, client metadata (doc/api.md, "Direct uploads").
 E2E_TESTS += tests/e2e/direct_hardening.sh
 EXTRA_DIST += tests/e2e/direct_hardening.sh
 

@@ -1,5 +1,5 @@
 -- 013: what a direct upload's SAS may still do, and which route a key
--- started (README.md, "Direct uploads").
+-- started (doc/api.md, "Direct uploads").
 --
 -- A create-only SAS (sp=c) can create its blob again once the blob is
 -- gone: if the outbox deleted a finalized direct blob while a SAS granted

@@ -1,4 +1,4 @@
--- 014: who holds a tus upload, as the database itself can tell (README.md,
+-- 014: who holds a tus upload, as the database itself can tell (doc/api.md,
 -- "Resumable uploads").  A PATCH takes an upload by setting blobs.holder; a
 -- PATCH whose process died used to keep it until its heartbeat had been
 -- silent for heartbeat + request_deadline (5.5 minutes by default), and

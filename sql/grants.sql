@@ -2,7 +2,7 @@
 --
 -- A template, not a migration (`bindery migrate` applies NNN_name.sql only).
 -- Replace the placeholders and run it as a MariaDB administrator, once per
--- host part the accounts connect from (README, "Database users"):
+-- host part the accounts connect from (doc/deploying.md, "Database users and grants"):
 --
 --   @DB_NAME@            the database, as in [database] name (created here).
 --                        In a GRANT, `_` and `%` in a database name are

@@ -294,7 +294,7 @@ connect_one(struct db *db, size_t i)
 	/* A Galera node applies other nodes' commits after they return there:
 	 * a read must first wait for what the cluster has committed, or a
 	 * document created through another web host can be 404 here
-	 * (doc/design.md "Past one machine"; its cost is in README "Scaling out"). */
+	 * (doc/design.md "Past one machine"; its cost is in doc/scaling.md). */
 	if (wsrep == WSREP_READY && mysql_query(db->conn, "SET SESSION wsrep_sync_wait = 1")) {
 		enum db_err e = classify(db, mysql_errno(db->conn), mysql_error(db->conn));
 		disconnect(db);

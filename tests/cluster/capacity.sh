@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The capacity model's figures (README "Scaling out"), counted on the
+# The capacity model's figures (doc/scaling.md, "Capacity model"), counted on the
 # cluster rather than read from the code:
 #   - per create, download, replace, delete and outbox sweep item: database
 #     round trips (node 1's general query log: Query, Prepare, Execute and

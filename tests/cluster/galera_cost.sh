@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# What Galera costs here (README "Scaling out"): 200 single-row
+# What Galera costs here (doc/performance.md, "On a Galera cluster"): 200 single-row
 # INSERT + COMMIT transactions on node 1 replicated (wsrep on) and with the
 # session's replication off (SET SESSION wsrep_on = OFF: the same server,
 # disk and settings, so the difference is certification and replication);

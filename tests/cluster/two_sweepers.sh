@@ -13,7 +13,7 @@
 # `bindery audit` finds the prefix clean.  Then both with `--lock` on one
 # name: one sweeps everything, the other exits 75.  Before that a single
 # sweeper's round gives the items/s to compare with (diagnostics: the
-# README's "Scaling out" figures).  CLUSTER_SWEEP_ITEMS (default 2000)
+# doc/scaling.md's figures).  CLUSTER_SWEEP_ITEMS (default 2000)
 # sets the round's size.
 [ -n "${BASH_VERSION:-}" ] || exec bash "$0" "$@"
 # shellcheck source=tests/cluster/env.sh

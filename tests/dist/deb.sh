@@ -220,7 +220,7 @@ while ! stack_port_free "$DEB_PORT"; do DEB_PORT=$((DEB_PORT + 1)); done
 cp -p /etc/apache2/ports.conf "$DEB_TMP/ports.conf.saved" && DEB_PORTS_SAVED=1
 printf 'Listen 127.0.0.1:%s\n' "$DEB_PORT" >/etc/apache2/ports.conf
 [ -L /etc/apache2/mods-enabled/fcgid.load ] || { a2enmod -q fcgid >/dev/null && DEB_FCGID_ENABLED=1; }
-# The README's "a2enmod headers" for the JSON error pages.
+# doc/deploying.md's "a2enmod headers" for the JSON error pages.
 [ -L /etc/apache2/mods-enabled/headers.load ] || { a2enmod -q headers >/dev/null && DEB_HEADERS_ENABLED=1; }
 a2enconf -q bindery >/dev/null && DEB_CONF_ENABLED=1
 ok '[ -n "$DEB_CONF_ENABLED" ]' "a2enconf bindery"

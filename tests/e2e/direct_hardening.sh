@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Direct uploads against a hostile client (README.md, "Direct uploads"),
+# Direct uploads against a hostile client (doc/api.md, "Direct uploads"),
 # through lighttpd AND Apache, with MariaDB and Azurite looked at directly.
 # Each case is one an outside review reproduced; each check fails without
 # the fix that answers it.

@@ -14,7 +14,7 @@
 #     it: the row is still pending under the same holder, and the upload
 #     still answers 201.
 # Under Apache mod_fcgid reads the whole body before bindery sees a byte, so
-# there is no heartbeat to test there (README, "Slow and long uploads").
+# there is no heartbeat to test there (doc/deploying.md, "Apache with mod_fcgid").
 [ -n "${BASH_VERSION:-}" ] || exec bash "$0" "$@"
 here=$(cd "$(dirname "$0")" && pwd)
 . "$here/../lib/tap.sh"

@@ -90,7 +90,7 @@ for s in "lighttpd=$BINDERY_TEST_LIGHTTPD_URL" "apache=$BINDERY_TEST_APACHE_URL"
 	req GET "$url/documents?prefix=a%2Fb"
 	is "$HTTP_CODE $(jfield "$HTTP_BODY" error)" "400 bad_prefix" "$srv: a prefix with '/' is 400 bad_prefix"
 	req GET "$url/documents?prefix=a%01"
-	if [ "$srv" = lighttpd ]; then	# lighttpd refuses it itself (README, names)
+	if [ "$srv" = lighttpd ]; then	# lighttpd refuses it itself (doc/api.md, names)
 		is "$HTTP_CODE" 400 "$srv: a control character: 400 (lighttpd's own)"
 	else
 		is "$HTTP_CODE $(jfield "$HTTP_BODY" error)" "400 bad_prefix" "$srv: a control character: 400 bad_prefix"

@@ -4,8 +4,8 @@
 # refuses once tampered with.  The SAS carries the same Content-Disposition
 # as a proxied download (rscd) and the type a proxied download has (rsct:
 # application/octet-stream for this text/html document, an active type),
-# and the storage service answers with them (README.md, "Uploaded files
-# cannot act as the site").
+# and the storage service answers with them (doc/design.md,
+# "Serving user content").
 # Runs the responder in CGI mode with a copy of the test configuration
 # switched to redirect.
 [ -n "${BASH_VERSION:-}" ] || exec bash "$0" "$@"

@@ -179,7 +179,7 @@ for s in "${servers[@]}"; do
 	if [ "$srv" = lighttpd ]; then
 		req POST "$url/uploads" -H "Authorization: Bearer $token" -H 'Tus-Resumable: 1.0.0' \
 			-H 'Upload-Length: 9' -H "Upload-Metadata: filename $(b64 "$name.411")"
-		is "$HTTP_CODE" 411 "$srv: a create without Content-Length is lighttpd's own 411 (README)"
+		is "$HTTP_CODE" 411 "$srv: a create without Content-Length is lighttpd's own 411 (doc/deploying.md)"
 	fi
 done
 

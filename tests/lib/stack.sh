@@ -303,7 +303,7 @@ stack_mariadb_start() {
 stack_mariadb_stop() { stack_stop mariadb 60; }
 
 # stack_mariadb_setup: database `bindery` and its two accounts, made by
-# sql/grants.sql (the runbook the README gives admins) for the socket and TCP:
+# sql/grants.sql (the runbook doc/deploying.md gives admins) for the socket and TCP:
 # `bindery` (DB_PASSWORD) reads and writes rows only, as the responder, sweep
 # and audit do in production; `bindery_migrate` (DB_MIGRATE_PASSWORD) also
 # holds the DDL `bindery migrate` needs.  The migration account may also
