@@ -875,7 +875,7 @@ sweeper_health(struct app *app)
 
 	if (status_db_last_ok(app->svc->db, &last_ok) != DB_OK)
 		return "late";
-	return status_sweeper_late(&last_ok, app->cfg->sweep_late_after) ? "late" : "ok";
+	return status_db_sweeper_late(&last_ok, app->cfg->sweep_late_after) ? "late" : "ok";
 }
 
 void

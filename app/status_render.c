@@ -21,7 +21,7 @@ status_view_fill(struct db *db, const struct bindery_config *cfg, const char *sq
 		log_warn("status: the shipped migrations: %s", err);
 		v->schema_latest = 0;
 	}
-	v->late = status_sweeper_late(&v->fig.last_ok, v->late_after);
+	v->late = status_db_sweeper_late(&v->fig.last_ok, v->late_after);
 	v->schema_behind = !v->fig.migrated ||
 	    (v->schema_latest > 0 && v->fig.schema_applied < v->schema_latest);
 	v->schema_ahead = v->schema_latest > 0 && v->fig.schema_applied > v->schema_latest;

@@ -2,6 +2,9 @@
 # idempotency rows, the sweeper's claims, migrations.  It knows no storage.
 lib_libbindery_a_SOURCES += lib/registry/db.c lib/registry/db.h \
 	lib/registry/migrate.c lib/registry/migrate.h \
+	lib/registry/doc_row.h \
+	lib/registry/blobs_db.c lib/registry/blobs_db.h \
+	lib/registry/idem_db.c lib/registry/idem_db.h \
 	lib/registry/docs_db.c lib/registry/docs_db.h \
 	lib/registry/sweep_db.c lib/registry/sweep_db.h \
 	lib/registry/audit_db.c lib/registry/audit_db.h \
