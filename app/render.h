@@ -10,7 +10,7 @@
 
 #include <jansson.h>
 
-#include "registry/docs_db.h"
+#include "registry/doc_row.h"
 
 /* The quoted strong ETag "ID-VERSION"; it changes on every replace. */
 void render_doc_etag(const struct doc *d, char *out, size_t outlen);

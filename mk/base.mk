@@ -15,3 +15,7 @@ UNIT_TESTS += tests/unit/test_buf tests/unit/test_state tests/unit/test_base64 \
 	tests/unit/test_http_date tests/unit/test_sha256_state tests/unit/test_log tests/unit/banned.sh \
 	tests/unit/layers.sh
 EXTRA_DIST += tests/unit/banned.sh tests/unit/layers.sh
+# cycles.sh reads every module's includes and, with nm, the built objects of
+# lib/ and app/: no two modules depend on each other in a loop.
+UNIT_TESTS += tests/unit/cycles.sh
+EXTRA_DIST += tests/unit/cycles.sh

@@ -2,6 +2,9 @@
 # idempotency rows, the sweeper's claims, migrations.  It knows no storage.
 lib_libbindery_a_SOURCES += lib/registry/db.c lib/registry/db.h \
 	lib/registry/migrate.c lib/registry/migrate.h \
+	lib/registry/doc_row.h \
+	lib/registry/blobs_db.c lib/registry/blobs_db.h \
+	lib/registry/idem_db.c lib/registry/idem_db.h \
 	lib/registry/docs_db.c lib/registry/docs_db.h \
 	lib/registry/sweep_db.c lib/registry/sweep_db.h \
 	lib/registry/audit_db.c lib/registry/audit_db.h \
@@ -16,7 +19,7 @@ dist_sql_DATA += sql/001_schema.sql sql/002_idempotency_blob_index.sql \
 	sql/012_sweep_runs.sql sql/013_direct_grants.sql \
 	sql/014_holder_session.sql
 # Not a migration (migrate applies NNN_name.sql only): the database accounts'
-# runbook template, installed beside them for the admin (README).
+# runbook template, installed beside them for the admin (doc/deploying.md).
 dist_sql_DATA += sql/grants.sql
 
 UNIT_TESTS += tests/unit/sql_literal.sh

@@ -8,7 +8,7 @@
 #include <gnutls/crypto.h>
 
 #include "protocol/audit.h"
-#include "registry/docs_db.h"
+#include "registry/blobs_db.h"
 #include "base/failpoint.h"
 #include "base/log.h"
 #include "protocol/protocol.h"

@@ -12,6 +12,8 @@
 #include "protocol/direct.h"
 #include "protocol/protocol_internal.h"
 #include "registry/direct_db.h"
+#include "registry/docs_db.h"
+#include "registry/idem_db.h"
 #include "storage/sign.h"
 
 /* ---- create ---------------------------------------------------------------- */

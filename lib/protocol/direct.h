@@ -19,10 +19,10 @@
 #include "base/buf.h"
 #include "base/compat.h"
 #include "protocol/protocol.h"
-#include "registry/docs_db.h"
+#include "registry/blobs_db.h"
 
 /* Clock skew allowed between bindery and storage on the SAS's expiry. */
-#define DIRECT_SAS_SKEW_S DOCS_SAS_SKEW_S
+#define DIRECT_SAS_SKEW_S BLOBS_SAS_SKEW_S
 
 struct direct_request {
 	struct span name;		/* checked by the caller */

@@ -11,6 +11,9 @@
 #include "protocol/protocol.h"
 #include "protocol/protocol_internal.h"
 #include "base/rand.h"
+#include "registry/blobs_db.h"
+#include "registry/docs_db.h"
+#include "registry/idem_db.h"
 #include "registry/sweep_db.h"
 
 int
@@ -630,8 +633,8 @@ restart(struct services *s, struct create_req *c, struct proto_answer *out)
 	    proto_held_intent_init(&hi, 0, blob_name) != 0)
 		return PROTO_FAILED;
 	l = lease_of(s, &hi);
-	e = idem_restart(s->db, c->owner, c->idem_key, c->name, c->body->content_type, blob_name,
-			 &l, &hi.doc_id);
+	e = docs_restart_intent(s->db, c->owner, c->idem_key, c->name, c->body->content_type,
+				blob_name, &l, &hi.doc_id);
 	if (e == DB_DUPLICATE)
 		return PROTO_UNAVAILABLE;	/* the old pending row still holds the name */
 	if (e != DB_OK)

@@ -16,7 +16,7 @@
 #include "storage/blob.h"
 #include "base/compat.h"
 #include "base/state.h"
-#include "registry/docs_db.h"
+#include "registry/doc_row.h"
 #include "protocol/services.h"
 
 enum proto_result {

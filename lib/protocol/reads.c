@@ -2,6 +2,7 @@
 #include "base/log.h"
 #include "protocol/protocol_internal.h"
 #include "protocol/reads.h"
+#include "registry/docs_db.h"
 
 /* A row a reader may see: ready.  The registry answers any status.  A
  * read changes nothing, so any failure of the database is one to retry. */

@@ -27,7 +27,7 @@ status_view_fill(struct services *s, const char *sql_dir, struct status_view *v)
 		log_warn("status: the shipped migrations: %s", err);
 		v->schema_latest = 0;
 	}
-	v->late = status_sweeper_late(&v->fig.last_ok, v->late_after);
+	v->late = status_db_sweeper_late(&v->fig.last_ok, v->late_after);
 	v->schema_behind = !v->fig.migrated ||
 	    (v->schema_latest > 0 && v->fig.schema_applied < v->schema_latest);
 	v->schema_ahead = v->schema_latest > 0 && v->fig.schema_applied > v->schema_latest;
@@ -52,7 +52,7 @@ sweeper_late(struct services *s)
 
 	if (status_db_last_ok(s->db, &last_ok) != DB_OK)
 		return 1;
-	return status_sweeper_late(&last_ok, s->cfg->sweep_late_after);
+	return status_db_sweeper_late(&last_ok, s->cfg->sweep_late_after);
 }
 
 void

@@ -14,6 +14,7 @@
 #include "base/sha256_state.h"
 #include "protocol/protocol_internal.h"
 #include "protocol/tus.h"
+#include "registry/docs_db.h"
 #include "storage/sign.h"
 
 #define MAX_BLOCKS 50000u	/* a block list's limit */
@@ -188,7 +189,7 @@ tus_create(struct services *s, const struct tus_new *req, struct tus_state *out)
 	if (rand_hex(id, sizeof id, 16) != 0 || proto_new_blob_name(s->cfg, blob_name, sizeof blob_name) != 0 ||
 	    sha256_state_save(&ctx, hash, sizeof hash) != 0)
 		return PROTO_FAILED;
-	e = uploads_create(s->db, &u, &doc_id);
+	e = docs_upload_intent(s->db, &u, &doc_id);
 	if (e == DB_DUPLICATE)
 		return PROTO_NAME_TAKEN;	/* tus_find_pending says whose */
 	if (e != DB_OK)

@@ -12,7 +12,7 @@
 #include "base/compat.h"
 #include "base/state.h"
 #include "registry/db.h"
-#include "registry/docs_db.h"
+#include "registry/doc_row.h"
 
 struct audit_row {
 	char name[DOC_BLOB_NAME_MAX];	/* the registry's blob name (or the document's) */

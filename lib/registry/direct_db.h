@@ -13,13 +13,15 @@
 
 #include "base/compat.h"
 #include "base/state.h"
-#include "registry/docs_db.h"
+#include "registry/blobs_db.h"
+#include "registry/db.h"
+#include "registry/doc_row.h"
 
 /*
  * One create-only SAS for a blob name, recorded before it is handed out
  * (sql/013): signed at `signed_at` (Unix seconds), valid until `expires`.
  * No direct blob is retired before its latest grant has expired (+ the
- * skew, DOCS_SAS_SKEW_S), and a replay answers with the URL signed at
+ * skew, BLOBS_SAS_SKEW_S), and a replay answers with the URL signed at
  * exactly the recorded time.
  */
 struct direct_sas_grant {

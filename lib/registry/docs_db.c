@@ -5,13 +5,14 @@
 
 #include "base/failpoint.h"
 #include "base/log.h"
+#include "registry/blobs_db.h"
 #include "registry/docs_db.h"
+#include "registry/idem_db.h"
 #include "registry/uploads_db.h"
 
-#define TIME_FMT "'%Y-%m-%dT%H:%i:%s.%fZ'"
 #define DOC_COLUMNS "id, name, status, blob_name, COALESCE(size, 0), content_type," \
-	" COALESCE(sha256, ''), owner, version, DATE_FORMAT(created_at, " TIME_FMT ")," \
-	" DATE_FORMAT(updated_at, " TIME_FMT "), COALESCE(blob_etag, ''), COALESCE(ready_seq, 0)"
+	" COALESCE(sha256, ''), owner, version, DATE_FORMAT(created_at, " DOC_TIME_SQL ")," \
+	" DATE_FORMAT(updated_at, " DOC_TIME_SQL "), COALESCE(blob_etag, ''), COALESCE(ready_seq, 0)"
 
 static const char sql_insert_doc[] =
 	"INSERT INTO documents (name, status, blob_name, content_type, owner)"
@@ -158,34 +159,6 @@ docs_mark_ready(struct db *db, uint64_t doc_id, const char *blob_name, const cha
 			 mark_ready_check(db, doc_id, blob_name));
 }
 
-static const char sql_renew_held[] =
-	"UPDATE blobs SET touched_at = NOW(6), expires_at = NOW(6) + INTERVAL ? SECOND"
-	" WHERE name = ? AND state = 'pending' AND holder = ?";
-
-enum db_err
-blobs_renew_held(struct db *db, const char *blob_name, const struct lease *l)
-{
-	struct db_param p[] = { DBP_U64(l->seconds), DBP_STR(blob_name), DBP_STR(l->holder) };
-
-	return db_exec_one(db, sql_renew_held, p, ARRAY_LEN(p));
-}
-
-/* Compensation's claim looks like a sweeper's (sweeping, claimed_by, a
- * lease), so a responder that dies half-way leaves a claim the sweeper
- * takes over once the lease ends. */
-static const char sql_claim_held[] =
-	"UPDATE blobs SET state = 'sweeping', claimed_by = holder,"
-	" lease_until = NOW(6) + INTERVAL ? SECOND"
-	" WHERE name = ? AND state = 'pending' AND holder = ?";
-
-enum db_err
-blobs_claim_held(struct db *db, const char *blob_name, const char *holder, unsigned lease)
-{
-	struct db_param p[] = { DBP_U64(lease), DBP_STR(blob_name), DBP_STR(holder) };
-
-	return db_exec_one(db, sql_claim_held, p, ARRAY_LEN(p));
-}
-
 static const char sql_drop_claimed_intent[] =
 	"DELETE FROM blobs WHERE name = ? AND state = 'sweeping' AND claimed_by = ?";
 static const char sql_drop_pending_doc[] =
@@ -220,11 +193,9 @@ docs_abandon_intent(struct db *db, uint64_t doc_id, const char *blob_name, const
 	DB_IN_TX(db, abandon_tx(db, doc_id, blob_name, holder));
 }
 
-/* The text of a row's enum columns, read before they become enums. */
+/* The text of a row's enum column, read before it becomes an enum. */
 struct row_text {
 	char status[16];
-	char purpose[16];
-	char state[16];
 };
 
 static void
@@ -356,29 +327,6 @@ docs_find_ready_by_name(struct db *db, struct span name, struct doc *out)
 			  out, &t);
 }
 
-static const char sql_get_blob[] =
-	"SELECT name, document_id, purpose, state, COALESCE(size, 0), COALESCE(sha256, ''),"
-	" TIMESTAMPDIFF(SECOND, touched_at, NOW(6)), COALESCE(holder, '') FROM blobs WHERE name = ?";
-
-enum db_err
-blobs_get(struct db *db, const char *name, struct blob_row *out)
-{
-	struct row_text t;
-	struct db_col c[] = { DBC_STR(out->name), DBC_U64(&out->document_id), DBC_STR(t.purpose),
-			      DBC_STR(t.state), DBC_U64(&out->size), DBC_STR(out->sha256),
-			      DBC_I64(&out->touched_age), DBC_STR(out->holder) };
-	struct db_param p[] = { DBP_STR(name) };
-	enum db_err e;
-
-	memset(out, 0, sizeof *out);
-	e = db_query(db, sql_get_blob, p, 1, c, ARRAY_LEN(c), NULL, NULL);
-	if (e == DB_OK) {
-		out->purpose = intent_purpose_from_name(t.purpose);
-		out->state = registry_state_from_name(t.state);
-	}
-	return e;
-}
-
 enum db_err
 docs_replace_intent(struct db *db, uint64_t doc_id, const char *blob_name, const struct lease *l)
 {
@@ -408,13 +356,9 @@ static const char sql_doc_point[] =
 	"UPDATE documents SET blob_name = ?, size = ?, sha256 = ?, blob_etag = ?, content_type = ?,"
 	" version = version + 1, updated_at = NOW(6)"
 	" WHERE id = ? AND version = ? AND status = 'ready'";
-/* Never before the latest create SAS granted for the name has expired
- * (sql/013): until then it could create the blob again once it is gone. */
-#define RETIRE_NOT_BEFORE_SAS \
-	"COALESCE(FROM_UNIXTIME(sas_expires + " DOCS_SAS_SKEW_SQL "), '1970-01-01')"
 static const char sql_blob_retire[] =
 	"UPDATE blobs SET state = 'retired',"
-	" retire_after = GREATEST(NOW(6) + INTERVAL ? SECOND, " RETIRE_NOT_BEFORE_SAS ")"
+	" retire_after = GREATEST(NOW(6) + INTERVAL ? SECOND, " BLOBS_RETIRE_NOT_BEFORE_SAS_SQL ")"
 	" WHERE name = ? AND state = 'committed'";
 
 /* Commit on DB_OK, roll back otherwise; the result of the whole transaction. */
@@ -527,18 +471,6 @@ docs_replace_commit(struct db *db, uint64_t doc_id, const struct replace_blob *n
 	return e;
 }
 
-static const char sql_retire_pending_now[] =
-	"UPDATE blobs SET state = 'retired', retire_after = GREATEST(NOW(6), " RETIRE_NOT_BEFORE_SAS ")"
-	" WHERE name = ? AND state = 'pending' AND holder = ?";
-
-enum db_err
-blobs_retire_unreferenced(struct db *db, const char *blob_name, const char *holder)
-{
-	struct db_param p[] = { DBP_STR(blob_name), DBP_STR(holder) };
-
-	return db_exec_one(db, sql_retire_pending_now, p, ARRAY_LEN(p));
-}
-
 static const char sql_delete_doc[] =
 	"DELETE FROM documents WHERE id = ? AND version = ? AND status = 'ready'";
 
@@ -624,172 +556,13 @@ docs_delete(struct db *db, uint64_t doc_id, uint64_t expected_version, unsigned 
 	return e;
 }
 
-static const char sql_claim_retired[] =
-	"UPDATE blobs SET state = 'deleting', claimed_by = ?, lease_until = NOW(6) + INTERVAL ? SECOND"
-	" WHERE name = ? AND state = 'retired' AND retire_after <= NOW(6)";
-
-/* Two sweepers on two Galera nodes drain the same outbox names in the same
- * order: one's claim loses certification to the other's (a deadlock error
- * once the node's own autocommit retry is spent).  Run again, the
- * statement finds the row taken: DB_CONFLICT, the name is the other's
- * (tests/cluster/two_sweepers.sh). */
-enum db_err
-blobs_claim_retired(struct db *db, const char *blob_name, const char *claimer, unsigned lease)
-{
-	struct db_param p[] = { DBP_STR(claimer), DBP_U64(lease), DBP_STR(blob_name) };
-	unsigned tries = 0;
-	enum db_err e;
-
-	do
-		e = db_exec_one(db, sql_claim_retired, p, ARRAY_LEN(p));
-	while (db_txn_retry(db, e, ++tries));
-	return e;
-}
-
-static const char sql_referenced[] = "SELECT COUNT(*) FROM documents WHERE blob_name = ?";
-
-enum db_err
-blobs_is_referenced(struct db *db, const char *blob_name, int *referenced)
-{
-	uint64_t n = 0;
-	struct db_col c[] = { DBC_U64(&n) };
-	struct db_param p[] = { DBP_STR(blob_name) };
-	enum db_err e = db_query(db, sql_referenced, p, 1, c, 1, NULL, NULL);
-
-	*referenced = n > 0;
-	return e;
-}
-
-static const char sql_drop_claimed[] =
-	"DELETE FROM blobs WHERE name = ? AND state IN ('deleting', 'sweeping') AND claimed_by = ?";
-
-enum db_err
-blobs_drop_claimed(struct db *db, const char *blob_name, const char *claimer)
-{
-	struct db_param p[] = { DBP_STR(blob_name), DBP_STR(claimer) };
-
-	return db_exec_one(db, sql_drop_claimed, p, ARRAY_LEN(p));
-}
-
-static const char sql_release_retired[] =
-	"UPDATE blobs SET state = 'retired', claimed_by = NULL, lease_until = NULL"
-	" WHERE name = ? AND state = 'deleting' AND claimed_by = ?";
-
-enum db_err
-blobs_release_retired(struct db *db, const char *blob_name, const char *claimer)
-{
-	struct db_param p[] = { DBP_STR(blob_name), DBP_STR(claimer) };
-
-	return db_exec_one(db, sql_release_retired, p, ARRAY_LEN(p));
-}
-
-static const char sql_idem_get[] =
-	"SELECT COALESCE(document_id, 0), COALESCE(blob_name, ''), doc_name,"
-	" COALESCE(content_type, ''), COALESCE(status_code, 0), COALESCE(sha256, ''),"
-	" status_code IS NOT NULL AND created_at < NOW(6) - INTERVAL ? SECOND,"
-	" COALESCE(answer_size, 0), COALESCE(answer_content_type, ''),"
-	" COALESCE(DATE_FORMAT(answer_created_at, " TIME_FMT "), ''), COALESCE(answer_version, 0), route"
-	" FROM idempotency_keys WHERE owner = ? AND idem_key = ?";
-
-/* The recorded answer as the document it described. */
-static void
-idem_answer(struct idem_row *k, const char *owner)
-{
-	struct doc *d = &k->answer;
-
-	k->has_answer = k->status_code != 0 && d->version != 0;
-	if (!k->has_answer)
-		return;
-	d->id = k->document_id;
-	d->status = DOC_STATUS_READY;
-	memcpy(d->name, k->doc_name, sizeof d->name);
-	memcpy(d->blob_name, k->blob_name, sizeof d->blob_name);
-	memcpy(d->sha256, k->sha256, sizeof d->sha256);
-	if (copy_cstr(d->owner, sizeof d->owner, owner) != 0)
-		d->owner[0] = '\0';
-}
-
-enum db_err
-idem_get(struct db *db, const char *owner, const char *key, unsigned ttl, struct idem_row *out)
-{
-	uint64_t expired = 0;
-	char route[16] = "";
-	struct db_col c[] = { DBC_U64(&out->document_id), DBC_STR(out->blob_name),
-			      DBC_STR(out->doc_name), DBC_STR(out->content_type),
-			      DBC_U64(&out->status_code), DBC_STR(out->sha256), DBC_U64(&expired),
-			      DBC_U64(&out->answer.size), DBC_STR(out->answer.content_type),
-			      DBC_STR(out->answer.created_at), DBC_U64(&out->answer.version), DBC_STR(route) };
-	struct db_param p[] = { DBP_U64(ttl), DBP_STR(owner), DBP_STR(key) };
-	enum db_err e;
-
-	memset(out, 0, sizeof *out);
-	e = db_query(db, sql_idem_get, p, ARRAY_LEN(p), c, ARRAY_LEN(c), NULL, NULL);
-	if (e == DB_OK) {
-		out->route = upload_route_from_name(route);
-		out->expired = expired != 0;
-		idem_answer(out, owner);
-	}
-	return e;
-}
-
-/*
- * The answer is copied from the document row itself, inside the caller's
- * transaction when there is one: the fields cannot differ from what the
- * ready document says, and the key (found through idempotency_blob) is
- * locked after the document and the blob, the order every transaction
- * takes.  d.blob_name = k.blob_name: a key answers for the blob it
- * created, never for a later replace's.
- */
-static const char sql_idem_record_ready[] =
-	"UPDATE idempotency_keys k JOIN documents d ON d.id = k.document_id AND d.blob_name = k.blob_name"
-	" SET k.status_code = ?, k.sha256 = d.sha256, k.answer_size = d.size,"
-	" k.answer_content_type = d.content_type, k.answer_created_at = d.created_at,"
-	" k.answer_version = d.version"
-	" WHERE k.blob_name = ? AND k.status_code IS NULL AND d.status = 'ready'";
-
-enum db_err
-idem_record_ready(struct db *db, const char *blob_name)
-{
-	struct db_param p[] = { DBP_U64(IDEM_STATUS_CREATED), DBP_STR(blob_name) };
-
-	return db_exec(db, sql_idem_record_ready, p, ARRAY_LEN(p), NULL);
-}
-
-static const char sql_idem_drop_expired[] =
-	"DELETE FROM idempotency_keys WHERE owner = ? AND idem_key = ?"
-	" AND status_code IS NOT NULL AND created_at < NOW(6) - INTERVAL ? SECOND";
-
-enum db_err
-idem_drop_expired(struct db *db, const char *owner, const char *key, unsigned ttl)
-{
-	struct db_param p[] = { DBP_STR(owner), DBP_STR(key), DBP_U64(ttl) };
-
-	return db_exec(db, sql_idem_drop_expired, p, ARRAY_LEN(p), NULL);
-}
-
-/* The expiry condition is the compare-and-set: the winner writes a lease
- * of its own, so a second resumer (or the sweeper) finds the row live.
- * Only a server upload's row: a direct intent's blob is the client's, and
- * a resume would trust its metadata. */
-static const char sql_take_over_stale[] =
-	"UPDATE blobs SET holder = ?, touched_at = NOW(6), expires_at = NOW(6) + INTERVAL ? SECOND"
-	" WHERE name = ? AND state = 'pending' AND expires_at < NOW(6) AND route = 'server'";
-
-enum db_err
-blobs_take_over_stale(struct db *db, const char *blob_name, const struct lease *l)
-{
-	struct db_param p[] = { DBP_STR(l->holder), DBP_U64(l->seconds), DBP_STR(blob_name) };
-
-	return db_exec_one(db, sql_take_over_stale, p, ARRAY_LEN(p));
-}
-
 static const char sql_idem_repoint[] =
 	"UPDATE idempotency_keys SET document_id = ?, blob_name = ?"
 	" WHERE owner = ? AND idem_key = ? AND status_code IS NULL";
 
 static enum db_err
-idem_restart_tx(struct db *db, const char *owner, const char *key, struct span name,
-		const char *content_type, const char *blob_name, const struct lease *l, uint64_t *doc_id)
+restart_tx(struct db *db, const char *owner, const char *key, struct span name,
+	   const char *content_type, const char *blob_name, const struct lease *l, uint64_t *doc_id)
 {
 	enum db_err e = docs_create_intent_tx(db, name, owner, content_type, blob_name, l, NULL, doc_id);
 
@@ -803,8 +576,41 @@ idem_restart_tx(struct db *db, const char *owner, const char *key, struct span n
 }
 
 enum db_err
-idem_restart(struct db *db, const char *owner, const char *key, struct span name,
-	     const char *content_type, const char *blob_name, const struct lease *l, uint64_t *doc_id)
+docs_restart_intent(struct db *db, const char *owner, const char *key, struct span name,
+		    const char *content_type, const char *blob_name, const struct lease *l,
+		    uint64_t *doc_id)
 {
-	DB_IN_TX(db, idem_restart_tx(db, owner, key, name, content_type, blob_name, l, doc_id));
+	DB_IN_TX(db, restart_tx(db, owner, key, name, content_type, blob_name, l, doc_id));
+}
+
+static const char sql_insert_upload[] =
+	"INSERT INTO uploads (id, blob_name, document_id, owner, upload_length, content_type,"
+	" replace_version, hash_state) VALUES (?, ?, ?, ?, ?, ?, ?, ?)";
+
+static enum db_err
+upload_intent_tx(struct db *db, const struct upload_new *u, uint64_t *doc_id)
+{
+	struct lease l = { NULL, u->expiry };
+	enum db_err e;
+
+	if (u->replaces == 0)
+		e = docs_create_intent_tx(db, u->name, u->owner, u->content_type, u->blob_name, &l, NULL,
+					  doc_id);
+	else if ((e = docs_replace_intent(db, u->replaces, u->blob_name, &l)) == DB_OK)
+		*doc_id = u->replaces;
+	if (e != DB_OK)
+		return e;
+	{
+		struct db_param p[] = { DBP_STR(u->id), DBP_STR(u->blob_name), DBP_U64(*doc_id),
+					DBP_STR(u->owner), DBP_U64(u->length), DBP_STR(u->content_type),
+					u->replace_version ? DBP_U64(u->replace_version) : DBP_NULL,
+					DBP_STR(u->hash_state) };
+		return db_exec(db, sql_insert_upload, p, ARRAY_LEN(p), NULL);
+	}
+}
+
+enum db_err
+docs_upload_intent(struct db *db, const struct upload_new *u, uint64_t *doc_id)
+{
+	DB_IN_TX(db, upload_intent_tx(db, u, doc_id));
 }

@@ -106,7 +106,7 @@ status_db_last_ok(struct db *db, struct status_sweep_run *out)
 }
 
 int
-status_sweeper_late(const struct status_sweep_run *last_ok, unsigned late_after)
+status_db_sweeper_late(const struct status_sweep_run *last_ok, unsigned late_after)
 {
 	return !last_ok->present || last_ok->age > (int64_t)late_after;
 }

@@ -67,6 +67,6 @@ BINDERY_NODISCARD enum db_err status_db_last_ok(struct db *db, struct status_swe
  * The sweeper is late when no ok run finished within late_after seconds
  * (never having run counts as late).  Pure.
  */
-int status_sweeper_late(const struct status_sweep_run *last_ok, unsigned late_after);
+int status_db_sweeper_late(const struct status_sweep_run *last_ok, unsigned late_after);
 
 #endif

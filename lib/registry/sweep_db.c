@@ -4,6 +4,9 @@
 
 #include "base/failpoint.h"
 #include "base/log.h"
+#include "registry/blobs_db.h"
+#include "registry/docs_db.h"
+#include "registry/idem_db.h"
 #include "registry/sweep_db.h"
 #include "registry/uploads_db.h"
 
@@ -371,8 +374,7 @@ sweep_db_count_expired_keys(struct db *db, const char *prefix, unsigned ttl, uin
 
 static const char sql_retire_claimed[] =
 	"UPDATE blobs SET state = 'retired',"
-	" retire_after = GREATEST(NOW(6), COALESCE(FROM_UNIXTIME(sas_expires + " DOCS_SAS_SKEW_SQL "),"
-	" '1970-01-01')), claimed_by = NULL,"
+	" retire_after = GREATEST(NOW(6), " BLOBS_RETIRE_NOT_BEFORE_SAS_SQL "), claimed_by = NULL,"
 	" lease_until = NULL WHERE name = ? AND state = 'sweeping' AND claimed_by = ?";
 
 enum db_err

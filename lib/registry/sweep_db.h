@@ -5,7 +5,7 @@
  * pending -> sweeping (or an expired sweeping lease changes hands) under a
  * claimer id unique to one round of one run, and the claimer then reads back
  * exactly the rows it won.  Two sweepers on two hosts never win one row.
- * A claim also writes the claimer into the row's holder (docs_db.h,
+ * A claim also writes the claimer into the row's holder (blobs_db.h,
  * fencing): the responder that held the row is fenced out for good, even
  * after the claim is released back to pending.
  * Every function is one short statement or transaction; none touches storage.
@@ -17,7 +17,7 @@
 
 #include "base/compat.h"
 #include "registry/db.h"
-#include "registry/docs_db.h"
+#include "registry/doc_row.h"
 
 /* A claimed intent, with the document (if any) that points at its name. */
 struct sweep_item {

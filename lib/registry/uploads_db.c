@@ -6,38 +6,6 @@
 /* Each transaction here runs whole again on a certification failure
  * (DB_IN_TX): its conditions are read inside it. */
 
-static const char sql_insert_upload[] =
-	"INSERT INTO uploads (id, blob_name, document_id, owner, upload_length, content_type,"
-	" replace_version, hash_state) VALUES (?, ?, ?, ?, ?, ?, ?, ?)";
-
-static enum db_err
-create_tx(struct db *db, const struct upload_new *u, uint64_t *doc_id)
-{
-	struct lease l = { NULL, u->expiry };
-	enum db_err e;
-
-	if (u->replaces == 0)
-		e = docs_create_intent_tx(db, u->name, u->owner, u->content_type, u->blob_name, &l, NULL,
-					  doc_id);
-	else if ((e = docs_replace_intent(db, u->replaces, u->blob_name, &l)) == DB_OK)
-		*doc_id = u->replaces;
-	if (e != DB_OK)
-		return e;
-	{
-		struct db_param p[] = { DBP_STR(u->id), DBP_STR(u->blob_name), DBP_U64(*doc_id),
-					DBP_STR(u->owner), DBP_U64(u->length), DBP_STR(u->content_type),
-					u->replace_version ? DBP_U64(u->replace_version) : DBP_NULL,
-					DBP_STR(u->hash_state) };
-		return db_exec(db, sql_insert_upload, p, ARRAY_LEN(p), NULL);
-	}
-}
-
-enum db_err
-uploads_create(struct db *db, const struct upload_new *u, uint64_t *doc_id)
-{
-	DB_IN_TX(db, create_tx(db, u, doc_id));
-}
-
 /* The last recorded block is the one whose seq is nblocks - 1. */
 static const char sql_get_upload[] =
 	"SELECT u.id, u.blob_name, u.document_id, u.owner, u.upload_length, u.content_type,"

@@ -21,14 +21,16 @@
 #include "base/compat.h"
 #include "base/state.h"
 #include "registry/db.h"
-#include "registry/docs_db.h"
+#include "registry/doc_row.h"
 
 #define UPLOAD_ID_MAX 33	/* 32 hex digits, plus NUL */
 #define UPLOAD_BLOCK_ID_MAX 65
 #define UPLOAD_MD5_MAX 25	/* base64 of 16 bytes, plus NUL */
 #define UPLOAD_HASH_STATE_MAX 301
 
-/* A new upload: a create (document name set) or a replace of document replaces. */
+/* A new upload: a create (document name set) or a replace of document
+ * replaces.  Its rows are written with its intent, in the documents'
+ * transaction (docs_upload_intent). */
 struct upload_new {
 	const char *id;
 	const char *blob_name;
@@ -41,14 +43,6 @@ struct upload_new {
 	const char *hash_state;		/* the SHA-256 state of no bytes */
 	unsigned expiry;		/* the lease: seconds */
 };
-
-/*
- * One transaction: for a create, the pending document and its registry row
- * (docs_create_intent_tx); for a replace, the registry row of the new blob;
- * then the upload's row.  No holder yet.  DB_DUPLICATE when the name is
- * taken.  *doc_id is the document's id (the new one, or replaces).
- */
-BINDERY_NODISCARD enum db_err uploads_create(struct db *db, const struct upload_new *u, uint64_t *doc_id);
 
 /* An upload as a request sees it: its row, its registry row's state and lease, its last block. */
 struct upload_row {

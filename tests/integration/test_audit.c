@@ -16,7 +16,6 @@
 
 #include <jansson.h>
 
-#include "registry/docs_db.h"
 #include "tools/audit_json.h"
 #include "tools/sweep_plant.h"
 #include "tap.h"

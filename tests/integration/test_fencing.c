@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "registry/blobs_db.h"
 #include "registry/docs_db.h"
 #include "registry/sweep_db.h"
 #include "tools/sweep_plant.h"

@@ -91,7 +91,7 @@ test_empty(struct db *db, unsigned latest)
 	tap_ok(f.migrated && f.schema_applied == latest && f.sweep_runs_known, "schema %u applied of %u shipped",
 	       f.schema_applied, latest);
 	tap_ok(!f.last.present && !f.last_ok.present, "no sweep recorded");
-	tap_ok(status_sweeper_late(&f.last_ok, 3600), "never having swept is late");
+	tap_ok(status_db_sweeper_late(&f.last_ok, 3600), "never having swept is late");
 }
 
 static void
@@ -176,7 +176,7 @@ test_runs(struct db *db)
 	       "the last ok run is the first (partial is no success)");
 	tap_ok(f.last_ok.age >= 0 && f.last_ok.age < 30 && f.last_ok.finished_at >= f.last_ok.started_at &&
 	       f.last_ok.started_at > 1700000000, "its times are now-ish (age %llds)", (long long)f.last_ok.age);
-	tap_ok(!status_sweeper_late(&f.last_ok, 3600), "the sweeper is not late");
+	tap_ok(!status_db_sweeper_late(&f.last_ok, 3600), "the sweeper is not late");
 
 	/* Cron stopped two hours ago: the ok run is that old. */
 	age[0] = DBP_U64(7200);
@@ -185,8 +185,8 @@ test_runs(struct db *db)
 	run_exec(db, sql_age_run, age, 3, "age the ok run");
 	tap_ok(status_db_last_ok(db, &last_ok) == DB_OK && last_ok.present && last_ok.age >= 7200 &&
 	       last_ok.age < 7230, "the last ok run is 2 h old (%llds)", (long long)last_ok.age);
-	tap_ok(status_sweeper_late(&last_ok, 3600), "late after 3600 s");
-	tap_ok(!status_sweeper_late(&last_ok, 86400), "not late after a day");
+	tap_ok(status_db_sweeper_late(&last_ok, 3600), "late after 3600 s");
+	tap_ok(!status_db_sweeper_late(&last_ok, 86400), "not late after a day");
 
 	/* Pruning: runs older than the history go, but never the newest ok one. */
 	{

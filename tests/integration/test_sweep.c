@@ -13,6 +13,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "registry/docs_db.h"
 #include "registry/sweep_db.h"
 #include "tools/sweep_plant.h"
 #include "tap.h"
