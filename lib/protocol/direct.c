@@ -82,7 +82,7 @@ replay(struct services *s, const struct direct_request *req, const struct idem_r
 	if (k->route != UPLOAD_VIA_DIRECT || !span_eq_cstr(req->name, k->doc_name) ||
 	    (k->content_type[0] != '\0' && strcmp(k->content_type, req->content_type) != 0))
 		return PROTO_IDEM_MISMATCH;
-	if ((e = direct_get(s->db, k->blob_name, &row)) != DB_OK)
+	if ((e = direct_db_get(s->db, k->blob_name, &row)) != DB_OK)
 		return e == DB_NOT_FOUND ? PROTO_GONE : proto_from_db(e);
 	if (row.route != UPLOAD_VIA_DIRECT || row.declared_size != req->size)
 		return PROTO_IDEM_MISMATCH;
@@ -93,7 +93,7 @@ replay(struct services *s, const struct direct_request *req, const struct idem_r
 		g = grant_now(s);
 		l.holder = row.holder;
 		l.seconds = direct_lease_seconds(s);
-		if ((e = direct_renew_grant(s->db, row.blob_name, &l, &g)) != DB_OK)
+		if ((e = direct_db_renew_grant(s->db, row.blob_name, &l, &g)) != DB_OK)
 			return e == DB_CONFLICT ? PROTO_UNAVAILABLE : proto_from_db(e);
 		return sign_grant(s, row.blob_name, &g, url, out);
 	case REGISTRY_COMMITTED:
@@ -165,7 +165,7 @@ direct_create(struct services *s, const struct direct_request *req, struct buf *
 		/* The clock is read before the lease is written: the SAS
 		 * can only expire earlier than the lease assumes. */
 		n.grant = grant_now(s);
-		e = direct_create_intent(s->db, &n, &out->doc_id);
+		e = direct_db_create_intent(s->db, &n, &out->doc_id);
 		if (e == DB_OK)
 			break;
 		if (e != DB_DUPLICATE)
@@ -183,7 +183,7 @@ direct_create(struct services *s, const struct direct_request *req, struct buf *
 enum proto_result
 direct_find_pending_of(struct services *s, struct span name, const char *owner, uint64_t *doc_id)
 {
-	return proto_from_db(direct_find_pending(s->db, name, owner, doc_id));
+	return proto_from_db(direct_db_find_pending(s->db, name, owner, doc_id));
 }
 
 /* ---- finalize -------------------------------------------------------------- */
@@ -355,7 +355,7 @@ load_intent(struct services *s, uint64_t doc_id, const char *owner, struct doc *
 	/* Another owner's document is as absent as none (no probing of ids). */
 	if (strcmp(d->owner, owner) != 0)
 		return PROTO_NOT_FOUND;
-	if ((e = direct_get(s->db, d->blob_name, row)) != DB_OK)
+	if ((e = direct_db_get(s->db, d->blob_name, row)) != DB_OK)
 		return proto_from_db(e);
 	return row->route == UPLOAD_VIA_DIRECT && row->document_id == doc_id ? PROTO_OK : PROTO_NOT_FOUND;
 }
@@ -440,7 +440,7 @@ finalize_once(struct services *s, uint64_t doc_id, const char *owner, struct doc
 	if ((pr = verify_bytes(s, &row, &p, &v)) != PROTO_OK ||
 	    (pr = rewrite_headers(s, row.blob_name, d->content_type, &p, &v)) != PROTO_OK)
 		return pr;
-	e = direct_record(s->db, row.blob_name, row.holder, row.etag, v.etag, v.size, v.sha256_hex);
+	e = direct_db_record(s->db, row.blob_name, row.holder, row.etag, v.etag, v.size, v.sha256_hex);
 	if (e == DB_CONFLICT)
 		return PROTO_RETRY;	/* another triple since, or the sweeper: look again */
 	if (e != DB_OK)

@@ -34,7 +34,7 @@ create_tx(struct db *db, const struct direct_new *n, uint64_t *doc_id)
 /* Re-run whole on a certification failure, and on a lost commit (its SAS
  * would create a blob no row names), as a server create is. */
 enum db_err
-direct_create_intent(struct db *db, const struct direct_new *n, uint64_t *doc_id)
+direct_db_create_intent(struct db *db, const struct direct_new *n, uint64_t *doc_id)
 {
 	DB_IN_TX_CHECKED(db, "direct.intent_commit_lost", create_tx(db, n, doc_id),
 			 docs_create_intent_check(db, n->blob_name, *doc_id));
@@ -49,7 +49,7 @@ static const char sql_get_direct[] =
 	" FROM blobs WHERE name = ?";
 
 enum db_err
-direct_get(struct db *db, const char *blob_name, struct direct_row *out)
+direct_db_get(struct db *db, const char *blob_name, struct direct_row *out)
 {
 	char state[16] = "", route[16] = "";
 	struct db_col c[] = { DBC_STR(out->blob_name), DBC_U64(&out->document_id), DBC_STR(state),
@@ -74,8 +74,8 @@ static const char sql_renew_grant[] =
 	" WHERE name = ? AND state = 'pending' AND holder = ? AND route = 'direct'";
 
 enum db_err
-direct_renew_grant(struct db *db, const char *blob_name, const struct lease *l,
-		   const struct direct_sas_grant *g)
+direct_db_renew_grant(struct db *db, const char *blob_name, const struct lease *l,
+		      const struct direct_sas_grant *g)
 {
 	struct db_param p[] = { DBP_U64(l->seconds), DBP_I64(g->signed_at), DBP_I64(g->expires),
 				DBP_STR(blob_name), DBP_STR(l->holder) };
@@ -91,8 +91,8 @@ static const char sql_record[] =
 	" AND COALESCE(etag, '') = ?";
 
 enum db_err
-direct_record(struct db *db, const char *blob_name, const char *holder, const char *was_etag,
-	      const char *etag, uint64_t size, const char *sha256_hex)
+direct_db_record(struct db *db, const char *blob_name, const char *holder, const char *was_etag,
+		 const char *etag, uint64_t size, const char *sha256_hex)
 {
 	struct db_param p[] = { DBP_STR(etag), DBP_U64(size), DBP_STR(sha256_hex), DBP_STR(blob_name),
 				DBP_STR(holder), DBP_STR(was_etag) };
@@ -105,7 +105,7 @@ direct_record(struct db *db, const char *blob_name, const char *holder, const ch
 	/* Zero rows changed is also what MariaDB says when the row already
 	 * holds exactly these values (no CLIENT_FOUND_ROWS): a finalize that
 	 * recorded them before it died, or a concurrent one.  Look. */
-	if ((e = direct_get(db, blob_name, &now)) != DB_OK)
+	if ((e = direct_db_get(db, blob_name, &now)) != DB_OK)
 		return e == DB_NOT_FOUND ? DB_CONFLICT : e;
 	if (now.state == REGISTRY_PENDING && strcmp(now.holder, holder) == 0 && strcmp(now.etag, etag) == 0 &&
 	    now.size == size && strcmp(now.sha256, sha256_hex) == 0)
@@ -118,7 +118,7 @@ static const char sql_find_pending[] =
 	" WHERE d.name = ? AND d.status = 'pending' AND d.owner = ? AND b.route = 'direct'";
 
 enum db_err
-direct_find_pending(struct db *db, struct span name, const char *owner, uint64_t *doc_id)
+direct_db_find_pending(struct db *db, struct span name, const char *owner, uint64_t *doc_id)
 {
 	struct db_col c[] = { DBC_U64(doc_id) };
 	struct db_param p[] = { DBP_SPAN(name), DBP_STR(owner) };

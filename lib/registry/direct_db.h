@@ -47,8 +47,8 @@ struct direct_new {
  * docs_create_intent_tx writes them) marked direct with the declared size
  * and hash.  DB_DUPLICATE when the name (or the key) is taken.
  */
-BINDERY_NODISCARD enum db_err direct_create_intent(struct db *db, const struct direct_new *n,
-						   uint64_t *doc_id);
+BINDERY_NODISCARD enum db_err direct_db_create_intent(struct db *db, const struct direct_new *n,
+						      uint64_t *doc_id);
 
 /* A registry row as finalize and the idempotent retry need it. */
 struct direct_row {
@@ -67,7 +67,7 @@ struct direct_row {
 };
 
 /* The registry row of blob_name.  DB_NOT_FOUND when there is none. */
-BINDERY_NODISCARD enum db_err direct_get(struct db *db, const char *blob_name, struct direct_row *out);
+BINDERY_NODISCARD enum db_err direct_db_get(struct db *db, const char *blob_name, struct direct_row *out);
 
 /*
  * A pending intent's fresh SAS (an Idempotency-Key retry): the lease
@@ -75,8 +75,8 @@ BINDERY_NODISCARD enum db_err direct_get(struct db *db, const char *blob_name, s
  * row holder still holds, before the SAS is handed out.  DB_CONFLICT: the
  * row is no longer this intent's.
  */
-BINDERY_NODISCARD enum db_err direct_renew_grant(struct db *db, const char *blob_name, const struct lease *l,
-						 const struct direct_sas_grant *g);
+BINDERY_NODISCARD enum db_err direct_db_renew_grant(struct db *db, const char *blob_name, const struct lease *l,
+						    const struct direct_sas_grant *g);
 
 /*
  * Record what finalize verified: etag, size and sha256 of the bytes at the
@@ -86,12 +86,12 @@ BINDERY_NODISCARD enum db_err direct_renew_grant(struct db *db, const char *blob
  * DB_CONFLICT: the row is no longer this intent's (the sweeper claimed it)
  * or another triple was recorded since it was read.
  */
-BINDERY_NODISCARD enum db_err direct_record(struct db *db, const char *blob_name, const char *holder,
-					    const char *was_etag, const char *etag, uint64_t size,
-					    const char *sha256_hex);
+BINDERY_NODISCARD enum db_err direct_db_record(struct db *db, const char *blob_name, const char *holder,
+					       const char *was_etag, const char *etag, uint64_t size,
+					       const char *sha256_hex);
 
 /* The owner's pending direct intent of document name: *doc_id, 0 when none. */
-BINDERY_NODISCARD enum db_err direct_find_pending(struct db *db, struct span name, const char *owner,
-						  uint64_t *doc_id);
+BINDERY_NODISCARD enum db_err direct_db_find_pending(struct db *db, struct span name, const char *owner,
+						     uint64_t *doc_id);
 
 #endif
