@@ -5,6 +5,7 @@
  * so a CGI request pays only for what it touches.  A request never exits the
  * process: every failure is an HTTP answer and a log line.
  */
+#include <getopt.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -22,6 +23,7 @@
 #include "admit.h"
 #include "app.h"
 #include "input.h"
+#include "pool.h"
 #include "parse/http_parse.h"
 #include "base/log.h"
 #include "base/rand.h"
@@ -255,15 +257,112 @@ log_request(const struct request *r)
 		 (unsigned long long)r->bytes_out, (long long)(clock_now_ms() - r->start_ms));
 }
 
+/*
+ * Accept and answer FastCGI requests on listen_fd until the web server
+ * closes it (spawned by mod_fcgid or lighttpd: fd 0) or, in a pool worker,
+ * until the pool says stop.
+ */
+static void
+serve_fastcgi(struct app *app, int listen_fd, int pooled)
+{
+	struct body_pace_limits pace = pace_limits(app->cfg);
+	struct request r;
+	FCGX_Request fr;
+
+	FCGX_InitRequest(&fr, listen_fd, pooled ? POOL_ACCEPT_FLAGS : 0);
+	while ((!pooled || pool_worker_idle() == 0) && FCGX_Accept_r(&fr) >= 0) {
+		if (pooled)
+			pool_worker_busy();
+		memset(&r, 0, sizeof r);
+		r.fcgi = 1;
+		r.in = fr.in;
+		r.out = fr.out;
+		r.envp = fr.envp;
+		/*
+		 * libfcgi has no accessor for the request's connection;
+		 * ipcFd is the descriptor FCGX_Accept_r just accepted
+		 * (FCGX_Request is allocated by the caller, so its layout is
+		 * part of libfcgi's ABI).  req_read bounds its blocking reads
+		 * with it; see fcgi_read.
+		 */
+		req_pace_start(&r, &pace, fr.ipcFd);
+		r.fcgi_id = fr.requestId;
+		serve(app, &r);
+		if (req_flush(&r) != 0)
+			log_warn("request %s: the answer's last bytes could not be sent", r.id);
+		log_request(&r);
+		req_end(&r);
+		FCGX_Finish_r(&fr);
+		req_release();
+		release_heap();
+	}
+	FCGX_Free(&fr, 1);
+}
+
+/* A pool worker (pool.h): its own connections, then the same loop. */
+static int
+pool_worker(struct bindery_config *cfg, int listen_fd, void *ctx)
+{
+	struct app app = { cfg, NULL };
+	char err[1024];
+
+	(void)ctx;
+	if (services_open_responder(cfg, &app.svc, err, sizeof err) != 0) {
+		log_error("%s", err);
+		return CONFIG_EX_CONFIG;
+	}
+	serve_fastcgi(&app, listen_fd, 1);
+	services_free(app.svc);
+	return 0;
+}
+
+static void
+usage(FILE *fp)
+{
+	fprintf(fp, "usage: bindery.fcgi [-c CONFIG]\n"
+		"       bindery.fcgi [-c CONFIG] --listen unix:PATH|HOST:PORT [--workers N]\n"
+		"                    [--max-requests M] [--drain-seconds S]\n"
+		"       bindery.fcgi --version | --help\n\n"
+		"The bindery FastCGI responder.  Run it from a web server that spawns it\n"
+		"(Apache mod_fcgid, lighttpd's bin-path) or as a CGI program; or, with\n"
+		"--listen (or a socket from systemd), as a standing pool of N workers (default\n"
+		"%d) for a web server that connects to it (Apache mod_proxy_fcgi): SIGHUP\n"
+		"reloads the configuration, SIGTERM lets requests in flight finish (default\n"
+		"%d s).  HOST must be a loopback address.  The configuration comes from -c,\n"
+		"$BINDERY_CONFIG, or %s.  See bindery.fcgi(8).\n",
+		POOL_WORKERS_DEFAULT, POOL_DRAIN_DEFAULT_S, CONFIG_DEFAULT_PATH);
+}
+
+/* A count option: 1 when v is a decimal from min to max into *out. */
+static int
+count_arg(const char *v, unsigned min, unsigned max, unsigned *out)
+{
+	uint64_t n;
+
+	if (http_parse_uint(span_from_cstr(v), max, &n) != HTTP_UINT_OK || n < min)
+		return 0;
+	*out = (unsigned)n;
+	return 1;
+}
+
 int
 main(int argc, char **argv)
 {
+	static const struct option longopts[] = {
+		{ "config", required_argument, NULL, 'c' },
+		{ "listen", required_argument, NULL, 'l' },
+		{ "workers", required_argument, NULL, 'w' },
+		{ "max-requests", required_argument, NULL, 'm' },
+		{ "drain-seconds", required_argument, NULL, 'd' },
+		{ "version", no_argument, NULL, 'V' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	struct pool_options po = { NULL, POOL_WORKERS_DEFAULT, 0, POOL_DRAIN_DEFAULT_S, NULL };
 	struct app app;
-	FCGX_Request fr;
 	struct request r;
-	struct body_pace_limits pace;
 	char err[1024], warn[512];
-	const char *path = NULL;
+	int opt, pooled = 0;
 	/*
 	 * Under CGI the command line is the client's: RFC 3875 4.4 lets a
 	 * server turn a query string without '=' into words, and Apache does,
@@ -275,22 +374,54 @@ main(int argc, char **argv)
 
 	if (from_cgi)
 		argc = 1;
-	if (argc == 3 && strcmp(argv[1], "-c") == 0)
-		path = argv[2];
-	else if (argc == 2 && strcmp(argv[1], "--version") == 0) {
-		printf("%s\n", PACKAGE_STRING);
-		return 0;
-	} else if (argc == 2 && (strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "--help") == 0)) {
-		printf("usage: bindery.fcgi [-c CONFIG] | --version | --help\n\n"
-		       "The bindery FastCGI responder.  Run it from a web server (Apache mod_fcgid,\n"
-		       "lighttpd mod_fastcgi) or as a CGI program; the configuration comes from -c,\n"
-		       "$BINDERY_CONFIG, or %s.  See bindery.fcgi(8).\n",
-		       CONFIG_DEFAULT_PATH);
-		return 0;
+	while ((opt = getopt_long(argc, argv, "c:h", longopts, NULL)) != -1) {
+		switch (opt) {
+		case 'c':
+			po.config_path = optarg;
+			break;
+		case 'l':
+			po.listen = optarg;
+			pooled = 1;
+			break;
+		case 'w':
+			if (!count_arg(optarg, 1, POOL_WORKERS_MAX, &po.workers)) {
+				fprintf(stderr, "bindery.fcgi: --workers takes 1 to %d\n", POOL_WORKERS_MAX);
+				return 64;
+			}
+			break;
+		case 'm':
+			if (!count_arg(optarg, 0, 0x7fffffff, &po.max_requests)) {
+				fprintf(stderr, "bindery.fcgi: --max-requests takes a count (0: never recycle)\n");
+				return 64;
+			}
+			break;
+		case 'd':
+			if (!count_arg(optarg, 0, 86400, &po.drain_s)) {
+				fprintf(stderr, "bindery.fcgi: --drain-seconds takes 0 to 86400\n");
+				return 64;
+			}
+			break;
+		case 'V':
+			printf("%s\n", PACKAGE_STRING);
+			return 0;
+		case 'h':
+			usage(stdout);
+			return 0;
+		default:
+			usage(stderr);
+			return 64;
+		}
 	}
+	if (optind != argc) {
+		usage(stderr);
+		return 64;
+	}
+	/* systemd's socket activation makes a pool without --listen. */
+	if (!from_cgi && getenv("LISTEN_FDS") != NULL)
+		pooled = 1;
 	log_init("bindery.fcgi", LOG_LEVEL_INFO, LOG_SINK_STDERR);
 	memset(&app, 0, sizeof app);
-	if (config_load(path, &app.cfg, err, sizeof err, warn, sizeof warn) != 0) {
+	if (config_load(po.config_path, &app.cfg, err, sizeof err, warn, sizeof warn) != 0) {
 		log_error("%s", err);
 		return CONFIG_EX_CONFIG;
 	}
@@ -298,19 +429,23 @@ main(int argc, char **argv)
 	log_set_sink(app.cfg->log_sink);
 	if (warn[0])
 		log_warn("%s", warn);
+	/* A client that hangs up mid-download must not kill the process. */
+	signal(SIGPIPE, SIG_IGN);
+	if (FCGX_Init() != 0) {
+		log_error("cannot initialise libfcgi");
+		config_free(app.cfg);
+		return 71;
+	}
+	if (pooled)
+		return pool_run(&po, app.cfg, pool_worker, NULL);
 	if (services_open_responder(app.cfg, &app.svc, err, sizeof err) != 0) {
 		log_error("%s", err);
 		config_free(app.cfg);
 		return CONFIG_EX_CONFIG;
 	}
-	/* A client that hangs up mid-download must not kill the process. */
-	signal(SIGPIPE, SIG_IGN);
-	if (FCGX_Init() != 0) {
-		log_error("cannot initialise libfcgi");
-		return 71;
-	}
-	pace = pace_limits(app.cfg);
 	if (FCGX_IsCGI()) {
+		struct body_pace_limits pace = pace_limits(app.cfg);
+
 		memset(&r, 0, sizeof r);
 		req_pace_start(&r, &pace, STDIN_FILENO);
 		serve(&app, &r);
@@ -318,31 +453,7 @@ main(int argc, char **argv)
 		cgi_drain(&app, &r);
 		log_request(&r);
 	} else {
-		FCGX_InitRequest(&fr, 0, 0);
-		while (FCGX_Accept_r(&fr) >= 0) {
-			memset(&r, 0, sizeof r);
-			r.fcgi = 1;
-			r.in = fr.in;
-			r.out = fr.out;
-			r.envp = fr.envp;
-			/*
-			 * libfcgi has no accessor for the request's connection;
-			 * ipcFd is the descriptor FCGX_Accept_r just accepted
-			 * (FCGX_Request is allocated by the caller, so its
-			 * layout is part of libfcgi's ABI).  req_read bounds
-			 * its blocking reads with it; see fcgi_read.
-			 */
-			req_pace_start(&r, &pace, fr.ipcFd);
-			r.fcgi_id = fr.requestId;
-			serve(&app, &r);
-			if (req_flush(&r) != 0)
-				log_warn("request %s: the answer's last bytes could not be sent", r.id);
-			log_request(&r);
-			req_end(&r);
-			FCGX_Finish_r(&fr);
-			req_release();
-			release_heap();
-		}
+		serve_fastcgi(&app, 0, 0);
 	}
 	services_free(app.svc);
 	config_free(app.cfg);

@@ -3,7 +3,7 @@ cgibin_PROGRAMS += app/bindery.fcgi
 app_bindery_fcgi_SOURCES = app/bindery_fcgi.c app/app.h app/routes.c app/routes.h \
 	app/handlers.c app/input.c app/input.h app/answer.c app/answer.h app/download.c app/health.c \
 	app/tus.c app/direct.c app/page.c app/render.c app/render.h app/request.c app/request.h \
-	app/body_pace.c app/body_pace.h app/admit.c app/admit.h app/status_render.c app/status_render.h
+	app/body_pace.c app/body_pace.h app/admit.c app/admit.h app/pool.c app/pool.h app/status_render.c app/status_render.h
 # The page's script is a file of its own (app/page.js) and part of the
 # binary: a header generated from it, rebuilt whenever it changes.
 nodist_app_bindery_fcgi_SOURCES = app/page_js.h
