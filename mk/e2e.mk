@@ -1,11 +1,11 @@
 # e2e: end-to-end scripts through lighttpd and Apache (they skip unless
 # ./dev test has started the stack), and the tooling that runs them.
-E2E_TESTS += tests/e2e/healthz.sh tests/e2e/smoke.sh tests/e2e/api.sh tests/e2e/body_limits.sh \
+E2E_TESTS += tests/e2e/pool.sh tests/e2e/healthz.sh tests/e2e/smoke.sh tests/e2e/api.sh tests/e2e/body_limits.sh \
 	tests/e2e/concurrency.sh tests/e2e/security.sh tests/e2e/valgrind_cgi.sh \
 	tests/e2e/redirect.sh tests/e2e/auth_modes.sh tests/e2e/content_safety.sh \
 	tests/e2e/csrf.sh tests/e2e/config_secrets.sh
 SLOW_TESTS += tests/e2e/browser.sh
-EXTRA_DIST += tests/e2e/healthz.sh tests/e2e/smoke.sh tests/e2e/api.sh tests/e2e/body_limits.sh \
+EXTRA_DIST += tests/e2e/pool.sh tests/e2e/healthz.sh tests/e2e/smoke.sh tests/e2e/api.sh tests/e2e/body_limits.sh \
 	tests/e2e/concurrency.sh tests/e2e/security.sh tests/e2e/valgrind_cgi.sh \
 	tests/e2e/redirect.sh tests/e2e/auth_modes.sh tests/e2e/browser.sh tests/e2e/content_safety.sh \
 	tests/e2e/csrf.sh tests/e2e/config_secrets.sh tests/e2e/browser.mjs tests/final/secrets.sh \
