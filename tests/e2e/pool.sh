@@ -16,6 +16,8 @@
 #   - the master killed: its workers exit, lighttpd answers 503, a restart
 #     over the stale socket serves again; a second master on a socket in
 #     use is refused;
+#   - started by systemd-socket-activate (LISTEN_FDS) it serves without
+#     --listen;
 #   - --listen on a non-loopback address is refused (FastCGI carries no
 #     authentication); a loopback TCP address serves.
 [ -n "${BASH_VERSION:-}" ] || exec bash "$0" "$@"
@@ -131,11 +133,11 @@ ok '[ -z "$(comm -12 <(tr " " "\n" <<<"$before" | sed "/^$/d") <(tr " " "\n" <<<
 printf 'create.after_intent sleep:300\n' >"$fp"
 for i in $(seq 1 24); do head -c $((60000 + i * 997)) /dev/urandom >"$work/burst-$i.bin"; done
 # A worker in the middle of a request: it holds a connection accepted on
-# the pool's socket (/proc/net/unix lists those under the socket's path,
-# state 03, connected).
+# the pool's socket (/proc/net/unix lists those under the socket's path;
+# state 01 is the listening socket itself, which every worker holds).
 busy_worker() {
 	local p fd link inodes
-	inodes=" $(awk -v s="$sock" '$8 == s && $6 == "03" { print $7 }' /proc/net/unix | tr '\n' ' ') "
+	inodes=" $(awk -v s="$sock" '$8 == s && $6 != "01" { print $7 }' /proc/net/unix | tr '\n' ' ') "
 	for p in $(workers); do
 		for fd in /proc/"$p"/fd/*; do
 			link=$(readlink "$fd" 2>/dev/null) || continue
@@ -254,6 +256,21 @@ rc=$?
 isnt "$rc" 0 "a second master on a socket in use is refused (exit $rc)"
 like "$(<"$work/second.out")" 'in use' "... saying the socket is in use"
 ok "$(healthy; echo $?)" "... and the first still serves"
+
+# systemd's socket activation: the socket comes as descriptor 3 with
+# LISTEN_FDS and LISTEN_PID, and no --listen is given.
+command -v systemd-socket-activate >/dev/null || missing "systemd-socket-activate (the systemd package)"
+m=$(master)
+kill -TERM "$m"
+ok "$(wait_for 25 master_gone; echo $?)" "the pool stops on SIGTERM"
+rm -f "$sock"
+systemd-socket-activate -l "$sock" "$fcgi" -c "$conf" --workers 1 >"$work/activated.out" 2>&1 &
+activated=$!
+ok "$(wait_for 10 healthy; echo $?)" "started by systemd-socket-activate (LISTEN_FDS), the pool serves"
+like "$(tr '\0' ' ' <"/proc/$activated/cmdline")" 'bindery\.fcgi' "... as bindery.fcgi itself, on the socket it was given"
+kill -TERM "$activated"
+wait "$activated"
+is "$?" 0 "... and exits 0 on SIGTERM"
 
 # Addresses: loopback TCP only.
 "$fcgi" -c "$conf" --listen 0.0.0.0:18499 --workers 1 >"$work/any.out" 2>&1
