@@ -20,8 +20,8 @@ EXTRA_DIST += debian/changelog debian/control debian/copyright debian/rules \
 # copy (they carry @NAME@ placeholders, so none is installed live).
 examplesdir = $(docdir)/examples
 dist_examples_DATA = conf/bindery.conf.sample conf/bindery.cron \
-	conf/apache-fcgid.conf conf/apache-fcgid.lua conf/apache-cgid.conf \
-	conf/lighttpd.conf conf/lighttpd-cgi.conf \
+	conf/apache-fcgid.conf conf/apache-fcgid.lua conf/apache-cgid.conf conf/apache-proxy-fcgi.conf \
+	conf/lighttpd.conf conf/lighttpd-cgi.conf conf/lighttpd-pool.conf \
 	conf/lighttpd-error-400.html conf/lighttpd-error-411.html conf/lighttpd-error-413.html \
 	conf/lighttpd-error-431.html conf/lighttpd-error-500.html conf/lighttpd-error-503.html
 

@@ -5,12 +5,14 @@
 # in one state directory (STACK_VAR: var/ for ./dev up, var/test/ for
 # ./dev test, $BINDERY_TEST_VAR inside tests):
 #
-#   ports.env     the ports chosen once (DB_PORT BLOB_PORT HTTP_PORT APACHE_PORT TLS_BLOB_PORT)
+#   ports.env     the ports chosen once (DB_PORT BLOB_PORT HTTP_PORT APACHE_PORT
+#                 TLS_BLOB_PORT APACHE_POOL_PORT)
 #   secrets.env   generated passwords and tokens (mode 0600)
 #   run/NAME.pid  one PID file per component we started (written by the
 #                 process itself just before it execs the real program)
 #   run/          sockets;  log/ logs;  db/ MariaDB datadir;  azurite/ blobs
 #   www.path      the directory Apache's www-data reads the responder from
+#                 (and where the pool, bindery.fcgi --listen, has its socket)
 #
 # Components are stopped by the PID in their PID file, never by name, and a
 # PID is only trusted when /proc/PID/cmdline still names the program and this
@@ -36,7 +38,7 @@ stack_init() {
 	STACK_LOG=$STACK_VAR/log
 	mkdir -p "$STACK_RUN" "$STACK_LOG" "$STACK_VAR/tmp"
 	STACK_SOCK=$STACK_RUN/mysqld.sock
-	DB_PORT='' BLOB_PORT='' HTTP_PORT='' APACHE_PORT='' TLS_BLOB_PORT=''
+	DB_PORT='' BLOB_PORT='' HTTP_PORT='' APACHE_PORT='' TLS_BLOB_PORT='' APACHE_POOL_PORT=''
 	# shellcheck disable=SC1091
 	[ -f "$STACK_VAR/ports.env" ] && . "$STACK_VAR/ports.env"
 	# shellcheck disable=SC1091
@@ -65,7 +67,8 @@ stack_port() {
 	if [ -n "$cur" ]; then
 		return 0
 	fi
-	used=" ${STACK_AVOID_PORTS:-} ${DB_PORT:-} ${BLOB_PORT:-} ${HTTP_PORT:-} ${APACHE_PORT:-} ${TLS_BLOB_PORT:-} "
+	used=" ${STACK_AVOID_PORTS:-} ${DB_PORT:-} ${BLOB_PORT:-} ${HTTP_PORT:-} ${APACHE_PORT:-} ${TLS_BLOB_PORT:-}"
+	used+=" ${APACHE_POOL_PORT:-} "
 	while :; do
 		if [ "$p" -ge 10100 ] && [ "$p" -le 10199 ]; then
 			p=10200
@@ -86,9 +89,9 @@ stack_forget_port() {
 }
 
 stack_save_ports() {
-	printf 'DB_PORT=%s\nBLOB_PORT=%s\nHTTP_PORT=%s\nAPACHE_PORT=%s\nTLS_BLOB_PORT=%s\n' \
+	printf 'DB_PORT=%s\nBLOB_PORT=%s\nHTTP_PORT=%s\nAPACHE_PORT=%s\nTLS_BLOB_PORT=%s\nAPACHE_POOL_PORT=%s\n' \
 		"${DB_PORT:-}" "${BLOB_PORT:-}" "${HTTP_PORT:-}" "${APACHE_PORT:-}" "${TLS_BLOB_PORT:-}" \
-		>"$STACK_VAR/ports.env.tmp" && mv "$STACK_VAR/ports.env.tmp" "$STACK_VAR/ports.env"
+		"${APACHE_POOL_PORT:-}" >"$STACK_VAR/ports.env.tmp" && mv "$STACK_VAR/ports.env.tmp" "$STACK_VAR/ports.env"
 }
 
 stack_random_hex() { od -An -tx1 -N"${1:-16}" /dev/urandom | tr -d ' \n'; }
@@ -138,8 +141,10 @@ stack_render() {
 # --- processes -------------------------------------------------------------
 
 # stack_pid NAME: print the PID of component NAME if it is alive and ours.
+# The pool (bindery.fcgi --listen) runs from the www dir, which may be a
+# directory of /tmp (stack_www_dir): its command line names that instead.
 stack_pid() {
-	local name=$1 pid marker state cmd
+	local name=$1 pid marker state cmd ours=$STACK_VAR
 	[ -f "$STACK_RUN/$name.pid" ] || return 1
 	read -r pid <"$STACK_RUN/$name.pid" 2>/dev/null || return 1
 	case $pid in '' | *[!0-9]*) return 1 ;; esac
@@ -150,13 +155,17 @@ stack_pid() {
 	mariadb) marker=mariadbd ;;
 	azurite) marker=azurite-blob ;;
 	lighttpd) marker=lighttpd ;;
-	apache) marker=apache2 ;;
+	apache | apache-pool) marker=apache2 ;;
+	pool)
+		marker=bindery.fcgi
+		[ -f "$STACK_VAR/www.path" ] && read -r ours <"$STACK_VAR/www.path"
+		[ -n "$ours" ] || return 1 ;;
 	*) marker=$name ;;
 	esac
 	# The process may exit between the checks: silence the redirect itself.
 	cmd=$({ tr '\0' ' ' <"/proc/$pid/cmdline"; } 2>/dev/null)
 	case $cmd in *"$marker"*) ;; *) return 1 ;; esac
-	case $cmd in *"$STACK_VAR"*) ;; *) return 1 ;; esac
+	case $cmd in *"$ours"*) ;; *) return 1 ;; esac
 	printf '%s\n' "$pid"
 }
 
@@ -463,7 +472,8 @@ stack_test_conf() {
 
 # stack_private_lighttpd STATE-DIR TEMPLATE CONFIG BINDIR BASE-PORT: a
 # lighttpd of a test's own from conf/TEMPLATE (lighttpd.conf for FastCGI,
-# lighttpd-cgi.conf for CGI), state in STATE-DIR (stack_init: STACK_VAR is
+# lighttpd-cgi.conf for CGI; lighttpd-pool.conf in front of a running pool,
+# whose socket is then CONFIG, BINDIR unused), state in STATE-DIR (stack_init: STACK_VAR is
 # that directory afterwards), on a free port from BASE-PORT that none of
 # the test stack's ports ($BINDERY_TEST_VAR/ports.env) take, running
 # BINDIR/bindery.fcgi with bindery.conf CONFIG.  Whatever an interrupted run
@@ -485,7 +495,8 @@ stack_private_lighttpd() {
 	stack_port HTTP_PORT "$base" || { stack_log "no free port from $base"; return 1; }
 	mkdir -p "$STACK_VAR/www"
 	stack_render "$STACK_TOP/conf/$template" "$STACK_VAR/lighttpd.conf" PORT="$HTTP_PORT" \
-		VAR="$STACK_VAR" BINDIR="$bindir" CONFIG="$config" || { stack_log "bad conf/$template"; return 1; }
+		VAR="$STACK_VAR" BINDIR="$bindir" CONFIG="$config" SOCKET="$config" ||
+		{ stack_log "bad conf/$template"; return 1; }
 	if [ -n "$mount" ]; then
 		grep -q '^var\.bindery_mount = "/"$' "$STACK_VAR/lighttpd.conf" ||
 			{ stack_log "conf/$template has no var.bindery_mount line to set"; return 1; }
@@ -639,35 +650,140 @@ stack_apache_sql_env() {
 	printf '\n# Test stack: the migrations www-data can read.\nFcgidInitialEnv BINDERY_SQL_DIR %s/sql\n' "$2" >>"$1"
 }
 
-# stack_apache_start CONFIG: apache2 -f CONFIG -DFOREGROUND on APACHE_PORT.
+# stack_apache_start CONFIG [NAME PORT]: apache2 -f CONFIG -DFOREGROUND as
+# component NAME (default apache) on PORT (default APACHE_PORT); its output
+# in log/NAME.out, its ErrorLog log/NAME-error.log (as the conf/ templates
+# name it).
 stack_apache_start() {
-	local conf=$1
-	stack_alive apache && return 0
-	"$(stack_apache_bin)" -t -f "$conf" >"$STACK_LOG/apache-check.log" 2>&1 || {
-		stack_log "apache2 rejects $conf:"; cat "$STACK_LOG/apache-check.log" >&2; return 1; }
-	stack_spawn apache "$STACK_LOG/apache.out" "$(stack_apache_bin)" -f "$conf" -DFOREGROUND || return 1
-	stack_wait_http "http://127.0.0.1:$APACHE_PORT/" 30 apache || {
-		tail -n 20 "$STACK_LOG/apache.out" "$STACK_LOG/apache-error.log" >&2 2>/dev/null; return 1; }
+	local conf=$1 name=${2:-apache} port=${3:-$APACHE_PORT}
+	stack_alive "$name" && return 0
+	"$(stack_apache_bin)" -t -f "$conf" >"$STACK_LOG/$name-check.log" 2>&1 || {
+		stack_log "apache2 rejects $conf:"; cat "$STACK_LOG/$name-check.log" >&2; return 1; }
+	stack_spawn "$name" "$STACK_LOG/$name.out" "$(stack_apache_bin)" -f "$conf" -DFOREGROUND || return 1
+	stack_wait_http "http://127.0.0.1:$port/" 30 "$name" || {
+		tail -n 20 "$STACK_LOG/$name.out" "$STACK_LOG/$name-error.log" >&2 2>/dev/null; return 1; }
 }
 
 stack_apache_stop() { stack_stop apache 30; }
 
+# --- the pool: bindery.fcgi --listen, Apache mod_proxy_fcgi in front --------
+
+# How many workers the stack's pool runs (conf/lighttpd.conf's max-procs).
+STACK_POOL_WORKERS=4
+
+# stack_pool_socket: the unix socket of this state directory's pool, in the
+# www dir (stack_www_dir), where Apache's www-data reaches it.
+stack_pool_socket() {
+	local d
+	d=$(stack_www_dir) || return 1
+	printf '%s/pool/bindery.sock\n' "$d"
+}
+
+# stack_pool_start WORKERS [VAR=VALUE...]: the pool, as component "pool":
+# the www dir's copy of bindery.fcgi (stack_www_prepare first) with its
+# bindery.conf, --listen on stack_pool_socket, WORKERS workers, run as
+# www-data as a system pool beside Apache is (its socket is 0660: Apache's
+# children, www-data, connect), its output in log/pool.log.  Each VAR=VALUE
+# goes into its environment (BINDERY_FAILPOINTS_FILE=...).  Returns once
+# the socket is there.
+stack_pool_start() {
+	local workers=$1 www sock i as=()
+	shift
+	stack_alive pool && return 0
+	www=$(stack_www_dir) || return 1
+	sock=$www/pool/bindery.sock
+	mkdir -p "$www/pool" && chmod 0750 "$www/pool" || return 1
+	if [ "$(id -u)" = 0 ]; then
+		chown "$STACK_WWW_USER:$STACK_WWW_USER" "$www/pool" || return 1
+		as=(setpriv --reuid="$STACK_WWW_USER" --regid="$STACK_WWW_USER" --init-groups --)
+	fi
+	rm -f "$sock"
+	stack_spawn pool "$STACK_LOG/pool.log" env BINDERY_SQL_DIR="$www/sql" "$@" "${as[@]}" \
+		"$www/bin/bindery.fcgi" -c "$www/bindery.conf" --listen "unix:$sock" --workers "$workers" \
+		--drain-seconds 10 || return 1
+	for ((i = 0; i < 100; i++)); do
+		[ -S "$sock" ] && stack_alive pool && return 0
+		stack_alive pool || break
+		sleep 0.1
+	done
+	stack_log "the pool did not listen on $sock:"
+	tail -n 10 "$STACK_LOG/pool.log" >&2 2>/dev/null
+	return 1
+}
+
+# stack_pool_stop: SIGTERM drains the pool (requests in flight finish,
+# --drain-seconds at most), then it exits.
+stack_pool_stop() { stack_stop pool 20; }
+
+# stack_render_apache_pool OUT WORKERS: conf/apache-proxy-fcgi.conf for
+# APACHE_POOL_PORT, in front of stack_pool_socket's WORKERS workers.
+stack_render_apache_pool() {
+	local sock
+	sock=$(stack_pool_socket) || return 1
+	stack_render "$STACK_TOP/conf/apache-proxy-fcgi.conf" "$1" PORT="$APACHE_POOL_PORT" \
+		VAR="$STACK_VAR" SOCKET="$sock" WORKERS="$2"
+}
+
+# stack_private_pool STATE-DIR CONFIG WORKERS BASE-PORT [VAR=VALUE...]: a
+# pool of a test's own and its Apache mod_proxy_fcgi, the pool started, the
+# Apache made ready: state in STATE-DIR (stack_init: STACK_VAR is that
+# directory afterwards; whatever an interrupted run left there is stopped
+# first), $BINDERY_TEST_BIN/bindery.fcgi with bindery.conf CONFIG and WORKERS
+# workers (each VAR=VALUE in its environment), APACHE_POOL_PORT free from
+# BASE-PORT and clear of the test stack's ports and of STACK_AVOID_PORTS,
+# conf/apache-proxy-fcgi.conf rendered to STACK_PRIVATE_POOL_CONF.  The test
+# changes what it needs in that file, starts it with
+# `stack_apache_start "$STACK_PRIVATE_POOL_CONF" apache-pool "$APACHE_POOL_PORT"`
+# and calls stack_private_pool_stop from its cleanup.  Status 1, with a line
+# on stderr, on failure.
+stack_private_pool() {
+	local dir=$1 config=$2 workers=$3 base=$4 extra=${STACK_AVOID_PORTS:-}
+	shift 4
+	stack_init "$dir"
+	STACK_PRIVATE_POOL=$STACK_VAR
+	stack_stop apache-pool 30	# whatever an interrupted run left behind
+	stack_pool_stop
+	rm -f "$STACK_VAR/ports.env"
+	APACHE_POOL_PORT=''
+	STACK_AVOID_PORTS="$(sed -n 's/^[A-Z_]*=//p' "$BINDERY_TEST_VAR/ports.env" 2>/dev/null | tr '\n' ' ') $extra"
+	stack_port APACHE_POOL_PORT "$base" || { stack_log "no free port from $base"; return 1; }
+	stack_www_prepare "$BINDERY_TEST_BIN" "$config" || { stack_log "cannot prepare the www directory"; return 1; }
+	stack_pool_start "$workers" "$@" || { stack_log "the pool did not start (log in $STACK_LOG)"; return 1; }
+	STACK_PRIVATE_POOL_CONF=$STACK_VAR/apache-pool.conf
+	stack_render_apache_pool "$STACK_PRIVATE_POOL_CONF" "$workers" ||
+		{ stack_log "bad conf/apache-proxy-fcgi.conf"; return 1; }
+}
+
+# stack_private_pool_stop: stop the Apache and the pool stack_private_pool
+# started last, if any, and remove its www directory (a cleanup trap may
+# call it at any time: it never touches the test stack's own).
+stack_private_pool_stop() {
+	[ -n "${STACK_PRIVATE_POOL:-}" ] || return 0
+	stack_init "$STACK_PRIVATE_POOL"
+	stack_stop apache-pool 30
+	stack_pool_stop
+	stack_remove_www
+}
+
 # stack_busy DIR: true when a component of state directory DIR (MariaDB,
-# Azurite, lighttpd, Apache) is running.  A DIR that was never started is
+# Azurite, lighttpd, Apache, the pool and its Apache) is running.  A DIR that was never started is
 # not created; one that was becomes the current state directory
 # (stack_init).
 stack_busy() {
 	local c
 	[ -d "$1/run" ] || return 1
 	stack_init "$1"
-	for c in mariadb azurite azurite-tls lighttpd apache; do
+	for c in mariadb azurite azurite-tls lighttpd apache pool apache-pool; do
 		stack_alive "$c" && return 0
 	done
 	return 1
 }
 
-# stack_stop_all: stop every component of this state directory, web servers first.
+# stack_stop_all: stop every component of this state directory, web servers
+# first (the pool's Apache before the pool: no request arrives while it drains).
 stack_stop_all() {
+	stack_stop apache-pool 30
+	stack_pool_stop
 	stack_stop apache 30
 	stack_stop lighttpd 20
 	stack_stop azurite 20
@@ -774,13 +890,14 @@ stack_wait_healthz() {
 	return 1
 }
 
-# stack_add_webauth LIGHTTPD_CONF APACHE_CONF WWWDIR: both servers of the test
-# stack authenticate requests that carry Basic credentials themselves (user
-# alice, a fresh password), so tests can drive bindery under REMOTE_USER
-# (tests/lib/webauth-*.conf).  The user file for Apache lives in WWWDIR,
-# where www-data can read it.
+# stack_add_webauth LIGHTTPD_CONF APACHE_CONF WWWDIR [APACHE_CONF...]: the
+# servers of the test stack authenticate requests that carry Basic
+# credentials themselves (user alice, a fresh password), so tests can drive
+# bindery under REMOTE_USER (tests/lib/webauth-*.conf); every APACHE_CONF
+# after WWWDIR (the pool's Apache) the same way.  The user file for Apache
+# lives in WWWDIR, where www-data can read it.
 stack_add_webauth() {
-	local lconf=$1 aconf=$2 www=$3 pw
+	local lconf=$1 aconf=$2 www=$3 pw more
 	pw=$(stack_random_hex 12)
 	(umask 077 && printf 'alice:%s\n' "$pw" >"$STACK_VAR/webauth-users") || return 1
 	printf 'alice:{SHA}%s\n' "$(printf '%s' "$pw" | openssl sha1 -binary | base64)" \
@@ -791,7 +908,11 @@ stack_add_webauth() {
 		USERFILE="$www/webauth-users" || return 1
 	{ echo 'server.modules += ( "mod_auth", "mod_authn_file" )'; cat "$lconf" "$STACK_VAR/webauth-lighttpd.conf"; } \
 		>"$lconf.new" && mv -f "$lconf.new" "$lconf" || return 1
-	cat "$STACK_VAR/webauth-apache.conf" >>"$aconf"
+	cat "$STACK_VAR/webauth-apache.conf" >>"$aconf" || return 1
+	shift 3
+	for more in "$@"; do
+		cat "$STACK_VAR/webauth-apache.conf" >>"$more" || return 1
+	done
 }
 
 # stack_up KIND BINDIR: the one start-up of a stack in STACK_VAR (stack_init
@@ -799,12 +920,13 @@ stack_add_webauth() {
 # accounts, Azurite, bindery.conf, the migration as the migration account;
 # then, but for KIND bench (whose bench.sh starts its own web servers),
 # storage CORS for the page's direct uploads, lighttpd and Apache mod_fcgid
-# serving BINDIR's responder.  KIND dev (./dev up): the database over its
+# serving BINDIR's responder, and the pool (bindery.fcgi --listen, as
+# www-data) with Apache mod_proxy_fcgi in front of it on APACHE_POOL_PORT.  KIND dev (./dev up): the database over its
 # socket; a running web server restarts when STACK_RESTART is set, the
 # responder was rebuilt or its config changed.  KIND test (a lane of
 # ./dev test): production's shape of storage too (a second Azurite, HTTPS,
 # an account-host URL), the database over TCP (Apache's www-data may not
-# reach a socket inside the checkout), both servers authenticating Basic
+# reach a socket inside the checkout), the web servers authenticating Basic
 # users themselves, the responders reading a failpoints file; a port taken
 # meanwhile (another run on this machine) is chosen again.  Messages go to
 # stderr; status 1 when a piece did not start (STACK_VAR/log/ says why).
@@ -833,8 +955,10 @@ stack_up() {
 		stack_set_cors "$bindir" "$conf" || return 1
 		stack_render_lighttpd "$STACK_VAR/lighttpd.conf" "$bindir" "$conf" || return 1
 		stack_render_apache "$STACK_VAR/apache.conf" "$www" || return 1
+		stack_render_apache_pool "$STACK_VAR/apache-pool.conf" "$STACK_POOL_WORKERS" || return 1
 		if [ "$kind" = test ]; then
-			stack_add_webauth "$STACK_VAR/lighttpd.conf" "$STACK_VAR/apache.conf" "$www" || return 1
+			stack_add_webauth "$STACK_VAR/lighttpd.conf" "$STACK_VAR/apache.conf" "$www" \
+				"$STACK_VAR/apache-pool.conf" || return 1
 			: >"$fp"
 		fi
 		# A rebuilt responder or a new config needs fresh FastCGI processes.
@@ -847,24 +971,45 @@ stack_up() {
 			stack_log "restarting Apache"
 			stack_apache_stop
 		fi
+		# The pool is bindery.fcgi itself, and its Apache's config names
+		# the socket and the workers.
+		if stack_alive pool && { [ -n "${STACK_RESTART:-}" ] || [ "$bindir/bindery.fcgi" -nt "$STACK_RUN/pool.pid" ]; }; then
+			stack_log "restarting the pool"
+			stack_stop apache-pool 30
+			stack_pool_stop
+		fi
+		if stack_alive apache-pool && { [ -n "${STACK_RESTART:-}" ] ||
+			[ "$STACK_VAR/apache-pool.conf" -nt "$STACK_RUN/apache-pool.pid" ]; }; then
+			stack_log "restarting the pool's Apache"
+			stack_stop apache-pool 30
+		fi
 		# lighttpd hands its environment to the FastCGI processes it spawns
-		# (the test build's responders read armed failpoints from fp).
+		# (the test build's responders read armed failpoints from fp); the
+		# pool gets it the same way.
 		BINDERY_FAILPOINTS_FILE=$fp stack_lighttpd_start "$STACK_VAR/lighttpd.conf" &&
-			stack_apache_start "$STACK_VAR/apache.conf" && break
+			stack_apache_start "$STACK_VAR/apache.conf" &&
+			stack_pool_start "$STACK_POOL_WORKERS" BINDERY_FAILPOINTS_FILE="$fp" &&
+			stack_apache_start "$STACK_VAR/apache-pool.conf" apache-pool "$APACHE_POOL_PORT" && break
 		[ "$kind" = test ] && [ "$try" -lt 3 ] && grep -qs 'Address already in use' "$STACK_LOG/lighttpd.out" \
-			"$STACK_LOG/apache.out" "$STACK_LOG/apache-error.log" || { stack_log "a web server did not start"; return 1; }
+			"$STACK_LOG/apache.out" "$STACK_LOG/apache-error.log" "$STACK_LOG/apache-pool.out" \
+			"$STACK_LOG/apache-pool-error.log" || { stack_log "a web server did not start"; return 1; }
 		stack_log "a web server's port was taken meanwhile; choosing new ports"
 		stack_lighttpd_stop
 		stack_apache_stop
-		rm -f "$STACK_LOG/lighttpd.out" "$STACK_LOG/apache.out" "$STACK_LOG/apache-error.log"
+		stack_stop apache-pool 30
+		rm -f "$STACK_LOG/lighttpd.out" "$STACK_LOG/apache.out" "$STACK_LOG/apache-error.log" \
+			"$STACK_LOG/apache-pool.out" "$STACK_LOG/apache-pool-error.log"
 		stack_forget_port HTTP_PORT
 		stack_forget_port APACHE_PORT
-		stack_port HTTP_PORT 18080 && stack_port APACHE_PORT 18090 || return 1
+		stack_forget_port APACHE_POOL_PORT
+		stack_port HTTP_PORT 18080 && stack_port APACHE_PORT 18090 && stack_port APACHE_POOL_PORT 18070 || return 1
 	done
 	stack_wait_healthz "http://127.0.0.1:$HTTP_PORT" 15 ||
 		stack_log "warning: lighttpd's /healthz is not 200 yet; see ${STACK_LOG#"$STACK_TOP"/}/lighttpd*"
 	stack_wait_healthz "http://127.0.0.1:$APACHE_PORT" 15 ||
 		stack_log "warning: Apache's /healthz is not 200 yet; see ${STACK_LOG#"$STACK_TOP"/}/apache-error.log"
+	stack_wait_healthz "http://127.0.0.1:$APACHE_POOL_PORT" 15 ||
+		stack_log "warning: the pool's /healthz is not 200 yet; see ${STACK_LOG#"$STACK_TOP"/}/pool.log and apache-pool-error.log"
 	return 0
 }
 
@@ -894,6 +1039,12 @@ stack_test_env() { # BINDIR
 	export BINDERY_TEST_DB_TLS_CA=$STACK_VAR/db-tls/ca.pem
 	export BINDERY_TEST_LIGHTTPD_URL=http://127.0.0.1:$HTTP_PORT
 	export BINDERY_TEST_APACHE_URL=http://127.0.0.1:$APACHE_PORT
+	# Apache mod_proxy_fcgi in front of the pool (bindery.fcgi --listen),
+	# its socket and its workers (a private Apache may use the same pool)
+	export BINDERY_TEST_APACHE_POOL_URL=http://127.0.0.1:$APACHE_POOL_PORT
+	export BINDERY_TEST_POOL_SOCKET
+	BINDERY_TEST_POOL_SOCKET=$(stack_pool_socket) || return 1
+	export BINDERY_TEST_POOL_WORKERS=$STACK_POOL_WORKERS
 	export BINDERY_TEST_TOKEN=$DEMO_TOKEN
 	export BINDERY_TEST_TOKEN_OTHER=$OTHER_TOKEN
 	export BINDERY_TEST_VAR=$STACK_VAR
