@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # bindery.fcgi as a standing pool (app/pool.h), seen from a real FastCGI
-# client: a lighttpd of this test's own whose fastcgi.server names the
-# pool's socket and spawns nothing.
+# client: a lighttpd of this test's own from conf/lighttpd-pool.conf, whose
+# fastcgi.server names the pool's socket and spawns nothing.  (Apache
+# mod_proxy_fcgi in front of the stack's own pool is tests/e2e/apache_pool.sh.)
 #   - the socket is 0660; the master holds no database or storage
 #     connection (its workers do);
 #   - kill -9 of every worker: /healthz answers 200 again within 5 s;
@@ -77,18 +78,9 @@ rm -f "$dir/ports.env"
 HTTP_PORT=''
 stack_port HTTP_PORT 18400 || bail_out "no free port"
 url=http://127.0.0.1:$HTTP_PORT
-cat >"$dir/lighttpd.conf" <<EOF
-server.modules += ( "mod_fastcgi" )
-server.bind = "127.0.0.1"
-server.port = $HTTP_PORT
-server.document-root = "$dir/www"
-server.errorlog = "$STACK_LOG/lighttpd-error.log"
-server.upload-dirs = ( "$dir" )
-server.stream-request-body = 1
-server.stream-response-body = 1
-fastcgi.server = ( "/" => (( "socket" => "$sock", "check-local" => "disable",
-	"fix-root-scriptname" => "enable" )) )
-EOF
+mkdir -p "$dir/www" "$dir/tmp"
+stack_render "$STACK_TOP/conf/lighttpd-pool.conf" "$dir/lighttpd.conf" PORT="$HTTP_PORT" VAR="$dir" \
+	SOCKET="$sock" || bail_out "bad conf/lighttpd-pool.conf"
 
 pool_start 2 --max-requests 40 || bail_out "the pool did not start"
 stack_lighttpd_start "$dir/lighttpd.conf" || bail_out "lighttpd did not start"
