@@ -5,7 +5,8 @@
 #   tests/bench/bench.sh [--quick] [--rounds N] [--mib N] [--no-big]
 #                        [--p2-requests N] [--out FILE]
 #
-# Every figure through lighttpd (FastCGI) AND Apache mod_fcgid, each beside
+# Every figure through lighttpd (FastCGI), Apache mod_fcgid AND Apache
+# mod_proxy_fcgi in front of bindery's own pool ("pool"), each beside
 # two baselines measured in the same round: "direct", straight to Azurite
 # with a SAS (curl -T Put Blob, GET; bench_load's keep-alive clients for
 # P2), and "proxied", the same web server's mod_proxy straight to Azurite
@@ -109,10 +110,12 @@ bc_name=$BLOBTOOL_CONTAINER
 servers_up=
 cleanup() {
 	local d
-	for d in lighttpd apache; do
+	for d in lighttpd apache pool; do
 		[ -d "$work/$d/run" ] || continue
 		stack_init "$work/$d"
 		stack_stop apache 30
+		stack_stop apache-pool 30
+		stack_pool_stop
 		stack_stop lighttpd 20
 		stack_remove_www
 	done
@@ -218,6 +221,38 @@ EOF
 	APACHE_EXE=$www/bin/bindery.fcgi
 }
 
+# The pool (bindery.fcgi --listen, as www-data) with Apache mod_proxy_fcgi
+# in front from conf/apache-proxy-fcgi.conf, its body limits past 1 GiB, and
+# a virtual host on PPROXY_PORT whose mod_proxy maps /proxy/ to the account:
+# Apache as Debian would run it for a dedicated server.
+start_pool() {
+	local d=$work/pool www lim=$(((upload_limit_mib + 1) * 1048576)) mod_fcgid_port=$APACHE_PORT
+	stack_init "$d"
+	APACHE_PORT=$mod_fcgid_port	# stack_init forgets the ports of the state directory before
+	bench_ports APACHE_POOL_PORT PPROXY_PORT
+	stack_www_prepare "$bin" "$work/bindery-tcp.conf" || die "cannot prepare the pool's directory"
+	www=$(stack_www_dir) || die "cannot prepare the pool's directory"
+	stack_pool_start "$STACK_POOL_WORKERS" || die "the pool did not start (see $d/log)"
+	stack_render_apache_pool "$d/apache-pool.conf" "$STACK_POOL_WORKERS" || die "bad conf/apache-proxy-fcgi.conf"
+	# /proxy/ to Azurite comes before the template's ProxyPass "/" to the
+	# pool (the first ProxyPass that matches wins, in a virtual host too,
+	# which inherits the server's).
+	sed -i -e "s/^LimitRequestBody .*/LimitRequestBody $lim/" -e "s/-gt [0-9][0-9]*\"/-gt $lim\"/" \
+		-e "s|^ProxyPass \"/\" |ProxyPass /proxy/ http://127.0.0.1:$blob_port/$account/\n&|" "$d/apache-pool.conf"
+	cat >>"$d/apache-pool.conf" <<EOF
+LoadModule proxy_http_module /usr/lib/apache2/modules/mod_proxy_http.so
+Listen 127.0.0.1:$PPROXY_PORT
+<VirtualHost 127.0.0.1:$PPROXY_PORT>
+	LimitRequestBody 0
+</VirtualHost>
+EOF
+	grep -q "^LimitRequestBody $lim" "$d/apache-pool.conf" && grep -q "^ProxyPass /proxy/ " "$d/apache-pool.conf" ||
+		die "conf/apache-proxy-fcgi.conf: cannot raise its body limit or map /proxy/"
+	stack_apache_start "$d/apache-pool.conf" apache-pool "$APACHE_POOL_PORT" ||
+		die "Apache (pool) did not start (see $d/log)"
+	POOL_EXE=$www/bin/bindery.fcgi
+}
+
 # use_server NAME: url (bindery), proxy (mod_proxy to the account) and exe
 # (the responder's path) of that server.
 use_server() {
@@ -225,6 +260,7 @@ use_server() {
 	case $1 in
 	lighttpd) url=http://127.0.0.1:$LIGHTTPD_PORT proxy=http://127.0.0.1:$LPROXY_PORT/proxy exe=$LIGHTTPD_EXE ;;
 	apache) url=http://127.0.0.1:$APACHE_PORT proxy=http://127.0.0.1:$APROXY_PORT/proxy exe=$APACHE_EXE ;;
+	pool) url=http://127.0.0.1:$APACHE_POOL_PORT proxy=http://127.0.0.1:$PPROXY_PORT/proxy exe=$POOL_EXE ;;
 	esac
 }
 
@@ -516,13 +552,16 @@ nparts=$(find "$work/parts" -type f | grep -c .)
 sas=$("$blobtool" account-sas rwdlac 14400) || die "blobtool account-sas failed"
 start_lighttpd
 start_apache
+start_pool
 wait_healthy "http://127.0.0.1:$LIGHTTPD_PORT"
 wait_healthy "http://127.0.0.1:$APACHE_PORT"
+wait_healthy "http://127.0.0.1:$APACHE_POOL_PORT"
 : >"$work/raw.tsv"
-printf 'bench: %d rounds, %d MiB, P2 %d clients x %d requests; lighttpd :%s (proxy :%s), Apache :%s (proxy :%s); load %s\n' \
-	"$rounds" "$mib" "$p2_clients" "$p2_n" "$LIGHTTPD_PORT" "$LPROXY_PORT" "$APACHE_PORT" "$APROXY_PORT" "$load_start" >&2
+printf 'bench: %d rounds, %d MiB, P2 %d clients x %d requests; lighttpd :%s (proxy :%s), Apache mod_fcgid :%s (proxy :%s), Apache mod_proxy_fcgi + pool :%s (proxy :%s); load %s\n' \
+	"$rounds" "$mib" "$p2_clients" "$p2_n" "$LIGHTTPD_PORT" "$LPROXY_PORT" "$APACHE_PORT" "$APROXY_PORT" \
+	"$APACHE_POOL_PORT" "$PPROXY_PORT" "$load_start" >&2
 for ((round = 1; round <= rounds; round++)); do
-	for s in lighttpd apache; do
+	for s in lighttpd apache pool; do
 		use_server "$s"
 		measure_p1_p5 || die "round $round, $s: P1/P5 failed"
 		measure_p2 || die "round $round, $s: P2 failed"
@@ -533,7 +572,7 @@ for ((round = 1; round <= rounds; round++)); do
 done
 if [ -n "$big" ]; then
 	round=1
-	for s in lighttpd apache; do
+	for s in lighttpd apache pool; do
 		use_server "$s"
 		measure_p3_big || die "$s: P3 64 MiB / 1 GiB failed"
 	done

@@ -26,6 +26,12 @@ as $raw
 	| [$xs[] | . as $x | [$raw[] | select(.figure == $f and .server == $s and .side == $b
 		and .round == $x.round)][0] as $y
 	   | select($y != null) | ratio($x.value; $y.value) | select(. != null)] | med;
+  # The median over rounds of server $s's bindery / server $t's, figure $f.
+  def paired_servers($f; $s; $t):
+	[$raw[] | select(.figure == $f and .server == $s and .side == "bindery")] as $xs
+	| [$xs[] | . as $x | [$raw[] | select(.figure == $f and .server == $t and .side == "bindery"
+		and .round == $x.round)][0] as $y
+	   | select($y != null) | ratio($x.value; $y.value) | select(. != null)] | med;
   def speed_row($fig; $what; $key; $s; $tp; $td):
 	(m($key; $s; "bindery")) as $b | (m($key; $s; "direct")) as $d | (m($key; $s; "proxied")) as $p
 	| {figure: $fig, what: $what, server: $s, unit: "MiB/s", bindery: $b, direct: $d, proxied: $p,
@@ -36,7 +42,7 @@ as $raw
   (($params.block_size * $params.blocks_in_flight + 2097152) / 1024) as $p3lim
 | {machine: $machine, params: $params,
    figures: [
-	(["lighttpd", "apache"][] as $s |
+	(["lighttpd", "apache", "pool"][] as $s |
 	speed_row("P1"; "create of \($params.mib) MiB, raw body"; "p1_mibs"; $s; 0.9; 0.8),
 	((m("p2_rate"; $s; "bindery")) as $b | (m("p2_rate"; $s; "direct")) as $d | (m("p2_rate"; $s; "proxied")) as $p
 	| {figure: "P2", what: "1 KiB creates, \($params.p2_clients) keep-alive clients", server: $s, unit: "/s",
@@ -82,5 +88,16 @@ as $raw
 	| {figure: "finalize", what: "direct upload's finalize of \($params.mib) MiB (baseline: GET of the blob)",
 	   server: $s, unit: "ms", bindery: $b, direct: $d, ratio_direct: ratio($d; $b),
 	   target: "report", met: null})
-	)],
+	),
+	# Apache with the pool against lighttpd, the fastest server, in the same
+	# rounds: the "direct" column holds lighttpd's figure here.
+	((["p1_mibs", "P1-pool"], ["p5_mibs", "P5-pool"])
+	| . as [$key, $fig]
+	| select((vals($key; "pool"; "bindery") | length) > 0)
+	| (m($key; "pool"; "bindery")) as $b | (m($key; "lighttpd"; "bindery")) as $l
+	| {figure: $fig, what: "Apache mod_proxy_fcgi + pool against lighttpd (direct column), same rounds",
+	   server: "pool", unit: "MiB/s", bindery: $b, direct: $l, ratio_direct: ratio($b; $l),
+	   paired_direct: paired_servers($key; "pool"; "lighttpd"),
+	   target: "≥ 0.9× lighttpd"} | .met = atleast(.paired_direct; 0.9))
+	],
    raw: $raw}

@@ -3,7 +3,7 @@
 # round, 3 requests per P2 client, no 1 GiB create, on the test stack.  It
 # must finish, every create 201 and every download's SHA-256 the file's
 # (the bench checks those and exits 1 otherwise), write a results.json that
-# parses and holds every figure through both web servers with its
+# parses and holds every figure through the three servers with its
 # baselines, and leave no document behind.  The figures themselves are
 # noise at this size; this is not a benchmark.
 [ -n "${BASH_VERSION:-}" ] || exec bash "$0" "$@"
@@ -37,7 +37,7 @@ fig() {
 		"$results" >/dev/null 2>&1
 	echo $?
 }
-for bench_server in lighttpd apache; do
+for bench_server in lighttpd apache pool; do
 	for bench_fig in P1 P2 P5; do
 		ok "$(fig "$bench_server" "$bench_fig" '[.bindery, .direct, .proxied, .ratio_direct, .ratio_proxied] | all(type == "number" and . > 0)')" \
 			"$bench_server $bench_fig: bindery, both baselines and both ratios"
@@ -59,8 +59,12 @@ jq -e '(.machine.nproc | type == "number") and (.machine.loadavg_start | length 
 	and (.machine.loadavg_end | length > 0) and (.machine.kernel | length > 0) and (.machine.date_start | length > 0)' \
 	"$results" >/dev/null 2>&1
 ok $? "results.json describes the machine"
+for bench_fig in P1-pool P5-pool; do
+	ok "$(fig pool "$bench_fig" '[.bindery, .direct, .ratio_direct, .paired_direct] | all(type == "number" and . > 0)')" \
+		"$bench_fig: the pool's figure against lighttpd's in the same round"
+done
 # One round: a raw number for every figure, side and server measured.
-is "$(jq '[.raw[] | select(.round == 1)] | length' "$results" 2>/dev/null)" 64 "64 raw numbers from the one round"
+is "$(jq '[.raw[] | select(.round == 1)] | length' "$results" 2>/dev/null)" 96 "96 raw numbers from the one round"
 
 # The bench deleted every document it made (names begin with bench-).
 req GET "$BINDERY_TEST_LIGHTTPD_URL/documents?prefix=bench-&limit=10"
