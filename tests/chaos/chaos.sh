@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # Chaos run: 8 clients doing creates, retried creates with one
-# Idempotency-Key, replaces, deletes and downloads through lighttpd while a
+# Idempotency-Key, replaces, deletes and downloads through lighttpd and
+# through Apache mod_proxy_fcgi in front of the stack's pool, while a
 # controller crashes the responder (failpoints with exit, kill -9 of a
-# FastCGI worker) and injects failures (failpoints with error, sleeps).  Then
+# FastCGI worker of either) and injects failures (failpoints with error,
+# sleeps).  Then
 # one sweep, and every acknowledged document must be readable with its
 # SHA-256, nothing stuck, no orphan, and `bindery audit` clean.
 #
@@ -39,9 +41,19 @@ chaos_snapshot "$work/before"
 chaos_audit "$work/cli.conf" "$work/audit-before.log" \
 	"bindery audit is clean before the chaos (what earlier tests left, swept)"
 
-note "chaos: seed $SEED, $OPS operations, $CLIENTS clients, responder $URL"
 CHAOS_WORK=$work CHAOS_RUN=$RUN CHAOS_SEED=$SEED CHAOS_URLS=("$URL") CHAOS_FP=$FP
 CHAOS_LIGHTTPD_PIDS=$CHAOS_LIGHTTPD_PID
+# The stack's pool, behind Apache mod_proxy_fcgi, reads the same failpoints
+# file: each operation goes to lighttpd or to it, and its workers are
+# killed as lighttpd's are.
+pool_pid=
+if [ -z "$CHAOS_PRIVATE_LIGHTTPD" ]; then
+	[ -n "${BINDERY_TEST_APACHE_POOL_URL:-}" ] && pool_pid=$(stack_pid pool) ||
+		missing "the test stack's pool and its Apache (BINDERY_TEST_APACHE_POOL_URL)"
+	CHAOS_URLS+=("$BINDERY_TEST_APACHE_POOL_URL")
+	CHAOS_LIGHTTPD_PIDS+=" $pool_pid"
+fi
+note "chaos: seed $SEED, $OPS operations, $CLIENTS clients, responders ${CHAOS_URLS[*]}"
 chaos_run "$CLIENTS" "$OPS"
 
 # ---- one sweep, then the checks ------------------------------------------------------
@@ -49,4 +61,8 @@ chaos_check "$work/cli.conf" "$work/before"
 note "chaos: operations $CHAOS_OPS_DONE, crashes $CHAOS_CRASHES (kill -9: $CHAOS_KILLS), faults $CHAOS_FAULTS, acknowledged $CHAOS_ACKED, verified $CHAOS_VERIFIED, violations $CHAOS_VIOLATIONS ($CHAOS_SECONDS s)"
 note "chaos: answers $(awk '$1 == "op" { n[$3]++ } END { for (c in n) printf "%s:%d ", c, n[c] }' "$work/events")"
 ok "$([ "$CHAOS_CRASHES" -gt 0 ]; echo $?)" "the run crashed the responder ($CHAOS_CRASHES times)"
+if [ -n "$pool_pid" ]; then
+	pool_kills=$(awk -v m="$pool_pid" '$1 == "kill" && $3 == m' "$work/chaos" | grep -c .)
+	ok "$([ "$pool_kills" -gt 0 ]; echo $?)" "workers of the pool were killed too ($pool_kills of $CHAOS_KILLS kills)"
+fi
 done_testing

@@ -300,7 +300,8 @@ chaos_stop_private() {
 #   CHAOS_SEED           the fixed seed
 #   CHAOS_URLS           an array of base URLs; each operation picks one
 #   CHAOS_FP             the failpoints file every responder reads
-#   CHAOS_LIGHTTPD_PIDS  the lighttpds whose FastCGI workers may be killed
+#   CHAOS_LIGHTTPD_PIDS  the lighttpds (or pool masters) whose FastCGI
+#                        workers may be killed
 # A file $CHAOS_WORK/halt ends every client after its current operation
 # (a run that lasts as long as something else goes on beside it).
 
@@ -408,10 +409,10 @@ CHAOS_POINTS=(create.after_intent create.after_upload create.after_tag create.af
 	delete.after_commit resume.after_claim compensate.before_delete)
 
 # chaos_workers: the FastCGI workers (children running bindery.fcgi) of
-# the lighttpds in CHAOS_LIGHTTPD_PIDS.
-chaos_workers() {
+# the lighttpds and pool masters in CHAOS_LIGHTTPD_PIDS.
+chaos_workers() { # [PARENT]: only that one's
 	local l p
-	for l in $CHAOS_LIGHTTPD_PIDS; do
+	for l in ${1:-$CHAOS_LIGHTTPD_PIDS}; do
 		for p in $(ps -o pid= --ppid "$l" 2>/dev/null); do
 			case $(readlink "/proc/$p/exe" 2>/dev/null) in */bindery.fcgi) echo "$p" ;; esac
 		done
@@ -422,7 +423,8 @@ chaos_workers() {
 # error or sleep) now and then, or kill -9 a FastCGI worker; each action a
 # line in $CHAOS_WORK/chaos.
 chaos_controller() {
-	local r p action pids waited=0 work=$CHAOS_WORK fp=$CHAOS_FP
+	local r p action pids waited=0 work=$CHAOS_WORK fp=$CHAOS_FP kills=0
+	local -a parents=($CHAOS_LIGHTTPD_PIDS)
 	RANDOM=$((CHAOS_SEED * 100 + 99))
 	while [ ! -e "$work/stop" ]; do
 		sleep 0.$((1 + RANDOM % 3))
@@ -446,11 +448,17 @@ chaos_controller() {
 			[ $((RANDOM % 3)) = 0 ] && action=sleep:300
 			printf '%s %s once\n' "$p" "$action" >"$fp"
 			echo "fault-armed $p $action" >>"$work/chaos"
-		elif [ $r -lt 60 ] && [ -n "$CHAOS_LIGHTTPD_PIDS" ]; then
-			pids=($(chaos_workers))
+		elif [ $r -lt 60 ] && [ ${#parents[@]} -gt 0 ]; then
+			# Each server in turn, the last named first: a short run
+			# kills a worker of every one it can.
+			pids=($(chaos_workers "${parents[${#parents[@]} - 1 - kills % ${#parents[@]}]}"))
+			kills=$((kills + 1))
 			[ ${#pids[@]} -gt 0 ] || continue
 			p=${pids[RANDOM % ${#pids[@]}]}
-			kill -9 "$p" 2>/dev/null && echo "kill $p" >>"$work/chaos"
+			# The line names the worker's parent: the server (or pool)
+			# whose worker it was.
+			action=$(ps -o ppid= -p "$p" 2>/dev/null)
+			kill -9 "$p" 2>/dev/null && echo "kill $p ${action// /}" >>"$work/chaos"
 		fi
 	done
 }
