@@ -32,7 +32,8 @@ E2E_TESTS += tests/e2e/stopped_responder.sh
 EXTRA_DIST += tests/e2e/stopped_responder.sh
 # An upload that keeps making progress holds its intent by a lease, not a
 # request deadline (doc/design.md "Leases"): a 3 MiB upload trickled over
-# 40 s with request_deadline = 5, and a sweep during it.
+# 40 s with request_deadline = 5, and a sweep during it; through lighttpd
+# (FastCGI, CGI) and the pool behind Apache mod_proxy_fcgi, side by side.
 SLOW_TESTS += tests/e2e/leases.sh
 EXTRA_DIST += tests/e2e/leases.sh
 # GET /documents?name=EXACT: exact names, pending unlisted.
@@ -100,6 +101,14 @@ EXTRA_DIST += tests/e2e/server_errors.sh tests/tools/raw_request.py
 # both servers.
 E2E_TESTS += tests/e2e/status.sh
 EXTRA_DIST += tests/e2e/status.sh tests/tools/metrics_parse.py
+
+# The pool (bindery.fcgi --listen) behind Apache mod_proxy_fcgi
+# (conf/apache-proxy-fcgi.conf): a binary round trip, a body streamed to
+# storage while the client still sends, bodies that do not arrive whole,
+# tokens and web-server users, more clients than workers; and
+# conf/lighttpd-pool.conf in front of the same pool.
+SLOW_TESTS += tests/e2e/apache_pool.sh
+EXTRA_DIST += tests/e2e/apache_pool.sh
 
 # The app under a path prefix: lighttpd at /docs, Apache at
 # /bindery, CGI; every URL it hands out carries the prefix.

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# GET /healthz through lighttpd and Apache: 200 when MariaDB and Azurite
+# GET /healthz through lighttpd, Apache and the pool (bindery.fcgi --listen
+# behind Apache mod_proxy_fcgi): 200 when MariaDB and Azurite
 # answer; 503 naming the one that does not while it is stopped; 200 again
 # after it restarts (the responder reconnects by itself).
 [ -n "${BASH_VERSION:-}" ] || exec bash "$0" "$@"
@@ -8,11 +9,11 @@ here=$(cd "$(dirname "$0")" && pwd)
 . "$here/../lib/http.sh"
 . "$here/../lib/stack.sh"
 
-need_stack BINDERY_TEST_LIGHTTPD_URL BINDERY_TEST_APACHE_URL BINDERY_TEST_VAR
+need_stack BINDERY_TEST_LIGHTTPD_URL BINDERY_TEST_APACHE_URL BINDERY_TEST_APACHE_POOL_URL BINDERY_TEST_VAR
 stack_init "$BINDERY_TEST_VAR"
 stack_alive mariadb && stack_alive azurite || missing "MariaDB or Azurite of the test stack is not running"
 
-servers="lighttpd=$BINDERY_TEST_LIGHTTPD_URL apache=$BINDERY_TEST_APACHE_URL"
+servers="lighttpd=$BINDERY_TEST_LIGHTTPD_URL apache=$BINDERY_TEST_APACHE_URL pool=$BINDERY_TEST_APACHE_POOL_URL"
 
 # wait_for URL WANT-CODE SECONDS: poll /healthz until it answers WANT-CODE.
 wait_for() {
@@ -25,7 +26,7 @@ wait_for() {
 	return 0
 }
 
-# all_healthy WHEN: both servers answer 200 {"database":"ok","storage":"ok"}.
+# all_healthy WHEN: every server answers 200 {"database":"ok","storage":"ok"}.
 all_healthy() {
 	local s name url
 	for s in $servers; do
@@ -38,7 +39,7 @@ all_healthy() {
 	done
 }
 
-# all_down WHICH: both servers answer 503 naming WHICH as not ok.
+# all_down WHICH: every server answers 503 naming WHICH as not ok.
 all_down() {
 	local s name url other
 	[ "$1" = database ] && other=storage || other=database

@@ -4,9 +4,12 @@
 # and a root mount is unchanged.
 #
 # A private lighttpd (FastCGI, conf/lighttpd.conf with var.bindery_mount =
-# "/docs") and a private Apache mod_fcgid (conf/apache-fcgid.conf with its
-# documented "Alias /bindery .../bindery.fcgi"), both in front of the test
-# stack's MariaDB and Azurite with direct uploads on.  On each:
+# "/docs"), a private Apache mod_fcgid (conf/apache-fcgid.conf with its
+# documented "Alias /bindery .../bindery.fcgi") and a private pool
+# (bindery.fcgi --listen) behind Apache mod_proxy_fcgi
+# (conf/apache-proxy-fcgi.conf with its documented /bindery lines in place of
+# the root's), all in front of the test stack's MariaDB and Azurite with
+# direct uploads on.  On each:
 #   - POST {P}/documents: 201, Location {P}/documents/N, which GET answers;
 #   - a browser form post (Accept: text/html): 303 to {P}/;
 #   - the page at {P}/ and {P}: its form action, download links, search
@@ -38,6 +41,7 @@ work=$(mktemp -d)
 cleanup() {
 	stack_private_lighttpd_stop
 	stack_private_apache_stop
+	stack_private_pool_stop
 	rm -rf "$work"
 }
 trap cleanup EXIT
@@ -73,6 +77,28 @@ sed -i -e "s|^Alias / $www/bin/bindery.fcgi/\$|Alias /bindery $www/bin/bindery.f
 is "$(grep -c "^Alias /bindery $www/bin/bindery.fcgi\$" "$conf")" 1 "apache: ... mounted at /bindery instead"
 stack_apache_start "$conf" || bail_out "Apache at /bindery did not start (log in $STACK_LOG)"
 apache_url=http://127.0.0.1:$APACHE_PORT
+
+STACK_AVOID_PORTS="${lighttpd_url##*:} ${apache_url##*:}"
+stack_private_pool "$BINDERY_TEST_VAR/prefix-pool" "$work/bindery.conf" 2 18840 ||
+	bail_out "cannot start a private pool"
+conf=$STACK_PRIVATE_POOL_CONF
+# The sample's commented prefix lines, uncommented, in place of its root
+# ProxyPass line and <Location "/"> block.
+sed -n '/^#     ProxyPass "\/bindery"/,/^#     <\/Location>$/s/^#     //p' "$conf" >"$work/pool-prefix"
+is "$(grep -c '^ProxyPass "/bindery" "unix:.*|fcgi://localhost/bindery" max=2$' "$work/pool-prefix") $(grep -c \
+	'SCRIPT_NAME "/bindery"$' "$work/pool-prefix")" "1 1" \
+	"apache-pool: conf/apache-proxy-fcgi.conf documents the /bindery lines"
+awk -v f="$work/pool-prefix" '
+	/^ProxyPass "\/" / { while ((getline l < f) > 0) print l; skip = 0; next }
+	/^<Location "\/">$/ { skip = 1; next }
+	skip && /^<\/Location>$/ { skip = 0; next }
+	!skip { print }' "$conf" >"$conf.new" && mv -f "$conf.new" "$conf"
+mounted="$(grep -c '^ProxyPass "/' "$conf") $(grep -c '^ProxyPass "/bindery" ' "$conf")"
+mounted+=" $(grep -c '^<Location "/">' "$conf") $(grep -c '^ *ProxyFCGISetEnvIf "true" SCRIPT_NAME "/bindery"$' "$conf")"
+is "$mounted" "1 1 0 1" "apache-pool: ... mounted at /bindery instead of /"
+stack_apache_start "$conf" apache-pool "$APACHE_POOL_PORT" ||
+	bail_out "Apache mod_proxy_fcgi at /bindery did not start (log in $STACK_LOG)"
+pool_url=http://127.0.0.1:$APACHE_POOL_PORT
 
 # ---- the checks, on each server ----
 # check_mount NAME BASE P: the URLs of a responder mounted at BASE + P.
@@ -175,6 +201,7 @@ check_mount() {
 
 check_mount lighttpd "$lighttpd_url" /docs
 check_mount apache "$apache_url" /bindery
+check_mount apache-pool "$pool_url" /bindery
 
 # ---- CGI (mod_cgid passes SCRIPT_NAME the same way) ----
 cgi_run "$work/cgi.out" "$work/bindery.conf" POST "/bindery/documents?name=$run-cgi" \

@@ -16,8 +16,17 @@
 # a declared 1 GiB body are answered without opening a database connection
 # (MariaDB's Connections counter; a configuration whose database socket
 # does not exist) and without waiting for a body that never comes.
-# The shared stack's timeouts stay as they are.  Apache is not here:
-# mod_fcgid reads the whole body before bindery sees it, and
+# Then the pool (bindery.fcgi --listen, N workers) behind Apache
+# mod_proxy_fcgi (conf/apache-proxy-fcgi.conf, RequestReadTimeout's body
+# bound set to 8 s), which passes the body on as it arrives: bindery's
+# bounds cut the same clients (its own 408s, logged within the bounds) and
+# free their workers (/healthz answers at once while Apache still holds the
+# silent clients); each client hears 408 when Apache next reads from it,
+# within Apache's bound; the steady client is stored; the bad token is
+# answered 401 by bindery at once and reaches the client within Apache's
+# bound.
+# The shared stack's timeouts stay as they are.  Apache mod_fcgid is not
+# here: it reads the whole body before bindery sees it, and
 # conf/apache-fcgid.conf bounds slow clients with RequestReadTimeout.
 [ -n "${BASH_VERSION:-}" ] || exec bash "$0" "$@"
 here=$(cd "$(dirname "$0")" && pwd)
@@ -42,6 +51,7 @@ note "N = $workers FastCGI workers (conf/lighttpd.conf max-procs)"
 work=$(mktemp -d)
 cleanup() {
 	stack_private_lighttpd_stop
+	stack_private_pool_stop
 	[ -n "${fifo_fd:-}" ] && exec 7>&-
 	rm -rf "$work"
 }
@@ -142,6 +152,85 @@ server cgi lighttpd-cgi.conf
 clients cgi
 stack_stop lighttpd 20
 
+# ---- the pool behind Apache mod_proxy_fcgi ----
+# Apache's own bound on a body (RequestReadTimeout's initial body seconds),
+# which ends a request Apache still waits on; after bindery answers, libfcgi
+# keeps the worker until Apache closes the connection or 2 s pass in silence.
+abody=8 linger=2
+stack_private_pool "$BINDERY_TEST_VAR/slow-pool" "$conf" "$workers" 18240 || bail_out "the pool did not start"
+sed -i -e "s/^RequestReadTimeout handshake=0 header=20-40,MinRate=500 body=30,MinRate=1024\$/RequestReadTimeout \
+handshake=0 header=20-40,MinRate=500 body=$abody,MinRate=1024/" "$STACK_PRIVATE_POOL_CONF"
+is "$(grep -c "^RequestReadTimeout .* body=$abody,MinRate=1024\$" "$STACK_PRIVATE_POOL_CONF")" 1 \
+	"pool: conf/apache-proxy-fcgi.conf with RequestReadTimeout's body bound at $abody s"
+stack_apache_start "$STACK_PRIVATE_POOL_CONF" apache-pool "$APACHE_POOL_PORT" ||
+	bail_out "the pool's Apache did not start (log in $STACK_LOG)"
+note "the pool's Apache on port $APACHE_POOL_PORT, $workers workers"
+HTTP_PORT=$APACHE_POOL_PORT
+plog=$STACK_LOG/pool.log
+
+# cuts SINCE: bindery's 408 answers logged after line SINCE of the pool's log,
+# one line each: the milliseconds it read for.
+cuts() { tail -n +"$(($1 + 1))" "$plog" | sed -n 's|.* POST /documents 408 [0-9]* \([0-9]*\)ms$|\1|p'; }
+enough_cuts() { [ "$(cuts "$1" | wc -l)" -ge "$workers" ]; }
+alive_any() { local p; for p in "$@"; do kill -0 "$p" 2>/dev/null && return 0; done; return 1; }
+
+# pool_round MODE LOW HIGH WANT CLIENT-ARGS...: N clients at once through the
+# pool; bindery cuts each (a 408 logged within LOW..HIGH seconds of reading),
+# the client hears WANT (an ERE of "code error") within Apache's bound.
+pool_round() {
+	local mode=$1 low=$2 high=$3 want=$4 i code secs err since ms pids=() t
+	shift 4
+	since=$(wc -l <"$plog")
+	for ((i = 1; i <= workers; i++)); do
+		slow "$run-pool-$mode-$i" "$work/pool-$mode-$i" --length 1048576 --first 100 --give-up 30 "$@" &
+		pids+=($!)
+	done
+	ok "$(wait_for $((high + 5)) enough_cuts "$since"; echo $?)" "pool: bindery cut the $workers $mode clients itself"
+	for ms in $(cuts "$since"); do
+		ok "within $((ms / 1000)) $low $high" "pool: ... a 408 after reading for $ms ms (bound: $low to $high s)"
+	done
+	if [ "$mode" = silent ]; then
+		# Apache still waits on these clients; their workers are free.
+		sleep $((linger + 1))
+		t=$(curl -s -o /dev/null -m 10 -w '%{http_code} %{time_total}' "http://127.0.0.1:$HTTP_PORT/healthz")
+		alive_any "${pids[@]}" && still=waiting || still=answered
+		is "${t%% *} $still" "200 waiting" \
+			"pool: /healthz is 200 while Apache still holds the silent clients ($t s): bindery freed the workers"
+		ok "within '${t#* }' 0 1" "pool: ... and answers at once"
+	fi
+	wait "${pids[@]}"
+	for ((i = 1; i <= workers; i++)); do
+		read -r code secs err _ <"$work/pool-$mode-$i"
+		like "$code $err" "$want" "pool: $mode client $i of $workers hears $code $err"
+		ok "within '$secs' $low $((abody + slack))" "pool: ... after $secs s (Apache's bound: $abody s)"
+	done
+	healthz_after pool "$mode"
+}
+# Silent: Apache waits on the client, so it hears Apache's own 408 (or
+# bindery's, should Apache read the pool's answer first).
+pool_round silent $((idle - 1)) $((idle + slack)) '^408 (request_timeout|body_timeout)$' --every 0
+pool_round trickling $((grace - 1)) $((grace + slack)) '^408 (request_timeout|body_timeout)$' --every 0.5 --chunk 1
+is "$(sql "SELECT COUNT(*) FROM documents WHERE name LIKE '$run-pool-%'")" 0 \
+	"pool: the cut uploads were compensated: no document rows"
+# The steady client beside a refused one (a worker each).
+slow "$run-pool-steady" "$work/pool-steady" --length 24576 --first 0 --every 0.25 --chunk 1024 &
+steady_pid=$!
+since=$(wc -l <"$plog")
+python3 "$slow_client" --port "$HTTP_PORT" --path "/documents?name=$run-pool-refused" \
+	--header 'Authorization: Bearer not-a-token-of-ours-0000' \
+	--header 'Content-Type: application/octet-stream' --length 1048576 --first 100 \
+	--every 0.5 --until-close --give-up 30 >"$work/pool-refused" 2>&1
+read -r code secs err closed <"$work/pool-refused"
+is "$code $err" "401 unauthorized" "pool: a bad token with a trickling body is 401 ($secs s)"
+ok "within '$secs' 0 $((abody + slack))" "pool: ... which the client hears within Apache's bound"
+ok "[ '$closed' != - ] && within '$closed' 0 $((abody + slack))" "pool: ... and the connection is closed then ($closed s)"
+ms=$(tail -n +"$((since + 1))" "$plog" | sed -n 's|.* POST /documents 401 [0-9]* \([0-9]*\)ms$|\1|p' | head -n 1)
+ok "[ -n '$ms' ] && [ '$ms' -lt 1000 ]" "pool: ... bindery answered it at once, reading no body (${ms:-no} ms)"
+wait "$steady_pid"
+read -r code secs err _ <"$work/pool-steady"
+is "$code" 201 "pool: a client that keeps the average rate is not cut ($secs s)"
+stack_private_pool_stop
+
 # Nothing is left but what the sweeper resolves, and after it, nothing.
 "$CHAOS_BIN/bindery" -c "$BINDERY_CONFIG" sweep --older-than 0 --force --prefix "$prefix" \
 	>"$work/sweep.log" 2>&1
@@ -155,7 +244,7 @@ is "$(sql "SELECT COUNT(*) FROM blobs WHERE name LIKE '$prefix%'
 az_list >"$work/blobs" || fail "cannot list Azurite"
 left=$(grep "^$prefix" "$work/blobs" | cut -d' ' -f1 | grep -v -x -E "${steady%|}" | tr '\n' ' ')
 is "$left" "" "after the sweep: no blobs of theirs in storage"
-is "$(grep -c "^$prefix" "$work/blobs")" 2 "... the two steady uploads' blobs are there (the listing works)"
+is "$(grep -c "^$prefix" "$work/blobs")" 3 "... the three steady uploads' blobs are there (the listing works)"
 
 # ---- refusals before the database, as a plain CGI program ----
 # A pipe that stays open and empty: a program that waited for this body

@@ -1,5 +1,10 @@
 #!/usr/bin/env bash
-# tus 1.0.0 at /uploads, with curl, through lighttpd AND Apache.
+# tus 1.0.0 at /uploads, with curl, through lighttpd and the pool
+# (bindery.fcgi --listen) behind Apache mod_proxy_fcgi, which stream each
+# PATCH to bindery as it arrives; under --long (BINDERY_TEST_LONG) through
+# Apache mod_fcgid too, which buffers each PATCH whole first (by default
+# tests/e2e/tus_webserver.sh and tus_apache_limits.sh check tus through
+# mod_fcgid: its methods, headers and body limits).
 #
 # The protocol as a client sees it: discovery (OPTIONS), the version check,
 # creation (with and without upload), PATCH in chunks, HEAD, the checksum
@@ -21,7 +26,7 @@ top=${top_srcdir:-$(cd "$here/../.." && pwd)}
 . "$top/tests/lib/chaos.sh"
 
 chaos_need_stack
-need_stack BINDERY_TEST_APACHE_URL BINDERY_TEST_TOKEN_OTHER
+need_stack BINDERY_TEST_APACHE_URL BINDERY_TEST_APACHE_POOL_URL BINDERY_TEST_TOKEN_OTHER
 FP=$BINDERY_TEST_VAR/failpoints
 work=$(mktemp -d)
 cleanup() {
@@ -76,9 +81,12 @@ offset_of() {
 content_sha() { curl -s -m 60 "$1/documents/$2/content" | sha; }
 digest_b64() { openssl dgst "-$1" -binary "$2" | base64 -w0; }
 
-for server in lighttpd apache; do
+servers="lighttpd pool"
+[ -z "${BINDERY_TEST_LONG:-}" ] || servers+=" apache"
+for server in $servers; do
 	case $server in
 	lighttpd) url=$BINDERY_TEST_LIGHTTPD_URL ;;
+	pool) url=$BINDERY_TEST_APACHE_POOL_URL ;;
 	apache) url=$BINDERY_TEST_APACHE_URL ;;
 	esac
 	s=$server

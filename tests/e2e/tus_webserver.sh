@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The web servers pass tus to bindery (conf/).
 #
-# Through the test stack's lighttpd (FastCGI) and Apache (mod_fcgid), and
+# Through the test stack's lighttpd (FastCGI), Apache (mod_fcgid) and the
+# pool behind Apache mod_proxy_fcgi, and
 # private Apache mod_cgid and lighttpd mod_cgi servers rendered from
 # conf/apache-cgid.conf and conf/lighttpd-cgi.conf:
 #   - OPTIONS /uploads and PATCH, HEAD, DELETE on /uploads/{id} reach
@@ -26,7 +27,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 . "$here/../lib/stack.sh"
 . "$here/../lib/db.sh"
 
-need_stack BINDERY_TEST_LIGHTTPD_URL BINDERY_TEST_APACHE_URL BINDERY_TEST_TOKEN BINDERY_CONFIG \
+need_stack BINDERY_TEST_LIGHTTPD_URL BINDERY_TEST_APACHE_URL BINDERY_TEST_APACHE_POOL_URL BINDERY_TEST_TOKEN BINDERY_CONFIG \
 	BINDERY_TEST_BIN BINDERY_TEST_VAR BINDERY_TEST_DB_SOCKET
 [ -x "$BINDERY_TEST_BIN/bindery.fcgi" ] || missing "$BINDERY_TEST_BIN/bindery.fcgi was not built"
 [ "$(id -u)" = 0 ] || missing "Apache's User www-data needs root to start"
@@ -100,6 +101,7 @@ printf 'abc' >"$work/three"
 # --- every method reaches bindery, on every server ---
 direct OPTIONS /uploads </dev/null
 servers=("lighttpd=$BINDERY_TEST_LIGHTTPD_URL" "apache=$BINDERY_TEST_APACHE_URL"
+	"pool=$BINDERY_TEST_APACHE_POOL_URL"
 	"apache-cgid=http://127.0.0.1:$APACHE_PORT" "lighttpd-cgi=http://127.0.0.1:$HTTP_PORT")
 for s in "${servers[@]}"; do
 	through "${s%%=*}" "${s#*=}" OPTIONS /uploads

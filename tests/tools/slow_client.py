@@ -39,8 +39,28 @@ def parse_args():
     return ap.parse_args()
 
 
+def dechunk(body):
+    """(payload, done) of a chunked body received so far."""
+    out = b''
+    while True:
+        line, sep, rest = body.partition(b'\r\n')
+        if not sep:
+            return out, False
+        try:
+            size = int(line.split(b';')[0], 16)
+        except ValueError:
+            return out, True
+        if size == 0:
+            return out, True
+        if len(rest) < size + 2:
+            return out, False
+        out += rest[:size]
+        body = rest[size + 2:]
+
+
 def answer_complete(data):
-    """(status, error, done): done once the headers and Content-Length bytes are in."""
+    """(status, error, done): done once the headers and the body (its
+    Content-Length bytes, or every chunk of a chunked one) are in."""
     head, sep, body = data.partition(b'\r\n\r\n')
     if not sep:
         return None, None, False
@@ -50,15 +70,24 @@ def answer_complete(data):
     except (IndexError, ValueError):
         return None, None, False
     length = None
+    chunked = False
     for line in lines[1:]:
         name, _, value = line.partition(b':')
         if name.strip().lower() == b'content-length':
             length = int(value.strip())
-    if length is not None and len(body) < length:
+        if name.strip().lower() == b'transfer-encoding' and b'chunked' in value.lower():
+            chunked = True
+    if chunked:
+        body, done = dechunk(body)
+        if not done:
+            return status, None, False
+    elif length is not None and len(body) < length:
         return status, None, False
+    else:
+        body = body[:length]
     error = '-'
     try:
-        error = json.loads(body[:length].decode()).get('error', '-')
+        error = json.loads(body.decode()).get('error', '-')
     except (ValueError, UnicodeDecodeError, AttributeError):
         pass
     return status, error, True
