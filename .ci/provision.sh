@@ -16,7 +16,8 @@ APT_PACKAGES=(build-essential autoconf automake pkg-config libfcgi-dev
 	python3-yaml python3-jsonschema	# tests/e2e/openapi.sh
 	python3-prometheus-client	# tests/e2e/status.sh
 	bc bsdextrautils	# these two: tests/bench/bench.sh (bc, column)
-	galera-4 rsync)	# ./dev cluster (tests/lib/cluster.sh)
+	galera-4 rsync	# ./dev cluster (tests/lib/cluster.sh)
+	systemd)	# systemd-analyze, systemd-socket-activate: tests/unit/systemd_units.sh, tests/dist/deb.sh
 
 pkg_installed() {
 	dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q 'install ok installed'
