@@ -17,7 +17,7 @@ APT_PACKAGES=(build-essential autoconf automake pkg-config libfcgi-dev
 	python3-prometheus-client	# tests/e2e/status.sh
 	bc bsdextrautils	# these two: tests/bench/bench.sh (bc, column)
 	galera-4 rsync	# ./dev cluster (tests/lib/cluster.sh)
-	systemd)	# systemd-socket-activate, systemd-analyze: the pool's units
+	systemd)	# systemd-analyze, systemd-socket-activate: tests/unit/systemd_units.sh, tests/dist/deb.sh, tests/e2e/pool.sh
 
 pkg_installed() {
 	dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q 'install ok installed'

@@ -14,7 +14,15 @@ EXTRA_DIST += debian/changelog debian/control debian/copyright debian/rules \
 	debian/source/format debian/postinst debian/postrm debian/bindery.cron.d \
 	debian/bindery.lintian-overrides debian/bindery.service \
 	debian/bindery.timer debian/apache-bindery.conf \
-	debian/lighttpd-bindery.conf
+	debian/lighttpd-bindery.conf \
+	debian/bindery.bindery-fcgi.socket debian/bindery.bindery-fcgi.service \
+	debian/apache-bindery-proxy-fcgi.conf debian/lighttpd-bindery-pool.conf
+
+# The package's systemd units pass systemd-analyze verify and agree with its
+# web-server snippets and the sample configuration; a unit test (no stack,
+# no tarball), so the package build runs it too.
+UNIT_TESTS += tests/unit/systemd_units.sh
+EXTRA_DIST += tests/unit/systemd_units.sh
 
 # Every sample configuration and web-server snippet, for an administrator to
 # copy (they carry @NAME@ placeholders, so none is installed live).

@@ -1,13 +1,17 @@
 #!/bin/bash
 # tests/dist/deb.sh — the Debian package (debian/) builds from the release
 # tarball, is lintian-clean, installs, serves documents through the
-# system's own Apache, runs its cron job quietly and purges without a trace.
+# system's own Apache, runs its cron job quietly, serves them again through
+# its standing pool (bindery-fcgi.socket and bindery-fcgi.service, run by
+# hand as systemd would: there is no systemd here) behind Apache's
+# mod_proxy_fcgi, and purges without a trace.
 #
 # Only under ./dev test --long (BINDERY_TEST_LONG): it builds the package
 # with its unit tests, installs and purges it, and starts the system Apache
 # (not ./dev's) on a spare loopback port; about 2.5 min here.  It changes
 # the machine (a package, /etc/apache2) and restores it in its EXIT trap:
-# ports.conf, the conf and the module it enabled, Apache stopped by its PID.
+# ports.conf, the confs and the modules it enabled, Apache and the pool
+# stopped by their PIDs, /run/bindery.
 [ -n "${BASH_VERSION:-}" ] || exec bash "$0" "$@"
 here=$(cd "$(dirname "$0")" && pwd)
 . "$here/../lib/tap.sh"
@@ -27,10 +31,11 @@ need_stack BINDERY_TEST_VAR BINDERY_TEST_DB_PORT BINDERY_TEST_MIGRATE_CONFIG \
 	BINDERY_TEST_BLOB_KEY BINDERY_TEST_TOKEN
 [ "$(id -u)" = 0 ] || missing "root (the test installs a package and runs the system Apache)"
 for tool in dpkg-buildpackage dh lintian apache2ctl a2enconf a2disconf a2enmod \
-	a2dismod lighttpd mariadb flock; do
+	a2dismod lighttpd mariadb flock systemd-analyze systemd-socket-activate setpriv; do
 	command -v "$tool" >/dev/null 2>&1 || missing "$tool (./dev test --long installs it)"
 done
 [ -f /usr/lib/apache2/modules/mod_fcgid.so ] || missing "libapache2-mod-fcgid"
+[ -f /usr/lib/apache2/modules/mod_proxy_fcgi.so ] || missing "mod_proxy_fcgi (apache2)"
 
 # One run at a time on a machine: the package and /etc/apache2 are shared.
 exec 9>/run/lock/bindery-deb-test.lock
@@ -48,6 +53,8 @@ DEB_TAG=$(stack_random_hex 4)
 DEB_DB=bindery_deb_$DEB_TAG
 DEB_APACHE_PID='' DEB_PORTS_SAVED='' DEB_CONF_ENABLED='' DEB_FCGID_ENABLED='' DEB_HEADERS_ENABLED=''
 DEB_OVERRIDE_ADDED=''
+DEB_POOL_PID='' DEB_PROXY_CONF_ENABLED='' DEB_PROXY_ENABLED='' DEB_PROXY_FCGI_ENABLED=''
+DEB_RUN_BINDERY_MADE=''
 # apache2ctl makes Debian's run directory; leave none behind if there was none.
 DEB_RUNDIR_MADE=''
 [ -d /var/run/apache2 ] || DEB_RUNDIR_MADE=1
@@ -70,6 +77,26 @@ deb_cleanup() {
 	# the postrm leaves it when the conf is already purged (a2enmod returns
 	# early for a dangling link).
 	[ -z "$DEB_CONF_ENABLED" ] || rm -f /var/lib/apache2/conf/enabled_by_admin/bindery
+	# And the record of the a2disconf before the pool's part.
+	[ -z "$DEB_CONF_ENABLED" ] || rm -f /var/lib/apache2/conf/disabled_by_admin/bindery
+	if [ -n "$DEB_POOL_PID" ] && kill -0 "$DEB_POOL_PID" 2>/dev/null; then
+		kill "$DEB_POOL_PID"
+		for ((i = 0; i < 100; i++)); do
+			kill -0 "$DEB_POOL_PID" 2>/dev/null || break
+			sleep 0.1
+		done
+		kill -KILL "$DEB_POOL_PID" 2>/dev/null
+	fi
+	[ -z "$DEB_RUN_BINDERY_MADE" ] || rm -rf /run/bindery
+	[ -z "$DEB_PROXY_CONF_ENABLED" ] || [ ! -L /etc/apache2/conf-enabled/bindery-proxy-fcgi.conf ] ||
+		a2disconf -q bindery-proxy-fcgi >/dev/null
+	[ -z "$DEB_PROXY_CONF_ENABLED" ] || rm -f /var/lib/apache2/conf/enabled_by_admin/bindery-proxy-fcgi
+	# a2dismod would record them as disabled by an administrator: the
+	# links and a2enmod's records go instead, as they were before.
+	[ -z "$DEB_PROXY_FCGI_ENABLED" ] || rm -f /etc/apache2/mods-enabled/proxy_fcgi.load \
+		/var/lib/apache2/module/enabled_by_admin/proxy_fcgi
+	[ -z "$DEB_PROXY_ENABLED" ] || rm -f /etc/apache2/mods-enabled/proxy.load \
+		/etc/apache2/mods-enabled/proxy.conf /var/lib/apache2/module/enabled_by_admin/proxy
 	[ -z "$DEB_FCGID_ENABLED" ] || a2dismod -q fcgid >/dev/null
 	[ -z "$DEB_HEADERS_ENABLED" ] || a2dismod -q headers >/dev/null
 	[ -z "$DEB_RUNDIR_MADE" ] || rm -rf /var/run/apache2
@@ -124,7 +151,8 @@ for f in /usr/sbin/bindery /usr/lib/cgi-bin/bindery.fcgi; do
 	ok '[ -x "$f" ]' "$f is installed, executable"
 done
 for f in /etc/bindery/bindery.conf /etc/cron.d/bindery /etc/apache2/conf-available/bindery.conf \
-	/etc/lighttpd/conf-available/50-bindery.conf; do
+	/etc/lighttpd/conf-available/50-bindery.conf /etc/apache2/conf-available/bindery-proxy-fcgi.conf \
+	/etc/lighttpd/conf-available/50-bindery-pool.conf; do
 	ok 'dpkg-query -W -f="\${Conffiles}\n" bindery | grep -q "^ $f "' "$f is a conffile"
 done
 is "$(stat -c '%U:%G %a' /etc/bindery/bindery.conf)" "root:www-data 640" \
@@ -156,6 +184,35 @@ done
 is "$(cd /usr/share/bindery/sql && ls *.sql)" "$(cd "$DEB_SRC/sql" && ls *.sql)" \
 	"every migration in /usr/share/bindery/sql"
 
+# The systemd units: the sweeper's and the standing pool's.
+DEB_UNIT_DIR=''
+for d in /lib/systemd/system /usr/lib/systemd/system; do
+	[ -f "$d/bindery-fcgi.service" ] && DEB_UNIT_DIR=$d && break
+done
+ok '[ -n "$DEB_UNIT_DIR" ]' "bindery-fcgi.service is installed (in ${DEB_UNIT_DIR:-no unit directory})"
+[ -n "$DEB_UNIT_DIR" ] || bail_out "no bindery-fcgi.service to test"
+for u in bindery-fcgi.socket bindery-fcgi.service bindery.service bindery.timer; do
+	ok '[ -f "$DEB_UNIT_DIR/$u" ]' "the unit $u is installed"
+done
+(cd / && systemd-analyze verify --man=no "$DEB_UNIT_DIR/bindery-fcgi.socket" \
+	"$DEB_UNIT_DIR/bindery-fcgi.service" "$DEB_UNIT_DIR/bindery.timer" \
+	"$DEB_UNIT_DIR/bindery.service") >"$DEB_TMP/verify.out" 2>&1
+ok $? "systemd-analyze verify on the installed units (their programs where they run them)"
+is "$(cat "$DEB_TMP/verify.out")" "" "... and it has nothing to say about them"
+# Enabled is a link in /etc/systemd/system (deb-systemd-helper makes them
+# with or without a running systemd): the timer's is there, the pool's not.
+ok '[ -L /etc/systemd/system/timers.target.wants/bindery.timer ]' "bindery.timer is enabled at install"
+ok '[ ! -e /etc/systemd/system/sockets.target.wants/bindery-fcgi.socket ] &&
+	[ ! -e /etc/systemd/system/multi-user.target.wants/bindery-fcgi.service ]' \
+	"the pool's socket and service are not (the configuration still holds placeholders)"
+# The service's ExecStartPre, as its user: the shipped file does not start it.
+DEB_POOL_PRE=$(sed -n 's/^ExecStartPre=//p' "$DEB_UNIT_DIR/bindery-fcgi.service")
+DEB_POOL_USER=$(sed -n 's/^User=//p' "$DEB_UNIT_DIR/bindery-fcgi.service")
+[ -n "$DEB_POOL_PRE" ] && [ -n "$DEB_POOL_USER" ] || bail_out "no ExecStartPre or User in bindery-fcgi.service"
+"${DEB_ENV[@]}" su -s /bin/sh "$DEB_POOL_USER" -c "$DEB_POOL_PRE" >"$DEB_TMP/pre.out" 2>&1
+is $? 78 "bindery-fcgi.service's ExecStartPre refuses the shipped configuration (as $DEB_POOL_USER)"
+like "$(cat "$DEB_TMP/pre.out")" 'still holds @NAME@ placeholders' "... and says why"
+
 # The packaged cron line is conf/bindery.cron's, with the package's path.
 sample=$(grep -E '^[0-9*]' "$DEB_SRC/conf/bindery.cron")
 cronline=$(grep -E '^[0-9*]' /etc/cron.d/bindery)
@@ -165,16 +222,18 @@ is "$c_min $c_hour $c_dom $c_mon $c_dow $c_user" "*/5 * * * * www-data" \
 is "${c_cmd##*&& }" "$(printf '%s\n' "${sample#*www-data }" | sed 's|/usr/local/sbin/|/usr/sbin/|')" \
 	"its command is conf/bindery.cron's, from /usr/sbin (with --lock)"
 
-# The lighttpd snippet parses in a lighttpd with mod_fastcgi.
+# Each lighttpd snippet parses in a lighttpd with mod_fastcgi.
 mkdir -p "$DEB_TMP/www"
-cat >"$DEB_TMP/lighttpd.conf" <<EOF
+for snippet in 50-bindery.conf 50-bindery-pool.conf; do
+	cat >"$DEB_TMP/lighttpd.conf" <<EOF
 server.modules = ( "mod_fastcgi" )
 server.document-root = "$DEB_TMP/www"
 server.port = 1
-include "/etc/lighttpd/conf-available/50-bindery.conf"
+include "/etc/lighttpd/conf-available/$snippet"
 EOF
-lighttpd -tt -f "$DEB_TMP/lighttpd.conf" >"$DEB_TMP/lighttpd-t.out" 2>&1
-ok $? "lighttpd -tt accepts /etc/lighttpd/conf-available/50-bindery.conf"
+	lighttpd -tt -f "$DEB_TMP/lighttpd.conf" >>"$DEB_TMP/lighttpd-t.out" 2>&1
+	ok $? "lighttpd -tt accepts /etc/lighttpd/conf-available/$snippet"
+done
 prefix=$(sed -n 's/^[[:space:]]*server.errorfile-prefix = "\(.*\)"$/\1/p' /etc/lighttpd/conf-available/50-bindery.conf)
 for code in 400 411 413 431 500 503; do
 	is "$(jq -r '.error | type' "$prefix$code.html" 2>/dev/null)" string \
@@ -264,19 +323,138 @@ ok $? "the cron job's command as $c_user exits 0"
 ok '[ ! -s "$DEB_TMP/cron.out" ]' "... and prints nothing"
 sed 's/^/# /' "$DEB_TMP/cron.out"
 
-# --- stop Apache, purge ------------------------------------------------------------
+# --- stop Apache ----------------------------------------------------------------------
 kill "$DEB_APACHE_PID" 2>/dev/null
 wait_for 10 eval '! kill -0 "$DEB_APACHE_PID" 2>/dev/null'
 ok '! kill -0 "$DEB_APACHE_PID" 2>/dev/null' "the system Apache stopped (pid $DEB_APACHE_PID)"
+DEB_APACHE_OLD=$DEB_APACHE_PID
+
+# --- the standing pool, as bindery-fcgi.socket and .service run it -------------------
+# No systemd here: the socket is made as bindery-fcgi.socket says (its path,
+# directory mode, owner, group and mode) and passed the way systemd passes
+# it (systemd-socket-activate: LISTEN_FDS, and the program started at the
+# first connection); the program is the service's ExecStart, as its User
+# and Group, after its ExecStartPre; ExecReload and the stop (SIGTERM to
+# the master alone, KillMode=mixed) are sent by hand.
+unit_key() { sed -n "s/^$2=//p" "$DEB_UNIT_DIR/$1"; }
+DEB_SOCK=$(unit_key bindery-fcgi.socket ListenStream)
+is "$DEB_SOCK" /run/bindery/fcgi.sock "bindery-fcgi.socket listens on /run/bindery/fcgi.sock"
+read -r -a DEB_POOL_CMD <<<"$(unit_key bindery-fcgi.service ExecStart)"
+DEB_POOL_GROUP=$(unit_key bindery-fcgi.service Group)
+DEB_POOL_WORKERS=''
+for ((i = 1; i < ${#DEB_POOL_CMD[@]}; i++)); do
+	[ "${DEB_POOL_CMD[i]}" != --workers ] || DEB_POOL_WORKERS=${DEB_POOL_CMD[i + 1]}
+done
+like "$DEB_POOL_WORKERS" '^[1-9][0-9]*$' "its ExecStart names the workers: ${DEB_POOL_CMD[*]}"
+"${DEB_ENV[@]}" su -s /bin/sh "$DEB_POOL_USER" -c "$DEB_POOL_PRE" >"$DEB_TMP/pre.out" 2>&1
+ok $? "its ExecStartPre passes the filled-in configuration"
+if [ ! -d /run/bindery ]; then
+	install -d -m "$(unit_key bindery-fcgi.socket DirectoryMode)" /run/bindery && DEB_RUN_BINDERY_MADE=1
+fi
+(umask 0177 && exec "${DEB_ENV[@]}" systemd-socket-activate -l "$DEB_SOCK" \
+	setpriv --reuid="$DEB_POOL_USER" --regid="$DEB_POOL_GROUP" --init-groups --no-new-privs -- \
+	"${DEB_POOL_CMD[@]}") >"$DEB_TMP/pool.log" 2>&1 &
+DEB_POOL_PID=$!
+wait_for 10 test -S "$DEB_SOCK"
+chown "$(unit_key bindery-fcgi.socket SocketUser):$(unit_key bindery-fcgi.socket SocketGroup)" "$DEB_SOCK" &&
+	chmod "$(unit_key bindery-fcgi.socket SocketMode)" "$DEB_SOCK"
+is "$(stat -c '%U:%G %a' "$DEB_SOCK" 2>/dev/null)" "root:www-data 660" "$DEB_SOCK is root:www-data 0660"
+
+# Apache: the proxy snippet instead of the mod_fcgid one (both map /bindery).
+a2disconf -q bindery >/dev/null
+[ -L /etc/apache2/mods-enabled/proxy.load ] || DEB_PROXY_ENABLED=1
+[ -L /etc/apache2/mods-enabled/proxy_fcgi.load ] || { a2enmod -q proxy_fcgi >/dev/null && DEB_PROXY_FCGI_ENABLED=1; }
+a2enconf -q bindery-proxy-fcgi >/dev/null && DEB_PROXY_CONF_ENABLED=1
+ok '[ -n "$DEB_PROXY_CONF_ENABLED" ] && [ -L /etc/apache2/mods-enabled/proxy_fcgi.load ] &&
+	[ ! -e /etc/apache2/conf-enabled/bindery.conf ]' \
+	"a2enmod proxy_fcgi, a2enconf bindery-proxy-fcgi (and a2disconf bindery)"
+"${DEB_ENV[@]}" apache2ctl configtest >"$DEB_TMP/configtest.out" 2>&1
+ok $? "apache2ctl configtest"
+sed 's/^/# /' "$DEB_TMP/configtest.out"
+"${DEB_ENV[@]}" apache2ctl start >"$DEB_TMP/apache-start.out" 2>&1
+ok $? "apache2ctl start, with mod_proxy_fcgi"
+wait_for 10 eval '[ -s "$APACHE_PIDFILE" ] && [ "$(cat "$APACHE_PIDFILE")" != "$DEB_APACHE_OLD" ]'
+DEB_APACHE_PID=$(cat "$APACHE_PIDFILE" 2>/dev/null)
+
+# The first connection starts the pool, as socket activation does.
+wait_for 20 eval '[ "$(curl -s -o /dev/null -w "%{http_code}" "$url/healthz")" = 200 ]'
+req GET "$url/healthz" -H "X-Request-Id: deb-pool-$DEB_TAG-health"
+is "$HTTP_CODE" 200 "GET /bindery/healthz through mod_proxy_fcgi and the pool"
+like "$(cat "$DEB_TMP/pool.log")" "req=deb-pool-$DEB_TAG-health " "... answered by the pool (its log has the request)"
+like "$(cat "$DEB_TMP/pool.log")" "pool: $DEB_POOL_WORKERS workers on the socket systemd passed" \
+	"the pool took the socket from LISTEN_FDS, with $DEB_POOL_WORKERS workers"
+is "$(ps -o user= -p "$DEB_POOL_PID" 2>/dev/null)" "$DEB_POOL_USER" "its master runs as $DEB_POOL_USER"
+is "$(readlink "/proc/$DEB_POOL_PID/exe" 2>/dev/null)" "${DEB_POOL_CMD[0]}" "... and is ${DEB_POOL_CMD[0]}"
+deb_children() { pgrep -P "$DEB_POOL_PID" | LC_ALL=C sort; }
+deb_children >"$DEB_TMP/workers.before"
+is "$(wc -l <"$DEB_TMP/workers.before")" "$DEB_POOL_WORKERS" "... with $DEB_POOL_WORKERS workers"
+
+head -c 300000 /dev/urandom >"$DEB_TMP/doc2.bin"
+req POST "$url/documents?name=deb-pool-$DEB_TAG.bin" -H "Authorization: Bearer $BINDERY_TEST_TOKEN" \
+	-H 'Content-Type: application/octet-stream' --data-binary "@$DEB_TMP/doc2.bin"
+is "$HTTP_CODE" 201 "create a document through the pool (the bearer token arrives: CGIPassAuth)"
+id=$(jfield "$HTTP_BODY" id)
+is "$(header location)" "/bindery/documents/$id" "... its Location carries the mount (the snippet's SCRIPT_NAME)"
+curl -s -o "$DEB_TMP/got2.bin" -w '%{http_code}' "$url/documents/$id/content" >"$DEB_TMP/code"
+is "$(cat "$DEB_TMP/code")" 200 "read it back through the pool"
+is "$(sha "$DEB_TMP/got2.bin")" "$(sha "$DEB_TMP/doc2.bin")" "... byte-identical (SHA-256)"
+req POST "$url/documents?name=deb-pool-$DEB_TAG-huge" -H "Authorization: Bearer $BINDERY_TEST_TOKEN" \
+	-H 'Expect:' -H 'Content-Type: application/octet-stream' -H 'Content-Length: 99999999999' \
+	--data-binary @/dev/null
+is "$HTTP_CODE $(jfield "$HTTP_BODY" error)" "413 too_large" "the proxy snippet's own 413 is the API's JSON error"
+
+# systemctl reload: ExecReload, $MAINPID the master.
+reload=$(unit_key bindery-fcgi.service ExecReload)
+is "$reload" '/bin/kill -HUP $MAINPID' "ExecReload sends SIGHUP to the master"
+kill -HUP "$DEB_POOL_PID"
+wait_for 10 grep -q 'pool: configuration reloaded' "$DEB_TMP/pool.log"
+like "$(cat "$DEB_TMP/pool.log")" "pool: configuration reloaded; $DEB_POOL_WORKERS new workers" \
+	"SIGHUP: the configuration is reloaded"
+wait_for 10 eval '[ -z "$(deb_children | comm -12 "$DEB_TMP/workers.before" -)" ]'
+deb_children >"$DEB_TMP/workers.after"
+ok '[ "$(wc -l <"$DEB_TMP/workers.after")" = "$DEB_POOL_WORKERS" ] &&
+	[ -z "$(comm -12 "$DEB_TMP/workers.before" "$DEB_TMP/workers.after")" ]' \
+	"... on $DEB_POOL_WORKERS new workers, the old ones gone ($(tr '\n' ' ' <"$DEB_TMP/workers.before")-> $(tr '\n' ' ' <"$DEB_TMP/workers.after"))"
+req DELETE "$url/documents/$id" -H "Authorization: Bearer $BINDERY_TEST_TOKEN"
+is "$HTTP_CODE" 204 "delete it through the reloaded pool"
+req GET "$url/documents/$id"
+is "$HTTP_CODE" 404 "... then it is 404"
+
+# systemctl stop: SIGTERM to the master alone; it drains and exits 0 within
+# the unit's TimeoutStopSec.
+t0=$(date +%s)
+kill -TERM "$DEB_POOL_PID"
+wait "$DEB_POOL_PID"
+deb_rc=$?
+took=$(($(date +%s) - t0))
+is "$deb_rc" 0 "SIGTERM: the pool drains and exits 0"
+ok '[ "$took" -lt "$(unit_key bindery-fcgi.service TimeoutStopSec)" ]' \
+	"... in $took s, within TimeoutStopSec ($(unit_key bindery-fcgi.service TimeoutStopSec) s)"
+like "$(cat "$DEB_TMP/pool.log")" 'pool: stopped' "... and says so"
+is "$(cat "$DEB_TMP/workers.after" | while read -r w; do kill -0 "$w" 2>/dev/null && echo "$w"; done)" "" \
+	"no worker is left"
+DEB_POOL_PID=''
+req GET "$url/healthz"
+is "$HTTP_CODE $(jfield "$HTTP_BODY" error)" "503 unavailable" "with no pool, Apache answers 503 in the API's JSON"
+grep -E ' (error|warn): ' "$DEB_TMP/pool.log" | sed 's/^/# /'
+
+kill "$DEB_APACHE_PID" 2>/dev/null
+wait_for 10 eval '! kill -0 "$DEB_APACHE_PID" 2>/dev/null'
+ok '! kill -0 "$DEB_APACHE_PID" 2>/dev/null' "the system Apache stopped (pid $DEB_APACHE_PID)"
+
+# --- purge ------------------------------------------------------------------------
 apt-get purge -y -q -o DPkg::Lock::Timeout=300 bindery >"$DEB_TMP/purge.out" 2>&1
 deb_rc=$?
 ok $deb_rc "apt-get purge bindery"
 [ $deb_rc -eq 0 ] || tail -n 20 "$DEB_TMP/purge.out" | sed 's/^/# /'
 for f in /etc/bindery /usr/sbin/bindery /usr/lib/cgi-bin/bindery.fcgi /etc/cron.d/bindery \
 	/etc/apache2/conf-available/bindery.conf /etc/lighttpd/conf-available/50-bindery.conf \
-	/usr/share/bindery; do
-	ok '[ ! -e "$f" ]' "purged: $f is gone"
+	/etc/apache2/conf-available/bindery-proxy-fcgi.conf /etc/lighttpd/conf-available/50-bindery-pool.conf \
+	"$DEB_UNIT_DIR/bindery-fcgi.socket" "$DEB_UNIT_DIR/bindery-fcgi.service" "$DEB_UNIT_DIR/bindery.timer" \
+	/etc/systemd/system/timers.target.wants/bindery.timer /usr/share/bindery; do
+	ok '[ ! -e "$f" ] && [ ! -L "$f" ]' "purged: $f is gone"
 done
-ok '[ ! -L /etc/apache2/conf-enabled/bindery.conf ]' "purged: no conf-enabled link left for Apache"
+ok '[ ! -L /etc/apache2/conf-enabled/bindery.conf ] && [ ! -L /etc/apache2/conf-enabled/bindery-proxy-fcgi.conf ]' \
+	"purged: no conf-enabled link left for Apache"
 note "tests/dist/deb.sh took $(($(date +%s) - DEB_T0)) s from the build to the purge"
 done_testing
