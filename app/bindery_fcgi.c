@@ -436,12 +436,17 @@ main(int argc, char **argv)
 		config_free(app.cfg);
 		return 71;
 	}
-	if (pooled)
-		return pool_run(&po, app.cfg, pool_worker, NULL);
+	/* Both connect lazily: this checks the settings and opens nothing.  A
+	 * pool checks them here, in the master, so a configuration no worker
+	 * could serve with stops it at once instead of respawning forever. */
 	if (services_open_responder(app.cfg, &app.svc, err, sizeof err) != 0) {
 		log_error("%s", err);
 		config_free(app.cfg);
 		return CONFIG_EX_CONFIG;
+	}
+	if (pooled) {
+		services_free(app.svc);
+		return pool_run(&po, app.cfg, pool_worker, NULL);
 	}
 	if (FCGX_IsCGI()) {
 		struct body_pace_limits pace = pace_limits(app.cfg);

@@ -19,6 +19,7 @@
 #include "base/clock.h"
 #include "base/log.h"
 #include "pool.h"
+#include "protocol/services.h"
 
 #define EX_OSERR_ 71
 /* systemd's first passed descriptor (sd_listen_fds(3)). */
@@ -39,11 +40,19 @@ static unsigned worker_served;
 static volatile uint64_t *worker_counter;	/* the master's view of this worker */
 static pid_t worker_master;
 
+/*
+ * A stop that lands between pool_worker_idle's check and accept(2) would
+ * find the worker asleep in accept, where nothing else wakes it (a kept
+ * connection's read likewise).  So the handler also arms a one-second
+ * alarm, handled the same way: accept is interrupted until the loop sees
+ * the flag.  SIGALRM waits with SIGTERM while a request is served.
+ */
 static void
 on_worker_stop(int sig)
 {
 	(void)sig;
 	worker_stop = 1;
+	alarm(1);
 }
 
 static void
@@ -54,6 +63,7 @@ stop_signals(int how)
 	sigemptyset(&set);
 	sigaddset(&set, SIGTERM);
 	sigaddset(&set, SIGINT);
+	sigaddset(&set, SIGALRM);
 	sigprocmask(how, &set, NULL);
 }
 
@@ -93,6 +103,7 @@ worker_main(const struct pool_options *o, struct bindery_config *cfg, int listen
 	sigemptyset(&sa.sa_mask);
 	sigaction(SIGTERM, &sa, NULL);
 	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGALRM, &sa, NULL);
 	signal(SIGHUP, SIG_IGN);
 	signal(SIGCHLD, SIG_DFL);
 	sigemptyset(&none);
@@ -225,8 +236,9 @@ static int
 listen_passed(void)
 {
 	const char *pid = getenv("LISTEN_PID"), *fds = getenv("LISTEN_FDS");
+	struct stat st;
 	char *end;
-	long p, n;
+	long p, n, i;
 
 	if (pid == NULL || fds == NULL)
 		return -1;
@@ -234,8 +246,13 @@ listen_passed(void)
 	if (*end != '\0' || p != (long)getpid())
 		return -1;
 	n = strtol(fds, &end, 10);
-	if (*end != '\0' || n < 1)
+	if (*end != '\0' || n < 1 || n > 64)
 		return -1;
+	if (fstat(LISTEN_FDS_START, &st) != 0 || !S_ISSOCK(st.st_mode))
+		return -1;
+	/* One socket is served; any other passed would leak into every worker. */
+	for (i = 1; i < n; i++)
+		close(LISTEN_FDS_START + (int)i);
 	/* Not for the workers: the variables name the master. */
 	unsetenv("LISTEN_PID");
 	unsetenv("LISTEN_FDS");
@@ -322,6 +339,8 @@ reaped(struct master *m, pid_t pid, int status)
 		if (s->pid != pid)
 			continue;
 		s->pid = 0;
+		if (m->draining)
+			return;		/* told to stop: nothing to respawn or report */
 		if (WIFSIGNALED(status))
 			log_warn("pool: worker %ld killed by signal %d", (long)pid, WTERMSIG(status));
 		else if (WEXITSTATUS(status) != 0)
@@ -358,13 +377,19 @@ static void
 reload(struct master *m)
 {
 	struct bindery_config *cfg = NULL;
+	struct services *probe = NULL;
 	char err[1024], warn[512];
 	unsigned i;
 
-	if (config_load(m->o->config_path, &cfg, err, sizeof err, warn, sizeof warn) != 0) {
+	if (config_load(m->o->config_path, &cfg, err, sizeof err, warn, sizeof warn) != 0 ||
+	    services_open_responder(cfg, &probe, err, sizeof err) != 0) {
+		/* services_open_responder connects to nothing: it checks the
+		 * settings every worker would open with. */
 		log_error("pool: reload refused, the workers keep the configuration they have: %s", err);
+		config_free(cfg);
 		return;
 	}
+	services_free(probe);
 	if (warn[0])
 		log_warn("%s", warn);
 	config_free(m->cfg);

@@ -222,7 +222,7 @@ wait "$client"
 read -r code secs err _ <"$work/drain.out"
 is "$code" 201 "SIGTERM during an upload: the upload still finishes, 201 ($secs s)"
 master_gone() { ! kill -0 "$m" 2>/dev/null; }
-ok "$(wait_for 25 master_gone; echo $?)" "... then the master exits"
+ok "$(wait_for 8 master_gone; echo $?)" "... then the master exits within 8 s, well inside --drain-seconds 20 (idle workers stop at once)"
 ok '[ ! -e "$sock" ]' "... and its socket is removed"
 req GET "$BINDERY_TEST_LIGHTTPD_URL/documents?name=$run-drain" -H "$auth"
 like "$HTTP_BODY" "\"size\": *$size" "... the drained upload is a ready document of $size bytes"
@@ -263,6 +263,13 @@ like "$(tr '\0' ' ' <"/proc/$activated/cmdline")" 'bindery\.fcgi' "... as binder
 kill -TERM "$activated"
 wait "$activated"
 is "$?" 0 "... and exits 0 on SIGTERM"
+
+# Settings only a worker would open with are checked by the master: a pool
+# that could never serve stops at once instead of respawning workers.
+{ cat "$work/good.conf"; printf '\n[storage]\nkey = @STORAGE_KEY@\n'; } >"$work/badkey.conf"
+timeout 20 "$fcgi" -c "$work/badkey.conf" --listen "unix:$work/badkey.sock" --workers 1 >"$work/badkey.out" 2>&1
+is "$?" 78 "a storage key that is not base64 stops the pool at start (78), no worker respawned"
+like "$(<"$work/badkey.out")" 'storage' "... naming the storage settings"
 
 # Addresses: loopback TCP only.
 "$fcgi" -c "$conf" --listen 0.0.0.0:18499 --workers 1 >"$work/any.out" 2>&1
