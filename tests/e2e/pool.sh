@@ -120,26 +120,10 @@ ok '[ -z "$(comm -12 <(tr " " "\n" <<<"$before" | sed "/^$/d") <(tr " " "\n" <<<
 	"... all of them new ($before-> $after)"
 
 # Creates while workers are killed: whatever was acknowledged is there.
-# Each create waits 300 ms once its intent is written, so a kill finds one
+# Each create waits 1.5 s once its intent is written, so a kill finds one
 # in flight (and leaves a pending intent, which is the sweeper's).
-printf 'create.after_intent sleep:300\n' >"$fp"
+printf 'create.after_intent sleep:1500\n' >"$fp"
 for i in $(seq 1 24); do head -c $((60000 + i * 997)) /dev/urandom >"$work/burst-$i.bin"; done
-# A worker in the middle of a request: it holds a connection accepted on
-# the pool's socket (/proc/net/unix lists those under the socket's path;
-# state 01 is the listening socket itself, which every worker holds).
-busy_worker() {
-	local p fd link inodes
-	inodes=" $(awk -v s="$sock" '$8 == s && $6 != "01" { print $7 }' /proc/net/unix | tr '\n' ' ') "
-	for p in $(workers); do
-		for fd in /proc/"$p"/fd/*; do
-			link=$(readlink "$fd" 2>/dev/null) || continue
-			case $link in "socket:["*"]") ;; *) continue ;; esac
-			link=${link#socket:[}
-			case $inodes in *" ${link%]} "*) echo "$p"; return 0 ;; esac
-		done
-	done
-	return 1
-}
 (
 	for i in $(seq 1 24); do
 		code=$(curl -s -m 30 -o "$work/burst-$i.json" -w '%{http_code}' -X POST -H "$auth" \
@@ -149,13 +133,25 @@ busy_worker() {
 	done >"$work/burst.codes"
 ) &
 burst=$!
-busy_kills=0
-while [ "$busy_kills" -lt 5 ] && kill -0 "$burst" 2>/dev/null; do
-	sleep 0.3
-	if p=$(wait_for 3 busy_worker); then
+busy_kills=0 seen=$(grep -c 'create.after_intent: sleeping' "$STACK_LOG/pool.out")
+# A worker in the middle of a create: the newest failpoint line it logged
+# ("bindery.fcgi[PID] warn: failpoint create.after_intent: sleeping") says
+# it has 1.5 s to go; killed at once, it dies with the create unanswered.
+held() { grep -c 'create.after_intent: sleeping' "$STACK_LOG/pool.out"; }
+while [ "$busy_kills" -lt 3 ] && kill -0 "$burst" 2>/dev/null; do
+	now=$(held)
+	if [ "$now" -gt "$seen" ]; then
+		seen=$now
+		p=$(grep 'create.after_intent: sleeping' "$STACK_LOG/pool.out" | tail -n 1)
+		p=${p#*bindery.fcgi[}
+		p=${p%%]*}
 		kill -KILL "$p" 2>/dev/null && busy_kills=$((busy_kills + 1))
+	else
+		sleep 0.05
 	fi
 done
+# The rest of the burst runs without the pause.
+: >"$fp"
 wait "$burst"
 : >"$fp"
 diag "creates held by the failpoint: $(grep -c 'create.after_intent: sleeping' "$STACK_LOG/pool.out")"
