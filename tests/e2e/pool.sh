@@ -206,6 +206,9 @@ ok "$(wait_for 10 gone; echo $?)" "SIGHUP with a good configuration replaces eve
 is "$(nworkers)" 2 "... 2 of them"
 
 # SIGTERM while an upload is in flight: it finishes, then the master goes.
+# First the reload's new workers answer (lighttpd sets a backend that
+# refused a connection aside for a moment: its 503 is not the drain's).
+wait_for 10 healthy
 size=400000
 python3 "$here/../tools/slow_client.py" --port "$HTTP_PORT" --path "/documents?name=$run-drain" \
 	--header "$auth" --header 'Content-Type: application/octet-stream' --length "$size" \
