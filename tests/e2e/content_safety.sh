@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Serving user content (doc/design.md): through lighttpd AND Apache mod_fcgid,
+# Serving user content (doc/design.md): through lighttpd, Apache mod_fcgid
+# AND Apache mod_proxy_fcgi with the pool,
 # every answer that carries a document's bytes (GET, HEAD, a Range's 206)
 # makes the browser download it (Content-Disposition: attachment with the
 # document's name, RFC 6266 + RFC 8187), never sniffs it, and sandboxes it
@@ -19,7 +20,8 @@ here=$(cd "$(dirname "$0")" && pwd)
 . "$here/../lib/tap.sh"
 . "$here/../lib/http.sh"
 
-need_stack BINDERY_TEST_LIGHTTPD_URL BINDERY_TEST_APACHE_URL BINDERY_TEST_TOKEN BINDERY_CONFIG \
+need_stack BINDERY_TEST_LIGHTTPD_URL BINDERY_TEST_APACHE_URL BINDERY_TEST_APACHE_POOL_URL \
+	BINDERY_TEST_TOKEN BINDERY_CONFIG \
 	BINDERY_TEST_BLOB_ENDPOINT
 command -v jq >/dev/null || missing "jq"
 page_connect=
@@ -68,7 +70,8 @@ upload() {
 	return 1
 }
 
-for s in "lighttpd=$BINDERY_TEST_LIGHTTPD_URL" "apache=$BINDERY_TEST_APACHE_URL"; do
+for s in "lighttpd=$BINDERY_TEST_LIGHTTPD_URL" "apache=$BINDERY_TEST_APACHE_URL" \
+	"pool=$BINDERY_TEST_APACHE_POOL_URL"; do
 	srv=${s%%=*} url=${s#*=}
 	tag="safe-$srv-$$-$RANDOM"
 

@@ -844,11 +844,12 @@ stack_write_config() {
 	fi
 }
 
-# stack_set_cors BINDIR CONFIG: the Blob service's CORS rule for both web
+# stack_set_cors BINDIR CONFIG: the Blob service's CORS rule for the three
 # servers' origins (a browser's direct upload is a cross-origin PUT).
 stack_set_cors() {
 	"$1/bindery" -c "$2" cors "http://127.0.0.1:$HTTP_PORT" "http://localhost:$HTTP_PORT" \
-		"http://127.0.0.1:$APACHE_PORT" "http://localhost:$APACHE_PORT"
+		"http://127.0.0.1:$APACHE_PORT" "http://localhost:$APACHE_PORT" \
+		"http://127.0.0.1:$APACHE_POOL_PORT" "http://localhost:$APACHE_POOL_PORT"
 }
 
 stack_render_lighttpd() { # OUT BINDIR CONFIG
