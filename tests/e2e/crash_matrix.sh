@@ -43,7 +43,8 @@ work=$(mktemp -d)
 cleanup() {
 	: >"$FP" 2>/dev/null
 	chaos_stop_private
-	stack_private_lighttpd_stop	# the heartbeat one, if started
+	stack_private_lighttpd_stop	# the heartbeat ones, if started
+	stack_private_pool_stop
 	rm -rf "$work"
 }
 trap cleanup EXIT
@@ -539,30 +540,52 @@ for spec in "lease.before_commit large staged" "lease.before_commit small none" 
 	finish
 done
 
-# The heartbeat while the body streams needs a body slower than heartbeat:
-# a lighttpd of our own whose responder reads a configuration with
-# heartbeat = 1 and 1 MiB blocks (the stack's prefix, so the CLI's sweep
-# sees its names), and a client that sends 2 MiB at once (two blocks are
-# staged) and then trickles.
+# The heartbeat while the body streams needs a body slower than heartbeat
+# and a server that streams it: a lighttpd of our own, then a pool of our
+# own behind Apache mod_proxy_fcgi (mod_fcgid buffers the body, so no
+# heartbeat runs while it arrives), whose responders read a configuration
+# with heartbeat = 1 and 1 MiB blocks (the stack's prefix, so the CLI's
+# sweep sees its names), and a client that sends 2 MiB at once (two blocks
+# are staged) and then trickles.
 {
 	cat "$BINDERY_CONFIG"
 	printf '\n[limits]\nheartbeat = 1\nrequest_deadline = 5\nbody_idle_timeout = 3\n'
 	printf 'sweep_cutoff = 25\nblock_size = 1M\nsingle_put_max = 1M\n'
 } >"$work/heartbeat.conf"
 chmod 0600 "$work/heartbeat.conf"
+
+# heartbeat_cell SERVER PORT: the cell through the server on PORT.
+heartbeat_cell() {
+	begin "create slow(staged) $1" lease.after_heartbeat exit
+	arm "lease.after_heartbeat exit once"
+	python3 "$top/tests/tools/slow_client.py" --port "$2" --path "/documents?name=${P}doc" \
+		--header "Authorization: Bearer $BINDERY_TEST_TOKEN" --header 'Content-Type: application/x-crash' \
+		--length 3145728 --first 2097152 --every 0.2 --chunk 20000 --give-up 60 >"$work/slow.out" 2>&1
+	read -r CODE _ <"$work/slow.out"; code
+	need_fired lease.after_heartbeat
+	lease_cell staged
+	finish
+}
+
 BINDERY_FAILPOINTS_FILE=$FP stack_private_lighttpd "$BINDERY_TEST_VAR/crash-heartbeat" lighttpd.conf \
 	"$work/heartbeat.conf" "$CHAOS_BIN" 18190 || bail_out "the heartbeat lighttpd did not start"
-HB_PORT=$HTTP_PORT
+heartbeat_cell lighttpd "$HTTP_PORT"
+stack_private_lighttpd_stop
 
-begin "create slow(staged)" lease.after_heartbeat exit
-arm "lease.after_heartbeat exit once"
-python3 "$top/tests/tools/slow_client.py" --port "$HB_PORT" --path "/documents?name=${P}doc" \
-	--header "Authorization: Bearer $BINDERY_TEST_TOKEN" --header 'Content-Type: application/x-crash' \
-	--length 3145728 --first 2097152 --every 0.2 --chunk 20000 --give-up 60 >"$work/slow.out" 2>&1
-read -r CODE _ <"$work/slow.out"; code
-need_fired lease.after_heartbeat
-lease_cell staged
-finish
+# The pool's workers run as the web server's user: a "once" line is taken
+# out by writing the file anew beside it, so its directory is theirs.
+lane_fp=$FP FP=$BINDERY_TEST_VAR/crash-heartbeat-pool-fp/failpoints
+mkdir -p "${FP%/*}" && : >"$FP" && chown -R "$STACK_WWW_USER" "${FP%/*}" ||
+	bail_out "cannot make the pool's failpoints file"
+stack_private_pool "$BINDERY_TEST_VAR/crash-heartbeat-pool" "$work/heartbeat.conf" 2 18190 \
+	BINDERY_FAILPOINTS_FILE="$FP" || bail_out "the heartbeat pool did not start"
+stack_apache_start "$STACK_PRIVATE_POOL_CONF" apache-pool "$APACHE_POOL_PORT" ||
+	bail_out "the heartbeat pool's Apache did not start"
+# finish reads the cell's documents back, and waits for a worker, there.
+lane_url=$URL URL=http://127.0.0.1:$APACHE_POOL_PORT
+heartbeat_cell pool "$APACHE_POOL_PORT"
+URL=$lane_url FP=$lane_fp
+stack_private_pool_stop
 
 # ---- the matrix ------------------------------------------------------------------------
 

@@ -214,12 +214,15 @@ python3 "$here/../tools/slow_client.py" --port "$HTTP_PORT" --path "/documents?n
 	--header "$auth" --header 'Content-Type: application/octet-stream' --length "$size" \
 	--first 50000 --every 0.25 --chunk 35000 --give-up 60 >"$work/drain.out" 2>&1 &
 client=$!
-sleep 1
+# The stop comes once a worker reads the body (in read(2), not accept(2)):
+# a fixed pause lost a race with python's start on a loaded machine.
+reading() { local p; for p in $(workers); do [ "$(cut -d' ' -f1 "/proc/$p/syscall" 2>/dev/null)" = 0 ] && return 0; done; return 1; }
+ok "$(wait_for 10 reading; echo $?)" "a worker is reading the upload's body"
 m=$(master)
 kill -TERM "$m"
 wait "$client"
 read -r code secs err _ <"$work/drain.out"
-is "$code" 201 "SIGTERM during an upload: the upload still finishes, 201 ($secs s)"
+is "$code $err" "201 -" "SIGTERM during an upload: the upload still finishes, 201 ($secs s)"
 master_gone() { ! kill -0 "$m" 2>/dev/null; }
 ok "$(wait_for 8 master_gone; echo $?)" "... then the master exits within 8 s, well inside --drain-seconds 20 (idle workers stop at once)"
 ok '[ ! -e "$sock" ]' "... and its socket is removed"
