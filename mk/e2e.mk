@@ -1,10 +1,9 @@
 # e2e: end-to-end scripts through lighttpd and Apache (they skip unless
 # ./dev test has started the stack), and the tooling that runs them.
-E2E_TESTS += tests/e2e/pool.sh tests/e2e/healthz.sh tests/e2e/smoke.sh tests/e2e/api.sh tests/e2e/body_limits.sh \
-	tests/e2e/concurrency.sh tests/e2e/security.sh tests/e2e/valgrind_cgi.sh \
-	tests/e2e/redirect.sh tests/e2e/auth_modes.sh tests/e2e/content_safety.sh \
-	tests/e2e/csrf.sh tests/e2e/config_secrets.sh
-SLOW_TESTS += tests/e2e/browser.sh
+E2E_TESTS += tests/e2e/healthz.sh tests/e2e/smoke.sh tests/e2e/api.sh tests/e2e/security.sh \
+	tests/e2e/redirect.sh tests/e2e/auth_modes.sh tests/e2e/content_safety.sh tests/e2e/csrf.sh \
+	tests/e2e/config_secrets.sh
+# (slow: ordered in Makefile.am's SLOW_TESTS) tests/e2e/browser.sh
 EXTRA_DIST += tests/e2e/pool.sh tests/e2e/healthz.sh tests/e2e/smoke.sh tests/e2e/api.sh tests/e2e/body_limits.sh \
 	tests/e2e/concurrency.sh tests/e2e/security.sh tests/e2e/valgrind_cgi.sh \
 	tests/e2e/redirect.sh tests/e2e/auth_modes.sh tests/e2e/browser.sh tests/e2e/content_safety.sh \
@@ -23,7 +22,7 @@ UNIT_TESTS += tests/unit/bench_results.sh
 EXTRA_DIST += tests/unit/bench_results.sh
 # Slow clients must not pin workers: private lighttpds
 # (FastCGI and CGI) with small body bounds, and a trickling client.
-SLOW_TESTS += tests/e2e/slow_clients.sh
+# (slow: ordered in Makefile.am's SLOW_TESTS) tests/e2e/slow_clients.sh
 EXTRA_DIST += tests/e2e/slow_clients.sh tests/tools/slow_client.py
 # A responder stopped and continued mid-body (SIGSTOP, SIGCONT): 503
 # interrupted under FastCGI, whose body reads then fail with EINTR; the
@@ -34,7 +33,7 @@ EXTRA_DIST += tests/e2e/stopped_responder.sh
 # request deadline (doc/design.md "Leases"): a 3 MiB upload trickled over
 # 40 s with request_deadline = 5, and a sweep during it; through lighttpd
 # (FastCGI, CGI) and the pool behind Apache mod_proxy_fcgi, side by side.
-SLOW_TESTS += tests/e2e/leases.sh
+# (slow: ordered in Makefile.am's SLOW_TESTS) tests/e2e/leases.sh
 EXTRA_DIST += tests/e2e/leases.sh
 # GET /documents?name=EXACT: exact names, pending unlisted.
 E2E_TESTS += tests/e2e/list_by_name.sh
@@ -51,11 +50,11 @@ EXTRA_DIST += tests/e2e/tus_apache_limits.sh
 # Real tus clients, as users run them: tus-js-client 4.3.1 from Node
 # (whole, aborted and resumed, responders killed mid-PATCH) and the checksum
 # extension with curl, through lighttpd and Apache.
-SLOW_TESTS += tests/e2e/tus_client.sh
+# (slow: ordered in Makefile.am's SLOW_TESTS) tests/e2e/tus_client.sh
 EXTRA_DIST += tests/e2e/tus_client.sh tests/e2e/tus_client.mjs tests/bench/bench_tus.sh
 # The list by name prefix in the API and on the page, the page's paging
 # links: the page must work without JavaScript.
-SLOW_TESTS += tests/e2e/list_prefix.sh
+# (slow: ordered in Makefile.am's SLOW_TESTS) tests/e2e/list_prefix.sh
 EXTRA_DIST += tests/e2e/list_prefix.sh
 # The page's CSP with and without direct uploads, and /page.js = app/page.js.
 E2E_TESTS += tests/e2e/page.sh
@@ -63,19 +62,19 @@ EXTRA_DIST += tests/e2e/page.sh
 
 # Storage in production's shape: HTTPS, verified against [storage] ca_file,
 # an account-host URL (the TLS Azurite ./dev test starts).
-SLOW_TESTS += tests/e2e/apache_load.sh
+# (slow: ordered in Makefile.am's SLOW_TESTS) tests/e2e/apache_load.sh
 E2E_TESTS += tests/e2e/tls_storage.sh
 EXTRA_DIST += tests/e2e/tls_storage.sh tests/tools/clock_skew_storage.py tests/e2e/apache_load.sh
 
 # Direct uploads (doc/design.md "Direct uploads"): the curl flow, what the
 # create-only SAS cannot do, finalize's checks, and the sweeper's cells for
 # direct intents.
-SLOW_TESTS += tests/e2e/direct.sh
+# (slow: ordered in Makefile.am's SLOW_TESTS) tests/e2e/direct.sh
 EXTRA_DIST += tests/e2e/direct.sh tests/bench/bench_direct.sh tests/lib/direct.sh
 # ... and what a hostile client does with its SAS: grants outliving rows,
 # keys of another route, finalize's crashes and races, blobs that are not
 # one Put Blob, client metadata (doc/api.md, "Direct uploads").
-E2E_TESTS += tests/e2e/direct_hardening.sh
+# (slow: ordered in Makefile.am's SLOW_TESTS) tests/e2e/direct_hardening.sh
 EXTRA_DIST += tests/e2e/direct_hardening.sh
 
 # The HTTP API as documented (doc/openapi.yaml) against real answers through
@@ -87,7 +86,7 @@ EXTRA_DIST += tests/e2e/openapi.sh tests/e2e/request_log.sh tests/tools/openapi_
 # ./dev bench in miniature, so the benchmark cannot break unnoticed:
 # tests/bench/bench.sh at 1 MiB, one round; results.json holds every figure
 # through both servers.
-E2E_TESTS += tests/e2e/bench_smoke.sh
+# (slow: ordered in Makefile.am's SLOW_TESTS) tests/e2e/bench_smoke.sh
 EXTRA_DIST += tests/e2e/bench_smoke.sh
 
 # The web servers' own refusals (413, 411, 400, 431, 414, 408) are the API's
@@ -107,7 +106,7 @@ EXTRA_DIST += tests/e2e/status.sh tests/tools/metrics_parse.py
 # storage while the client still sends, bodies that do not arrive whole,
 # tokens and web-server users, more clients than workers; and
 # conf/lighttpd-pool.conf in front of the same pool.
-SLOW_TESTS += tests/e2e/apache_pool.sh
+# (slow: ordered in Makefile.am's SLOW_TESTS) tests/e2e/apache_pool.sh
 EXTRA_DIST += tests/e2e/apache_pool.sh
 
 # The app under a path prefix: lighttpd at /docs, Apache at

@@ -141,7 +141,8 @@ async function caseResume() {
 }
 
 // The PIDs of every bindery.fcgi process below root (its children under
-// lighttpd; under Apache, mod_fcgid's process manager's children).
+// lighttpd; under Apache, mod_fcgid's process manager's children; the
+// pool's workers under its master).
 function responders(root) {
 	const parent = new Map();
 	for (const d of readdirSync('/proc')) {
