@@ -103,17 +103,32 @@ for kind in $kinds; do
 	blob[$kind]=$(blob_of "$run-$kind")
 done
 
-# A sweep in the middle of each, past sweep_cutoff.
-for kind in $kinds; do
+# A sweep in the middle of each, past sweep_cutoff: the three side by side,
+# each at its own upload's mark (one after the other, on a loaded machine,
+# the last came 51 s in, after its upload had ended).
+sweep_mid() { # KIND: its facts in $work/KIND.mid, one per line
+	local kind=$1 before after rc alive=no
 	[ "$(age "$kind")" -ge "$sweep_at" ] || sleep $((sweep_at - $(age "$kind")))
-	before[$kind]=$(row_of "${blob[$kind]}")
+	before=$(row_of "${blob[$kind]}")
 	"$BINDERY_TEST_BIN/bindery" -c "$work/$kind.conf" sweep --prefix "${blob[$kind]#"$prefix"}" \
 		>"$work/$kind-sweep.log" 2>&1
-	is "$?" 0 "$kind: a plain bindery sweep ($(age "$kind") s into the upload) exits 0"
+	rc=$?
 	after=$(row_of "${blob[$kind]}")
-	like "${before[$kind]}" '^pending [0-9a-f]+$' "$kind: the row is pending under its holder before the sweep"
-	is "$after" "${before[$kind]}" "$kind: ... and after it: the sweep did not take the live upload"
-	ok "$(kill -0 "${client[$kind]}" 2>/dev/null; echo $?)" "$kind: ... which was still streaming then"
+	kill -0 "${client[$kind]}" 2>/dev/null && alive=yes
+	printf '%s\n' "$rc" "$(age "$kind")" "$before" "$after" "$alive" >"$work/$kind.mid"
+}
+mids=()
+for kind in $kinds; do
+	sweep_mid "$kind" &
+	mids+=($!)
+done
+wait "${mids[@]}"
+for kind in $kinds; do
+	{ read -r rc; read -r at; read -r before_row; read -r after; read -r alive; } <"$work/$kind.mid"
+	is "$rc" 0 "$kind: a plain bindery sweep ($at s into the upload) exits 0"
+	like "$before_row" '^pending [0-9a-f]+$' "$kind: the row is pending under its holder before the sweep"
+	is "$after" "$before_row" "$kind: ... and after it: the sweep did not take the live upload"
+	is "$alive" yes "$kind: ... which was still streaming then"
 done
 
 # Each upload's end.

@@ -423,11 +423,21 @@ chaos_workers() { # [PARENT]: only that one's
 # error or sleep) now and then, or kill -9 a FastCGI worker; each action a
 # line in $CHAOS_WORK/chaos.
 chaos_controller() {
-	local r p action pids waited=0 work=$CHAOS_WORK fp=$CHAOS_FP kills=0
+	local r p action pids waited=0 work=$CHAOS_WORK fp=$CHAOS_FP kills=0 rounds=0
 	local -a parents=($CHAOS_LIGHTTPD_PIDS)
 	RANDOM=$((CHAOS_SEED * 100 + 99))
 	while [ ! -e "$work/stop" ]; do
 		sleep 0.$((1 + RANDOM % 3))
+		rounds=$((rounds + 1))
+		# A worker of every server is killed early on, whatever the
+		# dice say (one loaded run rolled no kill in 53 s): rounds 4, 8,
+		# ..., while requests are in flight.
+		# (Not while a point is armed: one that never fires is taken back
+		# as the log's last line.)
+		if [ $kills -lt ${#parents[@]} ] && [ $((rounds % 4)) = 0 ] && ! grep -q . "$fp" 2>/dev/null; then
+			chaos_kill_one "${parents[${#parents[@]} - 1 - kills % ${#parents[@]}]}" && kills=$((kills + 1))
+			continue
+		fi
 		# Give an armed point a few rounds to fire, then arm another
 		# (resume.after_claim and compensate.before_delete are rare paths).
 		if grep -q . "$fp" 2>/dev/null; then
@@ -449,18 +459,23 @@ chaos_controller() {
 			printf '%s %s once\n' "$p" "$action" >"$fp"
 			echo "fault-armed $p $action" >>"$work/chaos"
 		elif [ $r -lt 60 ] && [ ${#parents[@]} -gt 0 ]; then
-			# Each server in turn, the last named first: a short run
-			# kills a worker of every one it can.
-			pids=($(chaos_workers "${parents[${#parents[@]} - 1 - kills % ${#parents[@]}]}"))
+			# Each server in turn, the last named first.
+			chaos_kill_one "${parents[${#parents[@]} - 1 - kills % ${#parents[@]}]}"
 			kills=$((kills + 1))
-			[ ${#pids[@]} -gt 0 ] || continue
-			p=${pids[RANDOM % ${#pids[@]}]}
-			# The line names the worker's parent: the server (or pool)
-			# whose worker it was.
-			action=$(ps -o ppid= -p "$p" 2>/dev/null)
-			kill -9 "$p" 2>/dev/null && echo "kill $p ${action// /}" >>"$work/chaos"
 		fi
 	done
+}
+
+# chaos_kill_one PARENT: kill -9 one of PARENT's workers, at random; its
+# line in $CHAOS_WORK/chaos names the worker's parent (the server or pool
+# whose worker it was).  False when PARENT had none.
+chaos_kill_one() {
+	local p parent pids=($(chaos_workers "$1"))
+	[ ${#pids[@]} -gt 0 ] || return 1
+	p=${pids[RANDOM % ${#pids[@]}]}
+	parent=$(ps -o ppid= -p "$p" 2>/dev/null)
+	kill -9 "$p" 2>/dev/null || return 1
+	echo "kill $p ${parent// /}" >>"$CHAOS_WORK/chaos"
 }
 
 # chaos_run CLIENTS OPS: the controller and CLIENTS clients sharing OPS
