@@ -41,12 +41,12 @@ print_text(const struct audit_report *rep, int repair, double secs)
 	}
 	printf("audit: %llu blobs, %llu rows; %llu orphans, %llu dangling, %llu tag mismatches,"
 	       " %llu committed unreferenced, %llu unregistered, %llu stale intents,"
-	       " %llu with staged blocks",
+	       " %llu with staged blocks, %llu in flight",
 	       (unsigned long long)rep->listed, (unsigned long long)rep->rows,
 	       (unsigned long long)rep->orphans, (unsigned long long)rep->dangling,
 	       (unsigned long long)rep->tag_mismatches, (unsigned long long)rep->committed_unreferenced,
 	       (unsigned long long)rep->unregistered, (unsigned long long)rep->stale_pending,
-	       (unsigned long long)rep->uncommitted);
+	       (unsigned long long)rep->uncommitted, (unsigned long long)rep->in_flight);
 	if (rep->deep_checked || rep->unreadable)
 		printf("; deep: %llu re-hashed, %llu unreadable", (unsigned long long)rep->deep_checked,
 		       (unsigned long long)rep->unreadable);
@@ -60,7 +60,7 @@ print_text(const struct audit_report *rep, int repair, double secs)
 static int
 print_json(const struct audit_report *rep, int repair, double secs)
 {
-	json_t *j = json_pack("{s:b, s:{s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I}, s:O, s:f}",
+	json_t *j = json_pack("{s:b, s:{s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I}, s:O, s:f}",
 			      "clean", audit_problems_left(rep) == 0, "counts",
 			      "blobs_listed", (json_int_t)rep->listed, "rows", (json_int_t)rep->rows,
 			      "orphans", (json_int_t)rep->orphans, "dangling", (json_int_t)rep->dangling,
@@ -69,6 +69,7 @@ print_json(const struct audit_report *rep, int repair, double secs)
 			      "unregistered", (json_int_t)rep->unregistered,
 			      "stale_pending", (json_int_t)rep->stale_pending,
 			      "uncommitted_blocks", (json_int_t)rep->uncommitted,
+			      "in_flight", (json_int_t)rep->in_flight,
 			      "findings", rep->findings, "seconds", secs);
 	int rc = -1;
 

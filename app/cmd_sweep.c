@@ -170,13 +170,13 @@ sweep_report_out(const struct cli *cli, const struct sweep_opts *so, const struc
 	if (cli->verbose || so->dry_run || rep->problems || rep->unavailable || rep->temporary)
 		printf("sweep%s: %llu dropped, %llu deleted, %llu purged, %llu rolled forward,"
 		       " %llu rolled back, %llu outbox, %llu taken over, %llu keys expired,"
-		       " %llu problems, %llu deferred in %.3fs\n",
+		       " %llu strays, %llu problems, %llu deferred in %.3fs\n",
 		       so->dry_run ? " (dry run, nothing changed)" : "",
 		       (unsigned long long)rep->dropped, (unsigned long long)rep->deleted,
 		       (unsigned long long)rep->purged, (unsigned long long)rep->rolled_forward,
 		       (unsigned long long)rep->rolled_back, (unsigned long long)rep->outbox,
 		       (unsigned long long)rep->taken_over, (unsigned long long)rep->keys_expired,
-		       (unsigned long long)rep->problems,
+		       (unsigned long long)rep->strays, (unsigned long long)rep->problems,
 		       (unsigned long long)rep->deferred, seconds);
 	if (rep->unavailable)
 		return EXIT_UNAVAILABLE;

@@ -8,7 +8,8 @@ lib_libbindery_a_SOURCES += lib/protocol/services.c lib/protocol/services.h \
 	lib/protocol/sweep.c lib/protocol/sweep.h \
 	lib/protocol/audit.c lib/protocol/audit.h \
 	lib/protocol/reads.c lib/protocol/reads.h \
-	lib/protocol/status.c lib/protocol/status.h
+	lib/protocol/status.c lib/protocol/status.h \
+	lib/protocol/stray.c lib/protocol/stray.h
 
 check_PROGRAMS += tests/unit/test_sweep_decide tests/unit/test_create_decide tests/unit/test_tus_decide
 UNIT_TESTS += tests/unit/test_sweep_decide tests/unit/test_create_decide tests/unit/test_tus_decide

@@ -27,4 +27,11 @@
 BINDERY_NODISCARD int http_date_format(int64_t unix_seconds, char *out,
     size_t outlen);
 
+/* Read an IMF-fixdate (exactly what http_date_format writes: storage's
+ * Last-Modified) of len bytes into *unix_seconds.  Returns 0, or -1 for
+ * anything else (the obsolete RFC 850 and asctime forms included), a
+ * day name that does not match the date, or a date out of range. */
+BINDERY_NODISCARD int http_date_parse(const char *s, size_t len,
+    int64_t *unix_seconds);
+
 #endif

@@ -3,6 +3,10 @@
  * walk the registry and the documents, and report what does not agree
  * (doc/design.md, I3: anything that escaped the protocol is found here).
  *
+ * A pending blob no row names is "in flight", not an orphan, until
+ * stale_cutoff has passed since it was written (stray.h: its fenced-out
+ * writer removes it, or the sweep after the cutoff).
+ *
  * --repair only ever moves storage toward the database's truth: it deletes
  * orphans (no row anywhere) older than min_age, each delete guarded by the
  * ETag seen in the listing and by the state tag where the blob has one, and
@@ -31,6 +35,8 @@ struct audit_report {
 	uint64_t listed;		/* blobs in the listing */
 	uint64_t rows;			/* registry rows and unregistered documents walked */
 	uint64_t orphans;		/* blobs with no registry row and no document */
+	uint64_t in_flight;		/* pending blobs with no row, younger than stale_cutoff:
+					 * the writer or the sweep removes them; no problem */
 	uint64_t dangling;		/* ready documents whose blob is missing or differs */
 	uint64_t tag_mismatches;	/* ready document's blob not tagged committed */
 	uint64_t committed_unreferenced;/* committed registry row + committed tag, no ready document */

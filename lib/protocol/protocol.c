@@ -15,6 +15,7 @@
 #include "registry/docs_db.h"
 #include "registry/idem_db.h"
 #include "registry/sweep_db.h"
+#include "protocol/stray.h"
 
 int
 proto_new_blob_name(const struct bindery_config *cfg, char *out, size_t outlen)
@@ -31,6 +32,7 @@ proto_held_intent_init(struct held_intent *hi, uint64_t doc_id, const char *blob
 {
 	hi->doc_id = doc_id;
 	hi->extras = READY_ALL;
+	hi->written_etag[0] = '\0';
 	hi->leased_ms = clock_now_ms();	/* callers write the lease right after */
 	if (copy_cstr(hi->blob_name, sizeof hi->blob_name, blob_name) != 0)
 		return -1;
@@ -225,6 +227,57 @@ proto_log_blob(const char *step, const char *blob_name, const struct blob_result
 }
 
 /*
+ * Compensation that lost the claim: a resume or the sweeper holds the row
+ * (and whatever is at the name may be theirs), or the row is gone: a forced
+ * sweep or a lapsed lease dropped it while this attempt still uploaded.
+ * Then nothing but this attempt will ever look at what it wrote, so it
+ * removes that itself (doc/design.md "The claim and the fence"), guarded by
+ * the pending tag and the ETag it wrote; or, having written no blob, the
+ * blocks it staged.  stray_remove and the purge leave anything a row names
+ * or anything committed alone.
+ */
+static void
+fenced_out(struct services *s, const struct held_intent *hi)
+{
+	const char *blob_name = hi->blob_name;
+	struct blob_result r;
+	int referenced = 1;
+	struct blob_row row;
+
+	blob_client_set_deadline(s->blob, clock_now_ms() + COMPENSATION_BUDGET_MS);
+	if (hi->written_etag[0] != '\0') {
+		switch (stray_remove(s, blob_name, hi->written_etag)) {
+		case STRAY_REMOVED:
+			log_info("intent %s: its rows are gone; the pending blob it wrote was removed",
+				 blob_name);
+			return;
+		case STRAY_NAMED:
+			log_info("intent %s was taken over; compensation touches nothing", blob_name);
+			return;
+		case STRAY_CHANGED:
+			log_info("intent %s: its blob changed since it was written; left", blob_name);
+			return;
+		case STRAY_FAILED:
+			log_warn("intent %s: its rows are gone and its pending blob could not be "
+				 "removed; the sweep removes it after sweep_cutoff", blob_name);
+			return;
+		}
+		return;
+	}
+	if (blobs_get(s->db, blob_name, &row) != DB_NOT_FOUND ||
+	    blobs_is_referenced(s->db, blob_name, &referenced) != DB_OK || referenced) {
+		log_info("intent %s was taken over; compensation touches nothing", blob_name);
+		return;
+	}
+	if (blob_purge_uncommitted(s->blob, blob_name, &r) != 0 && r.status != BLOB_NOT_FOUND) {
+		if (r.status != BLOB_EXISTS)
+			proto_log_blob("purging a fenced-out upload's blocks", blob_name, &r);
+		return;
+	}
+	log_info("intent %s: its rows are gone; the blocks it staged were purged", blob_name);
+}
+
+/*
  * Failure before the tag flip.  First the claim: pending -> sweeping, only
  * while this attempt still holds the row.  Losing it means a resume or the
  * sweeper owns the name now, with its own upload perhaps under way there,
@@ -245,12 +298,13 @@ proto_compensate_pending(struct services *s, const struct held_intent *hi)
 	if (FAILPOINT("compensate.before_claim"))
 		return PROTO_UNAVAILABLE;
 	e = blobs_claim_held(s->db, blob_name, hi->holder, s->cfg->sweep_lease);
+	if (e == DB_CONFLICT) {
+		fenced_out(s, hi);
+		return PROTO_NOT_FOUND;
+	}
 	if (e != DB_OK) {
-		if (e == DB_CONFLICT)
-			log_info("intent %s was taken over; compensation touches nothing", blob_name);
-		else
-			log_warn("intent %s left for the sweeper: %s", blob_name, db_err_name(e));
-		return e == DB_CONFLICT ? PROTO_NOT_FOUND : proto_from_db(e);
+		log_warn("intent %s left for the sweeper: %s", blob_name, db_err_name(e));
+		return proto_from_db(e);
 	}
 	blob_client_set_deadline(s->blob, clock_now_ms() + COMPENSATION_BUDGET_MS);
 	if (FAILPOINT("compensate.before_delete"))
@@ -362,6 +416,9 @@ upload_and_commit_tag(struct services *s, struct held_intent *hi, const struct p
 		proto_log_blob("upload", blob_name, &r);
 		return proto_from_blob(&r);
 	}
+	/* A fenced-out compensation deletes this blob, and only this one. */
+	if (copy_cstr(hi->written_etag, sizeof hi->written_etag, info->etag) != 0)
+		hi->written_etag[0] = '\0';	/* no ETag to guard with: the sweep's pass */
 	if (FAILPOINT(fp->after_upload))
 		return PROTO_UNAVAILABLE;
 	switch (lease_renew(&lb)) {

@@ -29,6 +29,8 @@ struct held_intent {
 				 * written: this attempt's own view of it */
 	unsigned extras;	/* what else the intent carries (enum ready_extras);
 				 * proto_held_intent_init: READY_ALL until the caller knows */
+	char written_etag[128];	/* the ETag of the pending blob this attempt wrote
+				 * (or found its own); "" while it wrote none */
 };
 
 /* A new holder id for an attempt on blob_name; -1 without randomness or room. */

@@ -11,6 +11,7 @@
 #include "base/failpoint.h"
 #include "base/log.h"
 #include "protocol/protocol.h"
+#include "protocol/stray.h"
 #include "protocol/sweep.h"
 #include "registry/sweep_db.h"
 
@@ -80,6 +81,7 @@ report_add(struct sweep_report *to, const struct sweep_report *from)
 	to->outbox += from->outbox;
 	to->taken_over += from->taken_over;
 	to->keys_expired += from->keys_expired;
+	to->strays += from->strays;
 	to->problems += from->problems;
 	to->deferred += from->deferred;
 	to->lease_expired += from->lease_expired;
@@ -714,6 +716,35 @@ dry_run_keys(struct services *s, const struct sweep_opts *o, const char *prefix,
 			(unsigned long long)rep->keys_expired, s->cfg->idempotency_ttl);
 }
 
+/* Pending blobs looked at per run: a backlog is worked off run by run. */
+#define STRAY_BATCH 1000u
+
+/*
+ * Pending blobs no row names (stray.h): only names this installation writes
+ * now, under the configured prefix or --prefix's narrower one (a run without
+ * --prefix sweeps rows under any earlier prefix too, but a blob with no row
+ * says nothing about whose it is); older than sweep_cutoff, whatever
+ * --older-than says, since a fenced-out writer removes its own blob within
+ * its compensation budget and a live upload always has its row.
+ */
+static void
+sweep_strays(struct services *s, const struct sweep_opts *o, struct sweep_report *rep)
+{
+	const char *prefix = o->prefix && o->prefix[0] ? o->prefix : s->cfg->storage_prefix;
+	struct stray_sweep st;
+
+	blob_client_set_deadline(s->blob, clock_now_ms() + (int64_t)s->cfg->request_deadline * 1000);
+	if (stray_sweep(s, prefix, s->cfg->sweep_cutoff, STRAY_BATCH, o->dry_run ? o->plan : NULL,
+			&st) != 0) {
+		rep->deferred++;
+		return;
+	}
+	rep->strays += st.removed;
+	rep->deferred += st.failed;
+	if (st.more)
+		log_info("sweep: more than %u pending blobs found; the next run goes on", STRAY_BATCH);
+}
+
 /* --dry-run: read everything, decide everything, change nothing. */
 static enum sweep_err
 dry_run(struct services *s, const struct sweep_opts *o, struct work *wk, struct sweep_report *rep)
@@ -787,6 +818,7 @@ dry_run(struct services *s, const struct sweep_opts *o, struct work *wk, struct 
 			break;
 	}
 	dry_run_keys(s, o, wk->prefix, rep);
+	sweep_strays(s, o, rep);
 	return SWEEP_OK;
 }
 
@@ -876,6 +908,7 @@ sweep_run(struct services *s, const struct sweep_opts *o, struct sweep_report *r
 	}
 	/* A key is pruned by its age alone, storage or not. */
 	prune_keys(s, o, wk.prefix, rep);
+	sweep_strays(s, o, rep);
 	rc = SWEEP_OK;
 out:
 	for (i = 0; i < opened; i++)

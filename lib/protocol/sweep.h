@@ -78,6 +78,8 @@ struct sweep_report {
 	uint64_t outbox;	/* retired blobs deleted through the outbox */
 	uint64_t taken_over;	/* expired leases re-claimed */
 	uint64_t keys_expired;	/* finished idempotency keys past idempotency_ttl, deleted */
+	uint64_t strays;	/* pending blobs no row names, older than sweep_cutoff, removed
+				 * (stray.h); with dry_run: found */
 	uint64_t problems;	/* items left for a human (logged) */
 	uint64_t deferred;	/* items released for a later run (storage or DB trouble) */
 	uint64_t lease_expired;	/* claimed items whose lease ran out before their turn:

@@ -534,6 +534,7 @@ struct list_parse {
 	char etag[128];
 	char sha[65];
 	char snapshot[64];
+	char last_modified[64];
 	uint64_t size;
 	struct blob_tag_set tags;
 	struct blob_tag tagv[BLOB_MAX_TAGS];
@@ -552,7 +553,7 @@ list_start(void *ctx, const char *path)
 
 	if (strcmp(path, "/EnumerationResults/Blobs/Blob") == 0) {
 		buf_reset(&lp->name);
-		lp->etag[0] = lp->sha[0] = lp->snapshot[0] = '\0';
+		lp->etag[0] = lp->sha[0] = lp->snapshot[0] = lp->last_modified[0] = '\0';
 		lp->size = 0;
 		/* A Tag without Key or Value must not inherit the last blob's. */
 		memset(&lp->tags, 0, sizeof lp->tags);
@@ -598,6 +599,8 @@ list_end(void *ctx, const char *path, const char *text, size_t len)
 		blob_copy_field(lp->snapshot, sizeof lp->snapshot, text, len);
 	else if (strcmp(rest, "/Properties/Etag") == 0)
 		blob_copy_field(lp->etag, sizeof lp->etag, text, len);
+	else if (strcmp(rest, "/Properties/Last-Modified") == 0)
+		blob_copy_field(lp->last_modified, sizeof lp->last_modified, text, len);
 	else if (strcmp(rest, "/Metadata/sha256") == 0)
 		blob_copy_field(lp->sha, sizeof lp->sha, text, len);
 	else if (strcmp(rest, "/Tags/TagSet/Tag") == 0) {
@@ -627,6 +630,7 @@ list_end(void *ctx, const char *path, const char *text, size_t len)
 			it.etag = lp->etag;
 			it.meta_sha256 = lp->sha;
 			it.snapshot = lp->snapshot;
+			it.last_modified = lp->last_modified;
 			it.tags = lp->tagv;
 			it.ntags = lp->tags.n;
 			if (lp->on_item(lp->ctx, &it) != 0)
@@ -728,6 +732,16 @@ blob_list(struct blob_client *c, const char *prefix, unsigned include,
 	if (inc[0])
 		inc[strlen(inc) - 1] = '\0';
 	return blob_list_pages(c, "list", prefix, inc, NULL, on_item, NULL, ctx, res);
+}
+
+int
+blob_find_by_tags(struct blob_client *c, const char *where, int (*on_name)(void *, const char *),
+    void *ctx, struct blob_result *res)
+{
+	blob_result_clear(res);
+	if (on_name == NULL || where == NULL)
+		return blob_result_set(res, BLOB_BAD_INPUT, "no callback or expression");
+	return blob_list_pages(c, "blobs", NULL, NULL, where, NULL, on_name, ctx, res);
 }
 
 /* ---- Blob Batch ------------------------------------------------------------ */

@@ -307,6 +307,7 @@ struct blob_list_item {		/* all borrowed for the callback's duration */
 	const char *etag;
 	const char *meta_sha256;	/* "" unless BLOB_LIST_METADATA and present */
 	const char *snapshot;		/* the snapshot's time; "" for the blob itself */
+	const char *last_modified;	/* an HTTP-date (RFC 1123); "" if the listing had none */
 	const struct blob_tag *tags;	/* only with BLOB_LIST_TAGS */
 	size_t ntags;
 };
@@ -315,6 +316,14 @@ typedef int (*blob_list_fn)(void *ctx, const struct blob_list_item *);
  * on_item returning nonzero stops with BLOB_ABORTED. */
 BINDERY_NODISCARD int blob_list(struct blob_client *, const char *prefix,
     unsigned include, blob_list_fn on_item, void *ctx, struct blob_result *res);
+
+/* Find Blobs by Tags in the container (where: e.g. "\"state\" = 'pending'"),
+ * following NextMarker; on_name gets each name and may stop the walk with
+ * nonzero (BLOB_ABORTED).  The index behind it is eventually consistent: a
+ * name found is a candidate to look at, and one not found may still be
+ * there. */
+BINDERY_NODISCARD int blob_find_by_tags(struct blob_client *, const char *where,
+    int (*on_name)(void *, const char *), void *ctx, struct blob_result *res);
 
 /* Blob Batch delete of up to 256 names, each guarded by if_tags when
  * given; each[i] receives the result for names[i].  res covers the batch

@@ -78,17 +78,6 @@ set_page_size(struct blob_client *c, unsigned maxresults)
 	c->page_size = maxresults;
 }
 
-/* Find Blobs by Tags in the container; the index is eventually consistent,
- * which is why bindery itself never decides anything on it. */
-static int
-find_by_tags(struct blob_client *c, const char *where_expr,
-    int (*on_name)(void *, const char *), void *ctx, struct blob_result *res)
-{
-	blob_result_clear(res);
-	return blob_list_pages(c, "blobs", NULL, NULL, where_expr, NULL, on_name,
-	    ctx, res);
-}
-
 static const struct blob_call service_properties_set_call = {
 	.method = "PUT", .target = BLOB_CALL_SERVICE,
 	.query = { { "restype", "service" }, { "comp", "properties" } },
@@ -670,7 +659,7 @@ test_list_find_batch(struct blob_client *c)
 	 * filters each raw page of maxresults blobs and stops at the first
 	 * page with no match, so small pages lose results there. */
 	set_page_size(c, 0);
-	tap_ok(find_by_tags(c, "\"state\" = 'listed'", count_name, &found, &r) ==
+	tap_ok(blob_find_by_tags(c, "\"state\" = 'listed'", count_name, &found, &r) ==
 	    BLOB_OK, "find blobs by tags (%s %s)", r.code, r.message);
 	TAP_EQ_INT(found, 7, "find by tags returns the 7");
 

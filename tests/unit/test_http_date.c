@@ -1,5 +1,6 @@
 /* Unit tests for http_date.c: RFC 7231's example, the range's ends, leap
- * days, and agreement with gmtime_r over four centuries. */
+ * days, and agreement with gmtime_r over four centuries; the parser reads
+ * back every date the formatter writes and refuses the rest. */
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
@@ -53,6 +54,52 @@ test_sweep(void)
 	    "difference at %lld, -1 for none)", checked, (long long)first_bad);
 }
 
+static int
+parses_to(const char *s, int64_t want)
+{
+	int64_t got = -1;
+
+	return http_date_parse(s, strlen(s), &got) == 0 && got == want;
+}
+
+static int
+refused(const char *s)
+{
+	int64_t got = 12345;
+
+	return http_date_parse(s, strlen(s), &got) == -1 && got == 12345;
+}
+
+static void
+test_parse(void)
+{
+	char out[HTTP_DATE_SIZE];
+	int64_t t, got, first_bad = -1;
+	long checked = 0;
+
+	for (t = 0; t < INT64_C(13569465600); t += 5 * 86400 + 3 * 3600 + 7) {
+		if (http_date_format(t, out, sizeof out) != 0 ||
+		    http_date_parse(out, HTTP_DATE_LEN, &got) != 0 || got != t) {
+			first_bad = t;
+			break;
+		}
+		checked++;
+	}
+	tap_ok(first_bad == -1, "parse reads back what format wrote 1970-2400 (%ld "
+	    "times; first difference at %lld, -1 for none)", checked, (long long)first_bad);
+	tap_ok(parses_to("Sun, 06 Nov 1994 08:49:37 GMT", 784111777), "parse: RFC 7231's example");
+	tap_ok(parses_to("Tue, 29 Feb 2000 12:00:00 GMT", 951825600), "parse: a leap day");
+	tap_ok(refused("Mon, 06 Nov 1994 08:49:37 GMT"), "parse: a day name that is not the date's is refused");
+	tap_ok(refused("Thu, 29 Feb 2001 12:00:00 GMT"), "parse: 29 February of a common year is refused");
+	tap_ok(refused("Sunday, 06-Nov-94 08:49:37 GMT"), "parse: RFC 850's form is refused");
+	tap_ok(refused("Sun Nov  6 08:49:37 1994"), "parse: asctime's form is refused");
+	tap_ok(refused("Sun, 06 Nov 1994 24:00:00 GMT"), "parse: hour 24 is refused");
+	tap_ok(refused("Sun, 06 Nox 1994 08:49:37 GMT"), "parse: an unknown month is refused");
+	tap_ok(refused("Sun, 06 Nov 1994 08:49:37 UTC"), "parse: a zone other than GMT is refused");
+	tap_ok(refused("Sun, 06 Nov 1994 08:49:37 GMT "), "parse: a trailing space is refused");
+	tap_ok(refused(""), "parse: nothing is refused");
+}
+
 int
 main(void)
 {
@@ -74,5 +121,6 @@ main(void)
 	tap_ok(http_date_format(0, out, HTTP_DATE_SIZE - 1) == -1 && out[0] == '\0',
 	    "a buffer one byte short refused");
 	test_sweep();
+	test_parse();
 	return tap_done();
 }
