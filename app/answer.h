@@ -41,8 +41,9 @@ void answer_body_unread(struct request *r, const char *message, const char *kept
 /* status + the document's JSON and ETag (201 adds its Location). */
 void answer_document(struct request *r, int status, const struct doc *d);
 
-/* 409 name_taken; when the caller's own resumable upload holds name, the
- * answer names it, so the client can resume instead of starting again. */
-void answer_name_taken(struct app *app, struct request *r, struct span name);
+/* name_taken, with api's status (409; 422 for tus); when the caller's own
+ * resumable upload holds name, the answer names it, so the client can
+ * resume instead of starting again. */
+void answer_name_taken(struct app *app, struct request *r, enum answer_api api, struct span name);
 
 #endif

@@ -172,7 +172,7 @@ reply_direct_name_taken(struct app *app, struct request *r, struct span name)
 
 	/* doc/design.md: a name held by the caller's own pending upload says which. */
 	if (direct_find_pending_of(app->svc, name, r->owner, &doc_id) != PROTO_OK || doc_id == 0) {
-		answer_name_taken(app, r, name);
+		answer_name_taken(app, r, ANSWER_DIRECT, name);
 		goto out;
 	}
 	if (req_url_append(r, &finalize, "/documents/%llu/finalize", (unsigned long long)doc_id) != BUF_OK) {

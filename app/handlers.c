@@ -276,7 +276,7 @@ handle_create(struct app *app, struct request *r)
 	if (pr == PROTO_OK)
 		reply_created(r, &ans);
 	else if (pr == PROTO_NAME_TAKEN)
-		answer_name_taken(app, r, up.name);
+		answer_name_taken(app, r, ANSWER_DOCUMENTS, up.name);
 	else
 		reply_failure(r, pr, upload_fault(&up));
 out:
