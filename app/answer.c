@@ -137,13 +137,14 @@ answer_body_unread(struct request *r, const char *message, const char *kept)
 }
 
 void
-answer_document(struct request *r, int status, const struct doc *d)
+answer_document(struct request *r, int status, const struct doc *d, int replayed)
 {
 	struct buf extra = BUF_INIT(512);
 	char etag[64];
 
 	render_doc_etag(d, etag, sizeof etag);
 	if (buf_appendf(&extra, "ETag: %s\r\n", etag) != BUF_OK ||
+	    (replayed && buf_append_cstr(&extra, ANSWER_REPLAYED_HEADER) != BUF_OK) ||
 	    (status == 201 &&
 	     req_location_append(r, &extra, "/documents/%llu", (unsigned long long)d->id) != BUF_OK)) {
 		resp_error(r, 500, "internal", "out of memory");
