@@ -32,9 +32,10 @@ printf 'other bytes %s\n' "$$" >"$work/other.txt"
 get_content() {
 	local url=$1 id=$2
 	shift 2
+	# curl makes no output file for an answer without a body
+	: >"$work/body"
 	if [ "${1:-}" = -I ]; then
 		CODE=$(curl -s -m 30 -I -o "$work/head" -w '%{http_code}' "${@:2}" "$url/documents/$id/content")
-		: >"$work/body"
 	else
 		CODE=$(curl -s -m 30 -D "$work/head" -o "$work/body" -w '%{http_code}' "$@" \
 			"$url/documents/$id/content")
