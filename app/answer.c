@@ -28,6 +28,10 @@ struct answer_row {
  * trying again is right.
  */
 static const struct answer_row answers[] = {
+	/* tus clients retry every 409 and 423 (tus-js-client for minutes on
+	 * end, a 409 being tus's offset mismatch): a taken name must be a
+	 * status they give up on (doc/design.md, "Names taken"). */
+	{ PROTO_NAME_TAKEN, ANSWER_TUS, 422, "name_taken", "a document with this name exists", 0, NULL },
 	{ PROTO_NAME_TAKEN, ANY_API, 409, "name_taken", "a document with this name exists", 0, NULL },
 	{ PROTO_NOT_FOUND, ANSWER_TUS, 404, "not_found", "no such upload", 0, NULL },
 	{ PROTO_NOT_FOUND, ANSWER_DIRECT, 404, "not_found", "no such direct upload", 0, NULL },
@@ -133,13 +137,14 @@ answer_body_unread(struct request *r, const char *message, const char *kept)
 }
 
 void
-answer_document(struct request *r, int status, const struct doc *d)
+answer_document(struct request *r, int status, const struct doc *d, int replayed)
 {
 	struct buf extra = BUF_INIT(512);
 	char etag[64];
 
 	render_doc_etag(d, etag, sizeof etag);
 	if (buf_appendf(&extra, "ETag: %s\r\n", etag) != BUF_OK ||
+	    (replayed && buf_append_cstr(&extra, ANSWER_REPLAYED_HEADER) != BUF_OK) ||
 	    (status == 201 &&
 	     req_location_append(r, &extra, "/documents/%llu", (unsigned long long)d->id) != BUF_OK)) {
 		resp_error(r, 500, "internal", "out of memory");
@@ -151,7 +156,7 @@ out:
 }
 
 void
-answer_name_taken(struct app *app, struct request *r, struct span name)
+answer_name_taken(struct app *app, struct request *r, enum answer_api api, struct span name)
 {
 	char id[UPLOAD_ID_MAX];
 	struct buf upload = BUF_INIT(512);
@@ -159,15 +164,16 @@ answer_name_taken(struct app *app, struct request *r, struct span name)
 	/* doc/design.md: a name held by the caller's own resumable upload says which. */
 	if (r->owner == NULL || tus_find_pending(app->svc, name, r->owner, id, sizeof id) != PROTO_OK ||
 	    id[0] == '\0') {
-		answer_failure(r, ANSWER_DOCUMENTS, PROTO_NAME_TAKEN, 0);
+		answer_failure(r, api, PROTO_NAME_TAKEN, 0);
 		goto out;
 	}
 	if (req_url_append(r, &upload, "/uploads/%s", id) != BUF_OK) {
 		resp_error(r, 500, "internal", "out of memory");
 		goto out;
 	}
-	resp_json(r, 409, json_pack("{s:s, s:s, s:s}", "error", "name_taken", "message",
-				    "your upload of this name is under way", "upload", buf_cstr(&upload)), NULL);
+	resp_json(r, answer_row_of(api, PROTO_NAME_TAKEN)->status,
+		  json_pack("{s:s, s:s, s:s}", "error", "name_taken", "message",
+			    "your upload of this name is under way", "upload", buf_cstr(&upload)), NULL);
 out:
 	buf_free(&upload);
 }

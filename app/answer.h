@@ -38,11 +38,18 @@ void answer_failure(struct request *r, enum answer_api api, enum proto_result pr
  */
 void answer_body_unread(struct request *r, const char *message, const char *kept);
 
-/* status + the document's JSON and ETag (201 adds its Location). */
-void answer_document(struct request *r, int status, const struct doc *d);
+/* A replayed answer says so: Stripe's name for it (the Idempotency-Key
+ * draft names none), so a client can tell a retry's answer from a fresh one. */
+#define ANSWER_REPLAYED_HEADER "Idempotent-Replayed: true\r\n"
 
-/* 409 name_taken; when the caller's own resumable upload holds name, the
- * answer names it, so the client can resume instead of starting again. */
-void answer_name_taken(struct app *app, struct request *r, struct span name);
+/* status + the document's JSON and ETag (201 adds its Location); replayed
+ * (an Idempotency-Key retry answered from the record) adds
+ * ANSWER_REPLAYED_HEADER. */
+void answer_document(struct request *r, int status, const struct doc *d, int replayed);
+
+/* name_taken, with api's status (409; 422 for tus); when the caller's own
+ * resumable upload holds name, the answer names it, so the client can
+ * resume instead of starting again. */
+void answer_name_taken(struct app *app, struct request *r, enum answer_api api, struct span name);
 
 #endif

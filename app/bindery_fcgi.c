@@ -33,6 +33,23 @@
 #define CGI_DRAIN_SLACK (1024 * 1024)
 
 
+/*
+ * Nonzero when an Authorization header uses the Bearer scheme (any case,
+ * RFC 9110 11.1), well formed or not.  Another scheme (Basic the web server
+ * did not check) is no token at all (RFC 6750 3.1).
+ */
+static int
+bearer_scheme(struct span auth)
+{
+	size_t i = 0;
+
+	while (i < auth.len && (auth.ptr[i] == ' ' || auth.ptr[i] == '\t'))
+		i++;
+	if (auth.len - i < 6 || !span_eq_nocase_cstr((struct span){ auth.ptr + i, 6 }, "Bearer"))
+		return 0;
+	return auth.len - i == 6 || auth.ptr[i + 6] == ' ' || auth.ptr[i + 6] == '\t';
+}
+
 /* Who is asking: the web server's own authentication wins, else a bearer token. */
 static const char *
 authenticate(struct app *app, struct request *r)
@@ -132,6 +149,7 @@ serve(struct app *app, struct request *r)
 		r->content_length = (int64_t)n;
 	}
 	r->owner = authenticate(app, r);
+	r->token_rejected = r->owner == NULL && bearer_scheme(req_param(r, "HTTP_AUTHORIZATION"));
 	if (!admit_request(app, r))
 		return;
 	route_request(r->method, r->path, &r->route);

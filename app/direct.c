@@ -145,23 +145,24 @@ reply_granted(struct request *r, const struct direct_grant *g, const struct buf 
 	      const char *content_type)
 {
 	char id[24];
-	struct buf finalize = BUF_INIT(512), location = BUF_INIT(512);
+	struct buf finalize = BUF_INIT(512), extra = BUF_INIT(512);
 	json_t *body;
 
 	snprintf(id, sizeof id, "%llu", (unsigned long long)g->doc_id);
 	if (req_url_append(r, &finalize, "/documents/%llu/finalize", (unsigned long long)g->doc_id) != BUF_OK ||
-	    req_location_append(r, &location, "/documents/%llu", (unsigned long long)g->doc_id) != BUF_OK) {
+	    req_location_append(r, &extra, "/documents/%llu", (unsigned long long)g->doc_id) != BUF_OK ||
+	    (g->replayed && buf_append_cstr(&extra, ANSWER_REPLAYED_HEADER) != BUF_OK)) {
 		resp_error(r, 500, "internal", "out of memory");
 		goto out;
 	}
 	body = json_pack("{s:s, s:s, s:o, s:s, s:s}", "id", id, "upload_url", buf_cstr(url), "headers",
 			 upload_headers(content_type), "expires_at", g->expires, "finalize_url",
 			 buf_cstr(&finalize));
-	/* A retry with the same Idempotency-Key answers as the first did. */
-	resp_json(r, 201, body, buf_cstr(&location));
+	/* A retry with the same Idempotency-Key answers as the first did, and says so. */
+	resp_json(r, 201, body, buf_cstr(&extra));
 out:
 	buf_free(&finalize);
-	buf_free(&location);
+	buf_free(&extra);
 }
 
 static void
@@ -172,7 +173,7 @@ reply_direct_name_taken(struct app *app, struct request *r, struct span name)
 
 	/* doc/design.md: a name held by the caller's own pending upload says which. */
 	if (direct_find_pending_of(app->svc, name, r->owner, &doc_id) != PROTO_OK || doc_id == 0) {
-		answer_name_taken(app, r, name);
+		answer_name_taken(app, r, ANSWER_DIRECT, name);
 		goto out;
 	}
 	if (req_url_append(r, &finalize, "/documents/%llu/finalize", (unsigned long long)doc_id) != BUF_OK) {
@@ -242,7 +243,7 @@ handle_document_finalize(struct app *app, struct request *r)
 	req_drain(r, DIRECT_BODY_MAX);	/* no body is needed; one is ignored */
 	pr = direct_finalize(app->svc, r->route.doc_id, r->owner, &d);
 	if (pr == PROTO_OK)
-		answer_document(r, 200, &d);
+		answer_document(r, 200, &d, 0);
 	else
 		answer_failure(r, ANSWER_DIRECT, pr, 0);
 }

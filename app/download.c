@@ -112,6 +112,28 @@ out:
 	buf_free(&url);
 }
 
+/*
+ * RFC 9110 13.1.2 and 13.2.2: If-None-Match naming the current ETag (by
+ * the weak comparison) or "*" turns a GET or HEAD into 304 with the ETag
+ * and no body, before Range is looked at; a malformed one is ignored.
+ * Nonzero when it answered.
+ */
+static int
+not_modified(struct request *r, const struct doc *d)
+{
+	struct span inm = req_param(r, "HTTP_IF_NONE_MATCH");
+	char etag[64], extra[96];
+
+	if (inm.len == 0)
+		return 0;
+	render_doc_etag(d, etag, sizeof etag);
+	if (http_etag_none_match(inm, span_from_cstr(etag)) != HTTP_ETAG_MATCH)
+		return 0;
+	snprintf(extra, sizeof extra, "ETag: %s\r\n", etag);
+	resp_begin(r, 304, NULL, -1, extra);
+	return 1;
+}
+
 void
 handle_content_get(struct app *app, struct request *r)
 {
@@ -127,6 +149,8 @@ handle_content_get(struct app *app, struct request *r)
 		answer_failure(r, ANSWER_READ, pr, 0);
 		return;
 	}
+	if (not_modified(r, &d))
+		return;
 	if (app->cfg->download_mode == DOWNLOAD_REDIRECT) {
 		redirect(app, r, &d);
 		return;

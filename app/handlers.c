@@ -71,7 +71,8 @@ reply_created(struct request *r, const struct proto_answer *a)
 	if (wants_html(r)) {
 		struct buf extra = BUF_INIT(512);
 
-		if (req_location_append(r, &extra, "/") != BUF_OK)
+		if (req_location_append(r, &extra, "/") != BUF_OK ||
+		    (a->replayed && buf_append_cstr(&extra, ANSWER_REPLAYED_HEADER) != BUF_OK))
 			resp_error(r, 500, "internal", "out of memory");
 		else
 			resp_begin(r, 303, "text/plain", 0, buf_cstr(&extra));
@@ -79,7 +80,7 @@ reply_created(struct request *r, const struct proto_answer *a)
 		return;
 	}
 	/* A replay renders the recorded fields exactly as the first answer did. */
-	answer_document(r, a->replayed && a->replay_status ? (int)a->replay_status : 201, &a->doc);
+	answer_document(r, a->replayed && a->replay_status ? (int)a->replay_status : 201, &a->doc, a->replayed);
 }
 
 /* ---- raw bodies ---- */
@@ -276,7 +277,7 @@ handle_create(struct app *app, struct request *r)
 	if (pr == PROTO_OK)
 		reply_created(r, &ans);
 	else if (pr == PROTO_NAME_TAKEN)
-		answer_name_taken(app, r, up.name);
+		answer_name_taken(app, r, ANSWER_DOCUMENTS, up.name);
 	else
 		reply_failure(r, pr, upload_fault(&up));
 out:
@@ -295,7 +296,7 @@ handle_get(struct app *app, struct request *r)
 	if (!input_reader(app, r))
 		return;
 	if ((pr = reads_get(app->svc, r->route.doc_id, &d)) == PROTO_OK)
-		answer_document(r, 200, &d);
+		answer_document(r, 200, &d, 0);
 	else
 		answer_failure(r, ANSWER_READ, pr, 0);
 }
@@ -447,7 +448,7 @@ handle_content_put(struct app *app, struct request *r)
 	pr = proto_replace(app->svc, r->route.doc_id, r->owner, &body,
 			   if_match.len && !http_if_match_any(if_match) ? &pre : NULL, &ans);
 	if (pr == PROTO_OK)
-		answer_document(r, 200, &ans.doc);
+		answer_document(r, 200, &ans.doc, 0);
 	else
 		reply_failure(r, pr, raw.fault);
 }

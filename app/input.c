@@ -17,7 +17,10 @@ input_writer(struct request *r)
 	if (r->owner)
 		return 1;
 	req_drain(r, 0);
-	resp_error(r, 401, "unauthorized", "writes need a bearer token or web server authentication");
+	if (r->token_rejected)
+		resp_error(r, 401, "unauthorized", "the bearer token is not valid");
+	else
+		resp_error(r, 401, "unauthorized", "writes need a bearer token or web server authentication");
 	return 0;
 }
 
@@ -26,7 +29,10 @@ input_reader(struct app *app, struct request *r)
 {
 	if (!app->cfg->reads_need_auth || r->owner)
 		return 1;
-	resp_error(r, 401, "unauthorized", "reads need a bearer token or web server authentication");
+	if (r->token_rejected)
+		resp_error(r, 401, "unauthorized", "the bearer token is not valid");
+	else
+		resp_error(r, 401, "unauthorized", "reads need a bearer token or web server authentication");
 	return 0;
 }
 

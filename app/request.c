@@ -513,8 +513,13 @@ resp_error(struct request *r, int status, const char *code, const char *message)
 {
 	const char *extra = NULL;
 
+	/* RFC 6750 3.1: a request without a token gets the bare challenge; one
+	 * whose token we do not know is told so, so a client does not ask its
+	 * user to log in when its token is the trouble. */
 	if (status == 401)
-		extra = "WWW-Authenticate: Bearer realm=\"bindery\"\r\n";
+		extra = r->token_rejected ?
+			"WWW-Authenticate: Bearer realm=\"bindery\", error=\"invalid_token\"\r\n" :
+			"WWW-Authenticate: Bearer realm=\"bindery\"\r\n";
 	resp_json(r, status, json_pack("{s:s, s:s}", "error", code, "message", message), extra);
 }
 

@@ -37,6 +37,8 @@ struct request {
 	struct span prefix;
 	struct route_match route;
 	const char *owner;		/* authenticated caller, or NULL */
+	int token_rejected;		/* a Bearer credential named no caller: a 401
+					 * says invalid_token (RFC 6750 3.1) */
 
 	int64_t content_length;		/* -1 when absent */
 	uint64_t body_read;

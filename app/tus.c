@@ -304,7 +304,7 @@ handle_uploads_create(struct app *app, struct request *r)
 		goto out;
 	pr = tus_create(app->svc, &c.req, &st);
 	if (pr == PROTO_NAME_TAKEN) {
-		answer_name_taken(app, r, c.req.name);
+		answer_name_taken(app, r, ANSWER_TUS, c.req.name);
 		goto out;
 	}
 	if (pr != PROTO_OK) {

@@ -118,6 +118,11 @@ EXTRA_DIST += tests/e2e/apache_pool.sh
 E2E_TESTS += tests/e2e/prefix.sh
 EXTRA_DIST += tests/e2e/prefix.sh
 
+# 401's challenge (invalid_token), If-None-Match's 304 and a replayed
+# answer's Idempotent-Replayed, through the three web server set-ups.
+E2E_TESTS += tests/e2e/http_details.sh
+EXTRA_DIST += tests/e2e/http_details.sh
+
 # Past one machine (no answer may depend on the node a request lands on):
 # ./dev cluster's Galera cluster and two web hosts (tests/lib/cluster.sh);
 # tests/cluster/*.sh run only under ./dev cluster test, against a running

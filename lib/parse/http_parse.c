@@ -407,10 +407,24 @@ is_etagc(unsigned char c)
 	return c == 0x21 || (c >= 0x23 && c <= 0x7e) || c >= 0x80;
 }
 
-enum http_etag_result
-http_etag_match(struct span if_match, struct span etag)
+/* The opaque-tag of an entity-tag: without its W/ (RFC 9110 8.8.3). */
+static struct span
+etag_opaque(struct span tag)
 {
-	struct span s = trim_ows(if_match), tag;
+	if (tag.len >= 2 && tag.ptr[0] == 'W' && tag.ptr[1] == '/')
+		return (struct span){ tag.ptr + 2, tag.len - 2 };
+	return tag;
+}
+
+/*
+ * "*" or 1#entity-tag against etag: the strong comparison (If-Match) never
+ * matches a W/ tag; the weak one (If-None-Match) compares the opaque-tags
+ * whatever their W/ (RFC 9110 8.8.3.2).
+ */
+static enum http_etag_result
+etag_list_match(struct span header, struct span etag, int weak_comparison)
+{
+	struct span s = trim_ows(header), tag;
 	size_t i = 0, j;
 	int weak, matched = 0, elements = 0;
 
@@ -435,7 +449,7 @@ http_etag_match(struct span if_match, struct span etag)
 			return HTTP_ETAG_MALFORMED;
 		tag.ptr = s.ptr + i;
 		tag.len = j - i + 1;
-		if (!weak && span_eq(tag, etag))
+		if (weak_comparison ? span_eq(tag, etag_opaque(etag)) : !weak && span_eq(tag, etag))
 			matched = 1;
 		elements++;
 		i = j + 1;
@@ -447,6 +461,18 @@ http_etag_match(struct span if_match, struct span etag)
 	if (elements == 0)
 		return HTTP_ETAG_MALFORMED;
 	return matched ? HTTP_ETAG_MATCH : HTTP_ETAG_NO_MATCH;
+}
+
+enum http_etag_result
+http_etag_match(struct span if_match, struct span etag)
+{
+	return etag_list_match(if_match, etag, 0);
+}
+
+enum http_etag_result
+http_etag_none_match(struct span if_none_match, struct span etag)
+{
+	return etag_list_match(if_none_match, etag, 1);
 }
 
 int

@@ -127,6 +127,14 @@ enum http_etag_result {
 BINDERY_NODISCARD enum http_etag_result http_etag_match(struct span if_match, struct span etag);
 
 /*
+ * Compare If-None-Match (RFC 9110 13.1.2) with the current ETag: "*" or any
+ * listed tag matches, with the weak comparison (W/"x" matches "x").  MATCH
+ * means the condition is false: a GET or HEAD answers 304.  The caller
+ * ignores a MALFORMED header (the condition cannot be evaluated).
+ */
+BINDERY_NODISCARD enum http_etag_result http_etag_none_match(struct span if_none_match, struct span etag);
+
+/*
  * Nonzero when If-Match is "*" (OWS around it allowed): RFC 9110 13.1.1
  * makes it true for ANY current representation, so a write under it must
  * not be pinned to the version that happened to be current when it was

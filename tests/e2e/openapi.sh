@@ -4,10 +4,11 @@
 # The document: it parses, is OpenAPI 3.1, every $ref resolves and every
 # schema is a valid JSON Schema 2020-12 schema.  Then every route, through
 # lighttpd AND Apache, with its main answers (201, 200 list/metadata/
-# content, 206, 416, 412 on a stale If-Match (there is no 304: bindery
-# takes no If-None-Match), 400 bad_name, 401, 403, 404, 405 on every path
+# content, 206, 304 for If-None-Match, 416, 412 on a stale If-Match, 400
+# bad_name, 401 (no token, an unknown one), 403, 404, 405 on every path
 # (its Allow must list exactly the document's methods for the path), 409
-# name_taken and offset_mismatch, 413, 415, 422, 460, tus
+# name_taken and offset_mismatch, 413, 415, 422 (a key reused, a tus name
+# taken), 460, a create's replayed answer (Idempotent-Replayed), tus
 # OPTIONS/POST/HEAD/PATCH/DELETE, direct create and finalize, /healthz, the
 # page and its script): each answer is recorded in files (headers and the
 # body's bytes, never a shell string) and tests/tools/openapi_check.py
@@ -136,6 +137,11 @@ for s in "lighttpd=$BINDERY_TEST_LIGHTTPD_URL" "apache=$BINDERY_TEST_APACHE_URL"
 		--data-binary "@$work/small.txt"
 	rec "$srv" POST /documents "form encoding" "$url/documents?name=$t-urlenc" "${AUTH[@]}" \
 		-H 'Content-Type: application/x-www-form-urlencoded' --data-binary "@$work/small.txt"
+	rec "$srv" POST /documents "replayed" "$url/documents?name=$t-raw" "${AUTH[@]}" \
+		-H 'Content-Type: text/plain' -H "Idempotency-Key: $t-key" --data-binary "@$work/small.txt"
+	is "$(hdr "$LAST" idempotent-replayed)" true "$srv: the replayed create says Idempotent-Replayed: true"
+	rec "$srv" POST /documents "unknown token" "$url/documents?name=$t-anon" \
+		-H 'Authorization: Bearer not-a-token-bindery-knows' "${OCTET[@]}" --data-binary "@$work/small.txt"
 	rec "$srv" POST /documents "key reused" "$url/documents?name=$t-other" "${AUTH[@]}" \
 		-H 'Content-Type: text/plain' -H "Idempotency-Key: $t-key" --data-binary "@$work/small.txt"
 	# Refused from Content-Length alone, before a byte of the body is read:
@@ -159,6 +165,10 @@ for s in "lighttpd=$BINDERY_TEST_LIGHTTPD_URL" "apache=$BINDERY_TEST_APACHE_URL"
 	rec "$srv" GET /documents/{id} "unknown" "$url/documents/999999999"
 	rec "$srv" GET /documents/{id}/content "" "$url/documents/$id/content"
 	rec "$srv" HEAD /documents/{id}/content "" "$url/documents/$id/content"
+	rec "$srv" GET /documents/{id}/content "not modified" "$url/documents/$id/content" \
+		-H "If-None-Match: $etag"
+	rec "$srv" HEAD /documents/{id}/content "not modified" "$url/documents/$id/content" \
+		-H "If-None-Match: W/$etag"
 	rec "$srv" GET /documents/{id}/content "range" "$url/documents/$id/content" -H 'Range: bytes=0-3'
 	rec "$srv" GET /documents/{id}/content "range outside" "$url/documents/$id/content" \
 		-H 'Range: bytes=99999-'
@@ -256,7 +266,7 @@ for f in "$ans"/*.req; do
 	codes="$codes $(code "$stem")"
 done
 note "statuses:$codes"
-for want in 200 201 204 206 400 401 403 404 405 409 412 413 415 416 422 460; do
+for want in 200 201 204 206 304 400 401 403 404 405 409 412 413 415 416 422 460; do
 	case " $codes " in
 	*" $want "*) pass "a $want was recorded" ;;
 	*) fail "a $want was recorded" ;;

@@ -10,7 +10,7 @@
 # creation (with and without upload), PATCH in chunks, HEAD, the checksum
 # extension (460 moves nothing), termination, ownership (another owner's
 # upload is 404), a name taken by a ready document or by the owner's own
-# pending upload, a replace through an upload, an empty upload.  Every
+# pending upload (422 on POST /uploads, 409 on POST /documents), a replace through an upload, an empty upload.  Every
 # finished upload is read back and compared by SHA-256 of files.
 #
 # Then, on a responder that reads a failpoints file: two PATCHes at once
@@ -180,16 +180,20 @@ for server in $servers; do
 	is "$HTTP_CODE $(jfield "$HTTP_BODY" error)" "409 upload_finished" "$s: a finished upload cannot be terminated"
 
 	# ---- names --------------------------------------------------------------
+	# On POST /uploads a taken name is 422, which tus clients do not retry
+	# (they retry every 409); POST /documents keeps 409.
 	create "$url" 10 "$(meta "$RUN-$s-big")"
-	is "$HTTP_CODE $(jfield "$HTTP_BODY" error)" "409 name_taken" "$s: a ready document's name is 409"
+	is "$HTTP_CODE $(jfield "$HTTP_BODY" error)" "422 name_taken" "$s: a ready document's name is 422"
 	create "$url" 3000 "$(meta "$RUN-$s-held")"
 	held=$LOC
 	create "$url" 3000 "$(meta "$RUN-$s-held")"
-	is "$HTTP_CODE $(jfield "$HTTP_BODY" upload)" "409 $held" \
-		"$s: the owner's own pending upload of the name is 409 naming it"
+	is "$HTTP_CODE $(jfield "$HTTP_BODY" error) $(jfield "$HTTP_BODY" upload)" "422 name_taken $held" \
+		"$s: the owner's own pending upload of the name is 422 naming it"
+	is "$(header tus-resumable)" 1.0.0 "$s: ... with Tus-Resumable"
 	req POST "$url/uploads" "${OTHER[@]}" -H 'Upload-Length: 3000' -H 'Content-Length: 0' \
 		-H "Upload-Metadata: $(meta "$RUN-$s-held")"
-	is "$HTTP_CODE $(jfield "$HTTP_BODY" upload)" "409 " "$s: ... another owner's 409 does not name it"
+	is "$HTTP_CODE $(jfield "$HTTP_BODY" error) $(jfield "$HTTP_BODY" upload)" "422 name_taken " \
+		"$s: ... another owner's 422 does not name it"
 	req POST "$url/documents?name=$RUN-$s-held" "${CHAOS_AUTH[@]}" -H 'Content-Type: text/plain' \
 		--data-binary "@$work/small"
 	is "$HTTP_CODE $(jfield "$HTTP_BODY" upload)" "409 $held" \

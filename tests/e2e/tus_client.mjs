@@ -20,6 +20,13 @@
 //           database session is gone, and the same Upload object finishes
 //           within that time.
 //
+//   taken   FILE to NAME, a name a ready document already has, with the
+//           retryDelays and onShouldRetry of doc/api.md's tus-js-client
+//           snippet: the creation is refused with 422 name_taken and the
+//           client gives up at once, within 5 s and after one POST (a 409
+//           would be retried for the sum of those delays, about nine
+//           minutes: the case stops waiting after 15 s).
+//
 // Prints one line per check, "pass<TAB>what" or "fail<TAB>what", "note<TAB>
 // text", and "location<TAB>/documents/ID" for the shell test to fetch.
 // usage: BINDERY_TEST_TOKEN=TOKEN node tus_client.mjs CASE URL FILE NAME \
@@ -245,7 +252,51 @@ async function caseKill() {
 		`within the ${takeoverS} s a silent live holder keeps it`);
 }
 
-const cases = { whole: caseWhole, resume: caseResume, kill: caseKill };
+// The tus-js-client snippet of doc/api.md: its retryDelays and its
+// onShouldRetry, as a reader would copy them; null when it has not both.
+function docRetry() {
+	let text;
+	try {
+		text = readFileSync(new URL('../../doc/api.md', import.meta.url), 'utf8');
+	} catch {
+		return null;
+	}
+	const delays = /retryDelays: (\[[0-9, ]*\])/.exec(text);
+	const retry = /onShouldRetry: (\(err\) => \{[\s\S]*?\n {6}\}),/.exec(text);
+	if (!delays || !retry)
+		return null;
+	return { retryDelays: JSON.parse(delays[1]), onShouldRetry: new Function(`return ${retry[1]};`)() };
+}
+
+async function caseTaken() {
+	const doc = docRetry();
+	ok(doc !== null, 'taken: doc/api.md\'s tus-js-client snippet has retryDelays and onShouldRetry');
+	if (!doc)
+		return;
+	const patience = doc.retryDelays.reduce((a, b) => a + b, 0) / 1000;
+	const seen = { statuses: [] };
+	const up = new tus.Upload(readFileSync(file), options({ ...doc }, seen));
+	const t0 = Date.now();
+	let timer;
+	const stuck = new Promise(resolve => { timer = setTimeout(() => resolve('still retrying'), 15000); });
+	const result = await Promise.race([run(up, seen), stuck]);
+	clearTimeout(timer);
+	const took = (Date.now() - t0) / 1000;
+	if (result === 'still retrying')
+		await up.abort().catch(() => {});
+	const res = result && result.originalResponse;
+	const status = res ? res.getStatus() : 0;
+	let code = '';
+	try { code = JSON.parse(res.getBody()).error; } catch { /* no JSON */ }
+	ok(status === 422 && code === 'name_taken',
+		`taken: the client's error is the server's 422 name_taken (${status} ${code}; ${result})`);
+	ok(took < 5, `taken: tus-js-client gave up ${took.toFixed(1)} s after it started, within 5 s ` +
+		`(retrying, these retryDelays would keep it ${patience} s)`);
+	const posts = seen.statuses.filter(st => st.startsWith('POST '));
+	ok(posts.length === 1, `taken: one POST, not retried (${seen.statuses.join(', ')})`);
+}
+
+const cases = { whole: caseWhole, resume: caseResume, kill: caseKill, taken: caseTaken };
 if (!cases[kase]) {
 	say('fail', `unknown case ${kase}`);
 	process.exit(2);

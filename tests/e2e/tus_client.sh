@@ -10,6 +10,9 @@
 #     PATCH's hold ends with its database session), well within the window a
 #     silent live holder keeps it (heartbeat + request_deadline of the test
 #     config);
+#   - a name a ready document has: tus-js-client with the retryDelays and
+#     onShouldRetry of doc/api.md's snippet must fail with 422 name_taken
+#     within 5 s, after one POST (a 409 would keep it retrying for minutes);
 #   - the checksum extension with curl (tus-js-client sends no checksums): a
 #     wrong sha1 or sha256 digest is 460 and moves nothing, md5 is 400, right
 #     digests are 204 and move the offset.
@@ -133,6 +136,31 @@ client() {
 	audit_clean "$server $kase"
 }
 
+# taken SERVER URL: tus_client.mjs's taken case, against a name a ready
+# document (made here with POST /documents) already has.
+taken() {
+	local server=$1 url=$2 name rc verdict what before=$TAP_N
+	name=tus-client-$tus_run-taken-$server.bin
+	printf 'taken\n' >"$tus_work/taken.txt"
+	req POST "$url/documents?name=$name" -H "Authorization: Bearer $BINDERY_TEST_TOKEN" \
+		-H 'Content-Type: text/plain' --data-binary "@$tus_work/taken.txt"
+	is "$HTTP_CODE" 201 "$server taken: a document named $name exists"
+	node "$here/tus_client.mjs" taken "$url" "$tus_work/taken.txt" "$name" >"$tus_work/results" \
+		2>"$tus_work/node.err"
+	rc=$?
+	while IFS=$'\t' read -r verdict what; do
+		case $verdict in
+		pass) pass "$server: $what" ;;
+		fail) fail "$server: $what" ;;
+		*) note "$server: $what" ;;
+		esac
+	done <"$tus_work/results"
+	if [ "$rc" != 0 ] || [ "$TAP_N" -lt $((before + 4)) ]; then
+		fail "$server: tus_client.mjs taken ran to its end (exit $rc)"
+		while IFS= read -r l; do diag "$l"; done < <(tail -n 20 "$tus_work/node.err")
+	fi
+}
+
 # patch_sum URL UPLOAD OFFSET FILE CHECKSUM: PATCH FILE at OFFSET with
 # Upload-Checksum CHECKSUM.
 patch_sum() {
@@ -221,6 +249,7 @@ for tus_server in lighttpd pool apache; do
 	for tus_case in $tus_cases; do
 		client "$tus_case" "$tus_server" "$tus_url" "$tus_pid"
 	done
+	taken "$tus_server" "$tus_url"
 	checksums "$tus_server" "$tus_url"
 done
 done_testing

@@ -329,6 +329,15 @@ test_etag(void)
 		    cases[i].want, "If-Match: %s -> %d", cases[i].h, (int)cases[i].want);
 	tap_ok(http_etag_match(SPAN_LIT("\"\xc3\xa9\""), SPAN_LIT("\"\xc3\xa9\"")) ==
 	    HTTP_ETAG_MATCH, "obs-text in an etag");
+	tap_ok(http_etag_none_match(SPAN_LIT("W/\"v1\""), SPAN_LIT("\"v1\"")) == HTTP_ETAG_MATCH &&
+	    http_etag_none_match(SPAN_LIT("\"v1\""), SPAN_LIT("W/\"v1\"")) == HTTP_ETAG_MATCH &&
+	    http_etag_none_match(SPAN_LIT("\"v0\", W/\"v1\""), SPAN_LIT("\"v1\"")) == HTTP_ETAG_MATCH &&
+	    http_etag_none_match(SPAN_LIT("*"), SPAN_LIT("\"v1\"")) == HTTP_ETAG_MATCH,
+	    "If-None-Match compares weakly: W/\"v1\" and \"v1\" match either way round, * matches");
+	tap_ok(http_etag_none_match(SPAN_LIT("W/\"v2\", \"V1\""), SPAN_LIT("\"v1\"")) == HTTP_ETAG_NO_MATCH &&
+	    http_etag_none_match(SPAN_LIT("\"v1"), SPAN_LIT("\"v1\"")) == HTTP_ETAG_MALFORMED &&
+	    http_etag_none_match(SPAN_LIT("w/\"v1\""), SPAN_LIT("\"v1\"")) == HTTP_ETAG_MALFORMED,
+	    "If-None-Match: another tag does not match, a malformed list is MALFORMED");
 	tap_ok(http_if_match_any(SPAN_LIT("*")) && http_if_match_any(SPAN_LIT(" *\t")),
 	    "If-Match: * is the any-version form");
 	tap_ok(!http_if_match_any(SPAN_LIT("\"*\"")) && !http_if_match_any(SPAN_LIT("\"v1\", *")) &&
