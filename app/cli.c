@@ -78,8 +78,12 @@ cli_storage_exit(const struct blob_result *r, int other)
 		return EXIT_UNAVAILABLE;
 	case BLOB_NOMEM:
 		return EXIT_SOFTWARE;
-	default:
+	case BLOB_FAILED:
+		/* No answer at all (a refused certificate, a name that does not
+		 * resolve): the service is out of reach. */
 		return r->http_status == 0 ? EXIT_UNAVAILABLE : other;
+	default:
+		return other;
 	}
 }
 

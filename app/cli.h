@@ -58,7 +58,8 @@ void cli_storage_cause(const char *what, const struct blob_result *r, char *out,
  * refused the account, EXIT_UNAVAILABLE when it is down, other otherwise. */
 int cli_db_exit(const struct cli *cli, enum db_err e, int other);
 /* The same for storage: EXIT_NOPERM for 401/403, EXIT_UNAVAILABLE when it
- * did not answer or kept failing, EXIT_SOFTWARE out of memory, other otherwise. */
+ * did not answer or kept failing, EXIT_SOFTWARE out of memory, other
+ * otherwise (a refusal of what was asked, such as a bad CORS origin). */
 int cli_storage_exit(const struct blob_result *r, int other);
 /* "CMD: CAUSE" on stderr (CMD such as "bindery status") and cli_db_exit(). */
 BINDERY_NODISCARD int cli_db_failed(const struct cli *cli, const char *cmd, enum db_err e, int other);
