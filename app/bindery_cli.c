@@ -45,8 +45,66 @@ usage(FILE *fp)
 		    "  -h, --help         this help; `bindery COMMAND --help` for a command\n"
 		    "      --version      print the version and exit\n\n"
 		    "Exit status: 0 ok, 1 problems left, 2 dangling document (audit), 64 usage,\n"
-		    "69 dependency unavailable, 75 try again later, 78 configuration error.\n"
+		    "69 dependency unavailable, 70 internal error, 75 try again later, 77 the\n"
+		    "database or storage refused the account or a privilege, 78 configuration.\n"
 		    "See bindery(8).\n", CONFIG_DEFAULT_PATH);
+}
+
+/*
+ * Levenshtein distance between a and b, both at most EDIT_MAX bytes; a
+ * longer one counts as too far (EDIT_MAX + 1).  For "did you mean" only.
+ */
+#define EDIT_MAX 32
+static size_t
+edit_distance(const char *a, const char *b)
+{
+	size_t la = strlen(a), lb = strlen(b), i, j, prev[EDIT_MAX + 1], cur[EDIT_MAX + 1];
+
+	if (la > EDIT_MAX || lb > EDIT_MAX)
+		return EDIT_MAX + 1;
+	for (j = 0; j <= lb; j++)
+		prev[j] = j;
+	for (i = 1; i <= la; i++) {
+		cur[0] = i;
+		for (j = 1; j <= lb; j++) {
+			size_t del = prev[j] + 1, ins = cur[j - 1] + 1,
+			       sub = prev[j - 1] + (a[i - 1] != b[j - 1]);
+
+			cur[j] = del < ins ? del : ins;
+			if (sub < cur[j])
+				cur[j] = sub;
+		}
+		memcpy(prev, cur, sizeof prev);
+	}
+	return prev[lb];
+}
+
+/*
+ * An unknown command: what was wrong, the nearest command within two edits
+ * when there is one, and a short usage -- a cron mail or a terminal shows
+ * the mistake, not a page of help.
+ */
+static void
+unknown_command(const char *name)
+{
+	size_t i, d, best = 3, at = 0;
+
+	for (i = 0; i < ARRAY_LEN(commands); i++) {
+		d = edit_distance(name, commands[i].name);
+		if (d < best) {
+			best = d;
+			at = i;
+		}
+	}
+	if (best <= 2)
+		fprintf(stderr, "bindery: unknown command '%s'; did you mean '%s'?\n", name,
+			commands[at].name);
+	else
+		fprintf(stderr, "bindery: unknown command '%s'\n", name);
+	fprintf(stderr, "usage: bindery [-c CONFIG] [-v] COMMAND [OPTIONS]\ncommands:");
+	for (i = 0; i < ARRAY_LEN(commands); i++)
+		fprintf(stderr, " %s", commands[i].name);
+	fprintf(stderr, "\n`bindery --help` describes them; see bindery(8).\n");
 }
 
 int
@@ -95,8 +153,7 @@ main(int argc, char **argv)
 			goto out;
 		}
 	}
-	fprintf(stderr, "bindery: unknown command '%s'\n", argv[optind]);
-	usage(stderr);
+	unknown_command(argv[optind]);
 out:
 	services_free(cli.svc);
 	config_free(cli.cfg);

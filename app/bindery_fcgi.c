@@ -379,7 +379,7 @@ main(int argc, char **argv)
 	struct pool_options po = { NULL, POOL_WORKERS_DEFAULT, 0, POOL_DRAIN_DEFAULT_S, NULL };
 	struct app app;
 	struct request r;
-	char err[1024], warn[512];
+	char err[1024], cerr[CONFIG_ERRORS_MAX], warn[512];
 	int opt, pooled = 0;
 	/*
 	 * Under CGI the command line is the client's: RFC 3875 4.4 lets a
@@ -439,8 +439,8 @@ main(int argc, char **argv)
 		pooled = 1;
 	log_init("bindery.fcgi", LOG_LEVEL_INFO, LOG_SINK_STDERR);
 	memset(&app, 0, sizeof app);
-	if (config_load(po.config_path, &app.cfg, err, sizeof err, warn, sizeof warn) != 0) {
-		log_error("%s", err);
+	if (config_load(po.config_path, &app.cfg, cerr, sizeof cerr, warn, sizeof warn) != 0) {
+		config_log_errors("", cerr);
 		return CONFIG_EX_CONFIG;
 	}
 	log_set_level(app.cfg->log_level);

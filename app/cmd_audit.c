@@ -155,11 +155,18 @@ cmd_audit(struct cli *cli, int argc, char **argv)
 	clock_gettime(CLOCK_MONOTONIC, &t1);
 	secs = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
 	if (ae != AUDIT_OK) {
-		fprintf(stderr, "bindery audit: %s\n",
-			ae == AUDIT_DB_UNAVAILABLE ? "database unavailable"
-			: ae == AUDIT_STORAGE_UNAVAILABLE ? "cannot list the container" : "failed");
+		if (ae == AUDIT_DB_UNAVAILABLE)
+			rc = cli_db_failed(cli, "bindery audit", DB_UNAVAILABLE, EXIT_UNAVAILABLE);
+		else if (ae == AUDIT_STORAGE_UNAVAILABLE)
+			rc = cli_storage_failed("bindery audit", "listing the container", &rep.listing,
+						EXIT_UNAVAILABLE);
+		else {
+			fprintf(stderr, "bindery audit: failed (out of memory, or a database error the"
+					" log names)\n");
+			rc = EXIT_SOFTWARE;
+		}
 		audit_report_clear(&rep);
-		return ae == AUDIT_FAILED ? EXIT_SOFTWARE : EXIT_UNAVAILABLE;
+		return rc;
 	}
 	if (json)
 		rc = print_json(&rep, ao.repair, secs) == 0 ? 0 : EXIT_SOFTWARE;

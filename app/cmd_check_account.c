@@ -67,7 +67,10 @@ check_tags(struct services *s, int *problems)
 		printf("tags: cannot create a probe blob\n");
 		say_result("Put Blob with x-ms-tags", &r);
 		(*problems)++;
-		return r.status == BLOB_TRANSIENT ? EXIT_UNAVAILABLE : 0;
+		/* Refused credentials or no service: nothing further can work. */
+		if (r.status == BLOB_AUTH_FAILED || r.status == BLOB_TRANSIENT)
+			return cli_storage_failed("bindery check-account", "Put Blob", &r, EXIT_UNAVAILABLE);
+		return 0;
 	}
 	if (blob_get_tags(s->blob, name, &tags, &r) == 0 && tags.n == 1 &&
 	    tag_state_from_name(tags.value[0]) == TAG_STATE_PENDING)
@@ -114,7 +117,8 @@ cmd_check_account(struct cli *cli, int argc, char **argv)
 			       "Reports blob soft delete and its retention, blob versioning where the\n"
 			       "data plane can tell, whether the credential can read and write blob\n"
 			       "index tags, and whether Undelete Blob is supported.  Exit 0 when all is\n"
-			       "as bindery wants it, 1 with warnings.\n", synopsis);
+			       "as bindery wants it, 1 with warnings, 69 storage does not answer, 77 it\n"
+			       "refuses the credential.\n", synopsis);
 			return 0;
 		}
 		return cli_usage_error(synopsis, NULL);
@@ -131,7 +135,8 @@ cmd_check_account(struct cli *cli, int argc, char **argv)
 		if (r.status == BLOB_AUTH_FAILED)
 			printf("  (a SAS needs an account SAS with ss=b, srt=s and r to read these)\n");
 		if (r.status == BLOB_TRANSIENT && r.http_status == 0)
-			return EXIT_UNAVAILABLE;
+			return cli_storage_failed("bindery check-account", "Get Blob Service Properties", &r,
+						  EXIT_UNAVAILABLE);
 		problems++;
 	} else if (sp.delete_retention_enabled) {
 		printf("soft delete: on, %d day(s) retention\n", sp.delete_retention_days);

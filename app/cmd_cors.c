@@ -40,11 +40,8 @@ cmd_cors(struct cli *cli, int argc, char **argv)
 		return rc;
 	if (blob_service_cors_set(cli->svc->blob, (const char *const *)argv + optind,
 				  (size_t)(argc - optind), &r) != BLOB_OK) {
-		fprintf(stderr, "bindery cors: %s (HTTP %ld%s%s): %s\n", blob_status_name(r.status),
-			r.http_status, r.code[0] ? " " : "", r.code, r.message);
-		if (r.status == BLOB_BAD_INPUT)
-			return EXIT_USAGE;
-		return r.status == BLOB_TRANSIENT ? EXIT_UNAVAILABLE : EXIT_PROBLEMS;
+		rc = cli_storage_failed("bindery cors", "Set Blob Service Properties", &r, EXIT_PROBLEMS);
+		return r.status == BLOB_BAD_INPUT ? EXIT_USAGE : rc;
 	}
 	return 0;
 }

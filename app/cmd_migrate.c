@@ -34,7 +34,9 @@ cmd_migrate(struct cli *cli, int argc, char **argv)
 			printf("%s\n\n"
 			       "Applies sql/NNN_*.sql files not yet applied, in order, and creates the\n"
 			       "storage container if it does not exist.  Safe to run again.  Refuses a\n"
-			       "database whose schema is newer than this bindery.\n", synopsis);
+			       "database whose schema is newer than this bindery.  Exit 77 when the\n"
+			       "database or storage refuses the account or a privilege (the runtime\n"
+			       "account's file).\n", synopsis);
 			return 0;
 		default:
 			return cli_usage_error(synopsis, NULL);
@@ -49,16 +51,18 @@ cmd_migrate(struct cli *cli, int argc, char **argv)
 	me = migrate_run(cli->svc->db, dir, dry_run, &rep, err, sizeof err);
 	if (me != MIGRATE_OK) {
 		fprintf(stderr, "bindery migrate: %s\n", err);
-		/* A refused privilege is the configuration's fault (EX_CONFIG):
-		 * retrying with the same file cannot help. */
-		return me == MIGRATE_DB ? EXIT_UNAVAILABLE : me == MIGRATE_TOO_NEW ? EXIT_PROBLEMS
-										 : EXIT_CONFIG;
+		/* A refused account or privilege (the runtime account's file) is
+		 * EX_NOPERM: retrying with the same file cannot help. */
+		switch (me) {
+		case MIGRATE_DENIED: return EXIT_NOPERM;
+		case MIGRATE_DB: return cli_db_exit(cli, DB_UNAVAILABLE, EXIT_UNAVAILABLE);
+		case MIGRATE_TOO_NEW: return EXIT_PROBLEMS;
+		default: return EXIT_CONFIG;
+		}
 	}
 	if (!dry_run && blob_container_create(cli->svc->blob, &br) != 0) {
-		fprintf(stderr, "bindery migrate: cannot create container %s: %s (HTTP %ld %s): %s\n",
-			cli->cfg->storage_container, blob_status_name(br.status), br.http_status, br.code,
-			br.message);
-		return br.status == BLOB_AUTH_FAILED ? EXIT_CONFIG : EXIT_UNAVAILABLE;
+		snprintf(err, sizeof err, "cannot create container %s", cli->cfg->storage_container);
+		return cli_storage_failed("bindery migrate", err, &br, EXIT_UNAVAILABLE);
 	}
 	if (cli->verbose || rep.applied)
 		printf("%s %u migration(s); schema version %u of %u\n",

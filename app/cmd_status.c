@@ -3,7 +3,7 @@
  * sweeper last ran and how, and whether the schema is current.
  * Its exit status is for cron and monitoring: 0 when nothing needs a
  * human, 1 when the sweeper is late or the schema is not the one this
- * bindery ships.
+ * bindery ships, and sysexits(3) when it cannot tell (cli.h).
  */
 #include <getopt.h>
 #include <stdio.h>
@@ -12,6 +12,28 @@
 #include "cli.h"
 #include "registry/migrate.h"
 #include "status_render.h"
+
+/*
+ * --json when there are no figures to print: still one JSON object, so a
+ * monitor that parses the output learns why, {"ok": false, "error": CAUSE,
+ * "database": what failed}.  The cause is on stderr too.  Returns rc, or
+ * EXIT_SOFTWARE when the object cannot be written.
+ */
+static int
+print_json_failure(const char *error, const char *database, int rc)
+{
+	json_t *j = json_pack("{s:b, s:s, s:s?}", "ok", 0, "error", error, "database", database);
+	int wrote;
+
+	if (j == NULL)
+		return EXIT_SOFTWARE;
+	wrote = json_dumpf(j, stdout, JSON_INDENT(2) | JSON_PRESERVE_ORDER) == 0;
+	json_decref(j);
+	if (!wrote)
+		return EXIT_SOFTWARE;
+	putchar('\n');
+	return rc;
+}
 
 int
 cmd_status(struct cli *cli, int argc, char **argv)
@@ -24,6 +46,7 @@ cmd_status(struct cli *cli, int argc, char **argv)
 	};
 	static const char synopsis[] = "usage: bindery status [--json] [--sql-dir DIR]";
 	const char *dir = NULL;
+	char cause[768];
 	struct status_view v;
 	enum db_err e;
 	json_t *j;
@@ -40,7 +63,9 @@ cmd_status(struct cli *cli, int argc, char **argv)
 			       "ok one, and the schema version applied against the one shipped.\n"
 			       "Exit status: 0 all is well; 1 the sweeper is late (no ok sweep within\n"
 			       "[sweep] late_after seconds, or none ever) or the schema is behind or\n"
-			       "ahead; 69 the database is unavailable.  See bindery(8).\n", synopsis);
+			       "ahead; 69 the database is unavailable; 77 it refused the account;\n"
+			       "78 the configuration.  --json prints {\"ok\": false, \"error\": ...} when\n"
+			       "there are no figures.  See bindery(8).\n", synopsis);
 			return 0;
 		default:
 			return cli_usage_error(synopsis, NULL);
@@ -49,12 +74,16 @@ cmd_status(struct cli *cli, int argc, char **argv)
 	if (optind != argc)
 		return cli_usage_error(synopsis, "bindery status: takes no arguments");
 	if ((rc = cli_services(cli)) != 0)
-		return rc;
+		return as_json ? print_json_failure(cli->why, NULL, rc) : rc;
 	if (dir == NULL)
 		dir = migrate_default_dir();
 	if ((e = status_view_fill(cli->svc, dir, &v)) != DB_OK) {
-		fprintf(stderr, "bindery status: database: %s\n", db_err_name(e));
-		return e == DB_UNAVAILABLE ? EXIT_UNAVAILABLE : EXIT_SOFTWARE;
+		rc = cli_db_failed(cli, "bindery status", e, EXIT_SOFTWARE);
+		if (!as_json)
+			return rc;
+		cli_db_cause(cli, e, cause, sizeof cause);
+		return print_json_failure(cause, rc == EXIT_NOPERM ? "refused"
+					  : rc == EXIT_UNAVAILABLE ? "unavailable" : "failed", rc);
 	}
 	if (as_json) {
 		if ((j = status_render_json(&v)) == NULL) {

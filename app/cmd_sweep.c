@@ -147,10 +147,8 @@ sweep_take_lock(struct cli *cli, const char *lock, char *holder, size_t holderle
 		return EXIT_SOFTWARE;
 	}
 	e = sweep_db_lock(cli->svc->db, lock, holder, cli->cfg->sweep_lease, &got);
-	if (e != DB_OK) {
-		fprintf(stderr, "bindery sweep: database: %s\n", db_err_name(e));
-		return e == DB_UNAVAILABLE ? EXIT_UNAVAILABLE : EXIT_TEMPFAIL;
-	}
+	if (e != DB_OK)
+		return cli_db_failed(cli, "bindery sweep", e, EXIT_TEMPFAIL);
 	if (!got) {
 		/* The previous run is still at work; the next tick tries again. */
 		log_info("lock %s is held by another run; not sweeping", lock);
@@ -178,6 +176,12 @@ sweep_report_out(const struct cli *cli, const struct sweep_opts *so, const struc
 		       (unsigned long long)rep->taken_over, (unsigned long long)rep->keys_expired,
 		       (unsigned long long)rep->strays, (unsigned long long)rep->problems,
 		       (unsigned long long)rep->deferred, seconds);
+	/* The summary says how many; stderr says why (the first cause). */
+	if (rep->refused || rep->unavailable || rep->temporary)
+		fprintf(stderr, "bindery sweep: work left for a later run: %s\n",
+			rep->cause[0] ? rep->cause : "see the log");
+	if (rep->refused)
+		return EXIT_NOPERM;
 	if (rep->unavailable)
 		return EXIT_UNAVAILABLE;
 	if (rep->temporary)
@@ -287,9 +291,9 @@ cmd_sweep(struct cli *cli, int argc, char **argv)
 	if (a.lock && sweep_db_unlock(cli->svc->db, a.lock, holder) != DB_OK)
 		log_warn("lock %s not released; it lets go when its lease ends", a.lock);
 	if (se != SWEEP_OK) {
-		fprintf(stderr, "bindery sweep: %s\n",
-			se == SWEEP_UNAVAILABLE ? "database unavailable" : "could not start");
-		return se == SWEEP_UNAVAILABLE ? EXIT_UNAVAILABLE : EXIT_SOFTWARE;
+		fprintf(stderr, "bindery sweep: could not start: %s\n",
+			rep.cause[0] ? rep.cause : se == SWEEP_UNAVAILABLE ? "database unavailable" : "see the log");
+		return rep.refused ? EXIT_NOPERM : se == SWEEP_UNAVAILABLE ? EXIT_UNAVAILABLE : EXIT_SOFTWARE;
 	}
 	return sweep_report_out(cli, &so, &rep,
 				(double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9);

@@ -378,14 +378,15 @@ reload(struct master *m)
 {
 	struct bindery_config *cfg = NULL;
 	struct services *probe = NULL;
-	char err[1024], warn[512];
+	char err[CONFIG_ERRORS_MAX], warn[512];
 	unsigned i;
 
 	if (config_load(m->o->config_path, &cfg, err, sizeof err, warn, sizeof warn) != 0 ||
 	    services_open_responder(cfg, &probe, err, sizeof err) != 0) {
 		/* services_open_responder connects to nothing: it checks the
 		 * settings every worker would open with. */
-		log_error("pool: reload refused, the workers keep the configuration they have: %s", err);
+		config_log_errors("pool: reload refused, the workers keep the configuration they have: ",
+				  err);
 		config_free(cfg);
 		return;
 	}

@@ -1,5 +1,7 @@
 /* config.c - see config.h.  Parsing is inih's; this file only knows the keys. */
+#include <assert.h>
 #include <errno.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -99,9 +101,19 @@ static const struct key_def keys[] = {
 
 struct load_state {
 	struct bindery_config *cfg;
-	char *err;		/* first error, without the file:line prefix */
+	const char *name;	/* the file, as messages name it */
+	char *err;		/* a helper's detail on the key it refused */
 	size_t errlen;
-	int failed;
+	/* Every problem goes to the caller's errbuf, one "FILE:LINE: ..." a
+	 * line, so a file with three mistakes takes one round, not three. */
+	char *out;
+	size_t outlen, used;
+	unsigned nerrors;	/* problems found */
+	unsigned unshown;	/* of those, not in out for want of room */
+	int first_error_line;	/* 0: none with a line yet */
+	int handled_line;	/* the last line inih handed to on_key */
+	int key_line[ARRAY_LEN(keys)];	/* where each key last appeared; 0: never */
+	unsigned char key_bad[ARRAY_LEN(keys)];	/* it appeared with a refused value */
 	struct buf connection_string;	/* joined across continuation lines */
 	struct buf sas;
 	const int *lineno;		/* the reader's current line */
@@ -110,6 +122,80 @@ struct load_state {
 	const struct key_def *last_def;	/* the key on the last line that held one */
 	int last_line;
 };
+
+/* Room kept at the end of out for the line that counts what did not fit. */
+#define ERRORS_TAIL 64
+
+static void add_error(struct load_state *st, int line, const char *fmt, ...) BINDERY_PRINTF(3, 4);
+
+/*
+ * One problem, at line (0: of the file as a whole, such as a required key
+ * missing).  The first is always shown, cut if it must be; later ones only
+ * whole, leaving ERRORS_TAIL for "N more problems".
+ */
+static void
+add_error(struct load_state *st, int line, const char *fmt, ...)
+{
+	char msg[768];
+	size_t room;
+	va_list ap;
+	int n;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof msg, fmt, ap);
+	va_end(ap);
+	st->nerrors++;
+	if (line > 0 && (st->first_error_line == 0 || line < st->first_error_line))
+		st->first_error_line = line;
+	room = st->outlen - st->used;
+	if (st->outlen > 2 * ERRORS_TAIL)
+		room = room > ERRORS_TAIL ? room - ERRORS_TAIL : 0;
+	if (room < 2) {
+		st->unshown++;
+		return;
+	}
+	if (line > 0)
+		n = snprintf(st->out + st->used, room, "%s:%d: %s\n", st->name, line, msg);
+	else
+		n = snprintf(st->out + st->used, room, "%s: %s\n", st->name, msg);
+	if (n < 0 || (size_t)n >= room) {
+		if (st->nerrors > 1) {
+			st->out[st->used] = '\0';
+			st->unshown++;
+			return;
+		}
+		n = (int)room - 1;	/* cut, but still a line of its own */
+		st->out[st->used + (size_t)n - 1] = '\n';
+	}
+	st->used += (size_t)n;
+}
+
+/* The index in keys[] of section/name. */
+static size_t
+key_index(const char *section, const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < ARRAY_LEN(keys); i++)
+		if (strcmp(keys[i].section, section) == 0 && strcmp(keys[i].name, name) == 0)
+			return i;
+	assert(!"a key the table does not have");
+	return 0;
+}
+
+/* Where section/name last appeared, 0 when the file does not set it. */
+static int
+key_line_of(const struct load_state *st, const char *section, const char *name)
+{
+	return st->key_line[key_index(section, name)];
+}
+
+/* The key appeared with a value refused (its own message says so). */
+static int
+key_was_bad(const struct load_state *st, const char *section, const char *name)
+{
+	return st->key_bad[key_index(section, name)];
+}
 
 /*
  * inih as Debian builds it reads lines of at most 199 characters and would
@@ -123,26 +209,65 @@ struct line_reader {
 	char *line;
 	size_t cap;
 	int lineno;
-	int overlong;	/* first overlong line, 0 if none */
+	int overlong;	/* this line was too long (already reported) */
 	int indented;	/* this line starts with a space or tab: inih continues the last key */
+	struct load_state *st;
 };
+
+static void continuation_hint(const struct load_state *st, int line, char *out, size_t outlen);
+
+/*
+ * inih reports only the first line it cannot parse, so each line is judged
+ * once inih is done with it (when the next one is asked for): text that is
+ * no comment, no [section] line and no key on_key saw is a syntax error.
+ * These are inih's rules (ini.c, release 55): ';' and '#' start a comment
+ * line, a section's ']' must come before an inline " ;" comment.
+ */
+static void
+check_line_parsed(struct line_reader *lr)
+{
+	const char *p = lr->line, *q;
+	char hint[160];
+
+	if (lr->lineno == 0 || lr->overlong || lr->st->handled_line == lr->lineno)
+		return;
+	if (lr->lineno == 1 && strncmp(p, "\xEF\xBB\xBF", 3) == 0)
+		p += 3;
+	while (*p == ' ' || *p == '\t' || *p == '\r' || *p == '\n' || *p == '\v' || *p == '\f')
+		p++;
+	if (*p == '\0' || *p == ';' || *p == '#')
+		return;
+	if (*p == '[')
+		for (q = p + 1; *q; q++) {
+			if (*q == ']')
+				return;
+			if (*q == ';' && (q[-1] == ' ' || q[-1] == '\t'))
+				break;
+		}
+	continuation_hint(lr->st, lr->lineno, hint, sizeof hint);
+	add_error(lr->st, lr->lineno, "syntax error (expected [section] or key = value)%s", hint);
+}
 
 static char *
 read_line(char *str, int num, void *stream)
 {
 	struct line_reader *lr = stream;
-	ssize_t n = getline(&lr->line, &lr->cap, lr->fp);
+	ssize_t n;
 
+	check_line_parsed(lr);
+	n = getline(&lr->line, &lr->cap, lr->fp);
 	if (n < 0)
 		return NULL;
 	lr->lineno++;
+	lr->overlong = 0;
 	lr->indented = n > 0 && (lr->line[0] == ' ' || lr->line[0] == '\t');
 	while (n > 0 && (lr->line[n - 1] == '\n' || lr->line[n - 1] == '\r'))
 		n--;
 	if (n >= num - 1) {
-		if (!lr->overlong)
-			lr->overlong = lr->lineno;
-		n = 0;	/* hand inih an empty line; the load fails below */
+		lr->overlong = 1;
+		add_error(lr->st, lr->lineno, "line longer than %d characters; split a long value over"
+			  " indented continuation lines", num - 2);
+		n = 0;	/* hand inih an empty line; the load fails */
 	}
 	memcpy(str, lr->line, (size_t)n);
 	str[n] = '\n';
@@ -531,12 +656,12 @@ unknown_key_message(struct load_state *st, const char *section, int known_sectio
 	continuation_hint(st, *st->lineno, hint, sizeof hint);
 	if (known_section) {
 		list_section_keys(section, list, sizeof list);
-		snprintf(st->err, st->errlen, "[%s]: unknown key; the keys of [%s] are %s%s", section,
-			 section, list, hint);
+		add_error(st, *st->lineno, "[%s]: unknown key; the keys of [%s] are %s%s", section,
+			  section, list, hint);
 	} else {
 		list_sections(list, sizeof list);
-		snprintf(st->err, st->errlen, "a key in an unknown section; the sections are %s%s",
-			 list, hint);
+		add_error(st, *st->lineno, "a key in an unknown section; the sections are %s%s", list,
+			  hint);
 	}
 }
 
@@ -548,48 +673,82 @@ continues_joined_key(const struct key_def *def)
 	return def->type == KEY_CONNECTION_STRING || def->type == KEY_SAS;
 }
 
-/* inih calls this per key; returning 0 marks the line as the error line. */
+/*
+ * A value the sample configuration left for the admin to fill in: a whole
+ * "@NAME@" (NAME of A-Z, 0-9 and _, as conf/bindery.conf.sample and the
+ * Debian package write them), or a token's part after "OWNER:".  Loaded as
+ * it is, it would be a password or key that fails later with a message
+ * far from the cause.  Returns the placeholder, or an empty span.
+ */
+static struct span
+placeholder_in(const struct key_def *def, const char *value)
+{
+	struct span v = span_from_cstr(value), none = { NULL, 0 };
+	const char *colon = def->type == KEY_TOKEN ? strchr(value, ':') : NULL;
+	size_t i;
+
+	if (colon != NULL)
+		v = span_from_cstr(colon + 1);
+	if (v.len < 3 || v.ptr[0] != '@' || v.ptr[v.len - 1] != '@')
+		return none;
+	for (i = 1; i + 1 < v.len; i++)
+		if (!((v.ptr[i] >= 'A' && v.ptr[i] <= 'Z') || (v.ptr[i] >= '0' && v.ptr[i] <= '9') ||
+		      v.ptr[i] == '_'))
+			return none;
+	return v;
+}
+
+/*
+ * inih calls this per key; a problem is recorded and the load goes on, so
+ * every mistake of the file is reported at once.  Returning 0 marks the
+ * line for inih too.
+ */
 static int
 on_key(void *user, const char *section, const char *name, const char *value)
 {
 	struct load_state *st = user;
+	const int line = *st->lineno;
+	struct span ph;
 	size_t i;
 	int known_section = 0, rc;
 
-	if (st->failed)
-		return 1;	/* report only the first problem */
+	st->handled_line = line;
 	for (i = 0; i < ARRAY_LEN(keys); i++) {
 		if (strcmp(keys[i].section, section) != 0)
 			continue;
 		known_section = 1;
 		if (strcmp(keys[i].name, name) != 0)
 			continue;
+		st->key_line[i] = line;
 		if (*st->indented && !continues_joined_key(&keys[i])) {
-			snprintf(st->err, st->errlen, "[%s] %s: an indented line; only connection_string"
-				 " and sas go on over indented lines", section, name);
-			st->failed = 1;
+			add_error(st, line, "[%s] %s: an indented line; only connection_string"
+				  " and sas go on over indented lines", section, name);
+			st->key_bad[i] = 1;
 			return 0;
 		}
+		ph = placeholder_in(&keys[i], value);
+		if (ph.len > 0) {
+			add_error(st, line, "[%s] %s is still the placeholder %.*s", section, name,
+				  (int)ph.len, ph.ptr);
+			st->key_bad[i] = 1;
+			return 0;
+		}
+		st->err[0] = '\0';
 		rc = set_key(st, &keys[i], value);
 		if (rc == 0) {
 			st->last_def = &keys[i];
-			st->last_line = *st->lineno;
+			st->last_line = line;
 			return 1;
 		}
 		/* Secrets must not echo into the message: name the key, not the value. */
 		if (rc == -1)
-			snprintf(st->err, st->errlen, "[%s] %s: invalid value", section, name);
-		else {
-			char detail[256];
-
-			if (copy_cstr(detail, sizeof detail, st->err)) { /* truncated is fine */ }
-			snprintf(st->err, st->errlen, "[%s] %s: %s", section, name, detail);
-		}
-		st->failed = 1;
+			add_error(st, line, "[%s] %s: invalid value", section, name);
+		else
+			add_error(st, line, "[%s] %s: %s", section, name, st->err);
+		st->key_bad[i] = 1;
 		return 0;
 	}
 	unknown_key_message(st, section, known_section);
-	st->failed = 1;
 	return 0;
 }
 
@@ -711,96 +870,91 @@ config_defaults(struct bindery_config *cfg)
 	cfg->log_sink = LOG_SINK_STDERR;
 }
 
-static int
-config_check(struct bindery_config *cfg, char *err, size_t errlen)
+/*
+ * What no single line can show: the keys a file must set, and the relations
+ * between keys.  A missing key names the file and its section.  A key that
+ * appeared with a refused value has its own message already, so it is not
+ * also "missing"; the relations are checked only once every line read well,
+ * since a refused value would stand there as its default.
+ */
+static void
+config_check(struct load_state *st)
 {
-	if (cfg->db_name == NULL || cfg->db_user == NULL) {
-		snprintf(err, errlen, "[database] name and user are required");
-		return -1;
-	}
-	if (cfg->db_socket == NULL && cfg->db_host == NULL) {
-		snprintf(err, errlen, "[database] needs socket or host");
-		return -1;
-	}
-	if (cfg->db_socket == NULL &&
+	struct bindery_config *cfg = st->cfg;
+	int cs_bad = key_was_bad(st, "storage", "connection_string");
+	size_t n;
+
+	if (cfg->db_name == NULL && !key_was_bad(st, "database", "name"))
+		add_error(st, 0, "[database] name is required");
+	if (cfg->db_user == NULL && !key_was_bad(st, "database", "user"))
+		add_error(st, 0, "[database] user is required");
+	if (cfg->db_socket == NULL && cfg->db_host == NULL && !key_was_bad(st, "database", "socket") &&
+	    !key_was_bad(st, "database", "host"))
+		add_error(st, 0, "[database] needs socket or host");
+	if (cfg->db_socket == NULL && cfg->db_host != NULL &&
 	    config_parse_db_hosts(cfg->db_host, cfg->db_port, cfg->db_hosts, CONFIG_MAX_DB_HOSTS,
-				  &cfg->ndb_hosts)) {
-		snprintf(err, errlen, "[database] host: not a list of HOST[:PORT] (at most %d,"
-			 " an IPv6 address in brackets)", CONFIG_MAX_DB_HOSTS);
-		return -1;
-	}
+				  &cfg->ndb_hosts))
+		add_error(st, key_line_of(st, "database", "host"), "[database] host: not a list of"
+			  " HOST[:PORT] (at most %d, an IPv6 address in brackets)", CONFIG_MAX_DB_HOSTS);
+	if (!cs_bad && ((cfg->storage_account == NULL && !key_was_bad(st, "storage", "account")) ||
+			(cfg->storage_endpoint == NULL && !key_was_bad(st, "storage", "endpoint"))))
+		add_error(st, 0, "[storage] needs connection_string, or endpoint and account");
+	if (!cs_bad && cfg->storage_key == NULL && cfg->storage_sas == NULL &&
+	    !key_was_bad(st, "storage", "key") && !key_was_bad(st, "storage", "sas"))
+		add_error(st, 0, "[storage] needs a key or a sas");
+	if (cfg->storage_container == NULL && !key_was_bad(st, "storage", "container"))
+		add_error(st, 0, "[storage] container is required");
+	if (st->nerrors > 0)
+		return;
 	/* A unix socket never leaves the host: TLS there would be a setting
 	 * that silently does nothing. */
-	if (cfg->db_socket && (cfg->db_tls != CONFIG_DB_TLS_OFF || cfg->db_tls_ca)) {
-		snprintf(err, errlen, "[database] tls and tls_ca apply to host connections, not socket");
-		return -1;
-	}
-	if (cfg->storage_account == NULL || cfg->storage_endpoint == NULL) {
-		snprintf(err, errlen, "[storage] needs connection_string, or endpoint and account");
-		return -1;
-	}
-	if (cfg->storage_key == NULL && cfg->storage_sas == NULL) {
-		snprintf(err, errlen, "[storage] needs a key or a sas");
-		return -1;
-	}
+	if (cfg->db_socket && (cfg->db_tls != CONFIG_DB_TLS_OFF || cfg->db_tls_ca))
+		add_error(st, key_line_of(st, "database", "tls") ? key_line_of(st, "database", "tls")
+			  : key_line_of(st, "database", "tls_ca"),
+			  "[database] tls and tls_ca apply to host connections, not socket");
 	/* "https://acct.blob.core.windows.net/" and without the slash are one endpoint. */
-	while (strlen(cfg->storage_endpoint) > 1 &&
-	       cfg->storage_endpoint[strlen(cfg->storage_endpoint) - 1] == '/')
-		cfg->storage_endpoint[strlen(cfg->storage_endpoint) - 1] = '\0';
-	if (cfg->storage_container == NULL) {
-		snprintf(err, errlen, "[storage] container is required");
-		return -1;
-	}
-	if (cfg->storage_prefix == NULL && (cfg->storage_prefix = span_dup(SPAN_LIT(""))) == NULL) {
-		snprintf(err, errlen, "out of memory");
-		return -1;
-	}
+	n = strlen(cfg->storage_endpoint);
+	while (n > 1 && cfg->storage_endpoint[n - 1] == '/')
+		cfg->storage_endpoint[--n] = '\0';
+	if (cfg->storage_prefix == NULL && (cfg->storage_prefix = span_dup(SPAN_LIT(""))) == NULL)
+		add_error(st, 0, "out of memory");
 	/* Put Block takes at most 4000 MiB and a block list 50,000 blocks. */
-	if (cfg->block_size > (4000ULL << 20) || cfg->single_put_max > (5000ULL << 20)) {
-		snprintf(err, errlen, "[limits] block_size or single_put_max above the service's limit");
-		return -1;
-	}
-	if (cfg->max_upload / cfg->block_size >= 50000) {
-		snprintf(err, errlen, "[limits] max_upload needs more than 50000 blocks of block_size");
-		return -1;
-	}
-	if (cfg->sweep_cutoff < config_sweep_cutoff_min(cfg)) {
-		snprintf(err, errlen, "[limits] sweep_cutoff must be at least twice (heartbeat +"
-			 " request_deadline + body_idle_timeout) plus %us of compensation: %llu",
-			 CONFIG_COMPENSATION_BUDGET_S,
-			 (unsigned long long)config_sweep_cutoff_min(cfg));
-		return -1;
-	}
+	if (cfg->block_size > (4000ULL << 20))
+		add_error(st, key_line_of(st, "limits", "block_size"),
+			  "[limits] block_size above the service's limit (4000M)");
+	if (cfg->single_put_max > (5000ULL << 20))
+		add_error(st, key_line_of(st, "limits", "single_put_max"),
+			  "[limits] single_put_max above the service's limit (5000M)");
+	if (cfg->max_upload / cfg->block_size >= 50000)
+		add_error(st, key_line_of(st, "limits", "max_upload"),
+			  "[limits] max_upload needs more than 50000 blocks of block_size");
+	if (cfg->sweep_cutoff < config_sweep_cutoff_min(cfg))
+		add_error(st, key_line_of(st, "limits", "sweep_cutoff"),
+			  "[limits] sweep_cutoff must be at least twice (heartbeat + request_deadline +"
+			  " body_idle_timeout) plus %us of compensation: %llu", CONFIG_COMPENSATION_BUDGET_S,
+			  (unsigned long long)config_sweep_cutoff_min(cfg));
 	/* A resumable upload between PATCHes is a pending intent like any
 	 * other: it must outlive the lease of one in flight. */
-	if (cfg->upload_expiry < cfg->sweep_cutoff) {
-		snprintf(err, errlen, "[limits] upload_expiry must be at least sweep_cutoff (%u)",
-			 cfg->sweep_cutoff);
-		return -1;
-	}
+	if (cfg->upload_expiry < cfg->sweep_cutoff)
+		add_error(st, key_line_of(st, "limits", "upload_expiry"),
+			  "[limits] upload_expiry must be at least sweep_cutoff (%u)", cfg->sweep_cutoff);
 	/* A redirect hands out a SAS bindery signs itself, with the account
 	 * key: a SAS-only configuration cannot (it failed every download). */
-	if (cfg->download_mode == DOWNLOAD_REDIRECT && cfg->storage_key == NULL) {
-		snprintf(err, errlen, "[download] mode = redirect needs [storage] key:"
-			 " a SAS cannot sign the download links; use mode = proxy");
-		return -1;
-	}
+	if (cfg->download_mode == DOWNLOAD_REDIRECT && cfg->storage_key == NULL)
+		add_error(st, key_line_of(st, "download", "mode"), "[download] mode = redirect needs"
+			  " [storage] key: a SAS cannot sign the download links; use mode = proxy");
 	/* So does a direct upload's create-only SAS. */
-	if (cfg->upload_direct && cfg->storage_key == NULL) {
-		snprintf(err, errlen, "[upload] direct = true needs [storage] key:"
-			 " a SAS cannot sign the upload links");
-		return -1;
-	}
+	if (cfg->upload_direct && cfg->storage_key == NULL)
+		add_error(st, key_line_of(st, "upload", "direct"), "[upload] direct = true needs"
+			  " [storage] key: a SAS cannot sign the upload links");
 	/* Grants made before sql/013 recorded them are assumed to end within
 	 * a day; a longer create SAS would also outlive any sane upload. */
-	if (cfg->direct_sas_lifetime > CONFIG_DIRECT_SAS_LIFETIME_MAX) {
-		snprintf(err, errlen, "[upload] direct_sas_lifetime = %u is over %u seconds (a day)",
-			 cfg->direct_sas_lifetime, CONFIG_DIRECT_SAS_LIFETIME_MAX);
-		return -1;
-	}
+	if (cfg->direct_sas_lifetime > CONFIG_DIRECT_SAS_LIFETIME_MAX)
+		add_error(st, key_line_of(st, "upload", "direct_sas_lifetime"),
+			  "[upload] direct_sas_lifetime = %u is over %u seconds (a day)",
+			  cfg->direct_sas_lifetime, CONFIG_DIRECT_SAS_LIFETIME_MAX);
 	if (cfg->retire_grace == 0)
 		cfg->retire_grace = cfg->sas_lifetime + cfg->request_deadline;
-	return 0;
 }
 
 uint64_t
@@ -815,55 +969,57 @@ config_load_stream(FILE *fp, const char *name, struct bindery_config **out, char
 		   size_t errlen, char *warnbuf, size_t warnlen)
 {
 	struct bindery_config *cfg = NULL;
-	struct load_state st;
-	struct line_reader lr = { NULL, NULL, 0, 0, 0, 0 };
+	struct load_state *st = NULL;
+	struct line_reader lr = { NULL, NULL, 0, 0, 0, 0, NULL };
 	char msg[512] = "";
 	struct stat sb;
 	int line, rc = -1;
 
-	st = (struct load_state){ NULL, msg, sizeof msg, 0, BUF_INIT(4096), BUF_INIT(4096), &lr.lineno,
-				  &lr.indented, 0, NULL, 0 };
-
 	*out = NULL;
+	assert(errlen > 0);
+	errbuf[0] = '\0';
 	if (warnbuf && warnlen)
 		warnbuf[0] = '\0';
+	/* Its arrays of lines, a few hundred bytes, go on the heap. */
+	st = alloc_calloc(1, sizeof *st);
 	cfg = alloc_calloc(1, sizeof *cfg);
-	if (cfg == NULL || (cfg->path = span_dup(span_from_cstr(name))) == NULL) {
+	if (st == NULL || cfg == NULL || (cfg->path = span_dup(span_from_cstr(name))) == NULL) {
 		snprintf(errbuf, errlen, "%s: out of memory", name);
 		goto out;
 	}
+	st->cfg = cfg;
+	st->name = name;
+	st->err = msg;
+	st->errlen = sizeof msg;
+	st->out = errbuf;
+	st->outlen = errlen;
+	st->connection_string = BUF_INIT(4096);
+	st->sas = BUF_INIT(4096);
+	st->lineno = &lr.lineno;
+	st->indented = &lr.indented;
 	config_defaults(cfg);
 	lr.fp = fp;
-	st.cfg = cfg;
-	line = ini_parse_stream(read_line, &lr, on_key, &st);
-	if (lr.overlong && (line == 0 || lr.overlong <= line)) {
-		snprintf(errbuf, errlen, "%s:%d: line longer than 198 characters; split a long value"
-			 " over indented continuation lines", name, lr.overlong);
-		goto out;
+	lr.st = st;
+	line = ini_parse_stream(read_line, &lr, on_key, st);
+	/* A line inih refused that no check here caught (another inih's
+	 * rules): it still gets its message. */
+	if (line > 0 && (st->first_error_line == 0 || line < st->first_error_line))
+		add_error(st, line, "syntax error (expected [section] or key = value)");
+	if (st->sas.len && replace_string(&cfg->storage_sas, st->sas.ptr, st->sas.len))
+		add_error(st, 0, "out of memory");
+	if (st->connection_string.len && !key_was_bad(st, "storage", "connection_string") &&
+	    config_parse_connection_string(cfg, buf_cstr(&st->connection_string), msg, sizeof msg)) {
+		add_error(st, st->cs_line, "[storage] connection_string: %s", msg);
+		st->key_bad[key_index("storage", "connection_string")] = 1;
 	}
-	if (line != 0) {
-		if (st.failed)
-			snprintf(errbuf, errlen, "%s:%d: %s", name, line, msg);
-		else {
-			char hint[160];
-
-			continuation_hint(&st, line, hint, sizeof hint);
-			snprintf(errbuf, errlen, "%s:%d: syntax error (expected [section] or key = value)%s",
-				 name, line, hint);
-		}
-		goto out;
-	}
-	if (st.sas.len && replace_string(&cfg->storage_sas, st.sas.ptr, st.sas.len)) {
-		snprintf(errbuf, errlen, "%s: out of memory", name);
-		goto out;
-	}
-	if (st.connection_string.len &&
-	    config_parse_connection_string(cfg, buf_cstr(&st.connection_string), msg, sizeof msg)) {
-		snprintf(errbuf, errlen, "%s:%d: [storage] connection_string: %s", name, st.cs_line, msg);
-		goto out;
-	}
-	if (config_check(cfg, msg, sizeof msg)) {
-		snprintf(errbuf, errlen, "%s: %s", name, msg);
+	config_check(st);
+	if (st->nerrors > 0) {
+		if (st->unshown > 0)
+			snprintf(errbuf + st->used, errlen - st->used, "... and %u more problem%s not shown\n",
+				 st->unshown, st->unshown == 1 ? "" : "s");
+		/* One problem a line; no newline after the last. */
+		if (errbuf[0] && errbuf[strlen(errbuf) - 1] == '\n')
+			errbuf[strlen(errbuf) - 1] = '\0';
 		goto out;
 	}
 	if (warnbuf && (cfg->storage_key || cfg->storage_sas || cfg->db_password || cfg->ntokens) &&
@@ -874,10 +1030,13 @@ config_load_stream(FILE *fp, const char *name, struct bindery_config **out, char
 	rc = 0;
 out:
 	free(lr.line);
-	buf_free(&st.connection_string);
-	if (st.sas.ptr)
-		explicit_bzero(st.sas.ptr, st.sas.len);
-	buf_free(&st.sas);
+	if (st != NULL) {
+		buf_free(&st->connection_string);
+		if (st->sas.ptr)
+			explicit_bzero(st->sas.ptr, st->sas.len);
+		buf_free(&st->sas);
+		free(st);
+	}
 	config_free(cfg);
 	return rc;
 }
@@ -904,6 +1063,19 @@ config_load(const char *path, struct bindery_config **out, char *errbuf, size_t 
 	rc = config_load_stream(fp, path, out, errbuf, errlen, warnbuf, warnlen);
 	fclose(fp);
 	return rc;
+}
+
+void
+config_log_errors(const char *prefix, const char *errors)
+{
+	const char *line, *end;
+
+	for (line = errors; *line; line = *end ? end + 1 : end) {
+		end = strchr(line, '\n');
+		if (end == NULL)
+			end = line + strlen(line);
+		log_error("%s%.*s", prefix, (int)(end - line), line);
+	}
 }
 
 void

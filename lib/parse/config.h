@@ -2,9 +2,11 @@
  * config.h - bindery.conf, the INI file both programs read.
  *
  * config_load() parses the whole file into a struct bindery_config, applying
- * defaults first, and fails with one message naming the file, the line and the
- * key (the caller exits 78, EX_CONFIG).  Unknown sections and keys are errors,
- * not silently ignored, so a typo cannot turn a safety setting off.  The
+ * defaults first, and fails with every problem of the file, one a line, each
+ * naming the file, the line and the key (the caller exits 78, EX_CONFIG).
+ * Unknown sections and keys are errors, not silently ignored, so a typo
+ * cannot turn a safety setting off; so is a value still a sample's
+ * "@NAME@" placeholder.  The
  * storage connection string is split into endpoint/account/key here so the rest
  * of bindery never sees it.  Secrets live only in this struct; nothing in this
  * module prints them.
@@ -21,6 +23,9 @@
 #include "parse/origin.h"
 
 #define CONFIG_EX_CONFIG 78	/* sysexits.h EX_CONFIG */
+/* Room for config_load's message: every problem of a file, one a line
+ * (what does not fit is counted on a last line). */
+#define CONFIG_ERRORS_MAX 4096
 /*
  * Seconds a failed upload may spend compensating (deleting its own pending
  * blob and rows) after its request deadline; the protocol layer's budget,
@@ -140,7 +145,13 @@ struct bindery_config {
 /*
  * Load path (NULL: $BINDERY_CONFIG, then CONFIG_DEFAULT_PATH).
  * On success *out owns a new config (free with config_free) and 0 is returned.
- * On failure -1 is returned and errbuf holds "FILE:LINE: key: problem".
+ * On failure -1 is returned and errbuf holds every problem found, one a
+ * line, in the order of the file: "FILE:LINE: [section] key: problem" for
+ * what a line holds (an unknown key, a bad value, a placeholder, a syntax
+ * error), "FILE: [section] ..." for a required key the file lacks; a
+ * relation between keys ("sweep_cutoff must be at least ...") is checked
+ * once every line reads well, at the line of the key it names.
+ * CONFIG_ERRORS_MAX bytes hold them all but for pathological files.
  * warnbuf (may be NULL) receives a warning that is not fatal, e.g. a
  * world-readable file that holds a key; empty when there is none.
  */
@@ -155,6 +166,10 @@ BINDERY_NODISCARD int config_load(const char *path, struct bindery_config **out,
 BINDERY_NODISCARD int config_load_stream(FILE *fp, const char *name, struct bindery_config **out,
 					 char *errbuf, size_t errlen, char *warnbuf, size_t warnlen);
 void config_free(struct bindery_config *cfg);
+
+/* Log a config_load message with log_error, a log line per problem, each
+ * after prefix ("" for none). */
+void config_log_errors(const char *prefix, const char *errors);
 
 /*
  * The shortest sweep_cutoff that keeps the sweeper clear of a live upload

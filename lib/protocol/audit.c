@@ -638,6 +638,7 @@ audit_run(struct services *s, const struct audit_opts *o, struct audit_report *r
 		      &l, &r) != 0) {
 		log_error("listing the container: %s (HTTP %ld %s)", blob_status_name(r.status),
 			  r.http_status, r.code);
+		rep->listing = r;
 		rc = l.oom ? AUDIT_FAILED : AUDIT_STORAGE_UNAVAILABLE;
 		goto out;
 	}

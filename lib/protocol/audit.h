@@ -49,6 +49,8 @@ struct audit_report {
 	uint64_t deep_checked;		/* --deep: ready documents re-read and re-hashed */
 	uint64_t unreadable;		/* --deep: a ready document's blob could not be read back */
 	json_t *findings;		/* array of {kind, name, detail, document_id?, repaired?} */
+	struct blob_result listing;	/* AUDIT_STORAGE_UNAVAILABLE: what listing the
+					 * container answered (the caller says why) */
 };
 
 enum audit_err {

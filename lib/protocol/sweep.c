@@ -87,6 +87,10 @@ report_add(struct sweep_report *to, const struct sweep_report *from)
 	to->lease_expired += from->lease_expired;
 	to->unavailable |= from->unavailable;
 	to->temporary |= from->temporary;
+	to->refused |= from->refused;
+	if (to->cause[0] == '\0' && copy_cstr(to->cause, sizeof to->cause, from->cause)) {
+		/* a cut cause still says what failed */
+	}
 }
 
 static int
@@ -133,12 +137,38 @@ state_tag(const struct blob_tag_set *t)
 	return TAG_STATE_NONE;
 }
 
-/* Storage trouble: a connection that never answered means the service is
- * down (69); anything else is worth retrying on the next run (75). */
+/* The first trouble of a run, for the report's cause. */
 static void
-note_trouble(struct sweep_report *rep, const struct blob_result *r)
+note_cause_storage(struct sweep_report *rep, const char *name, const struct blob_result *r)
 {
-	if (r->status == BLOB_TRANSIENT && r->http_status == 0)
+	/* Bounded pieces: a long name cannot push out the service's words. */
+	if (rep->cause[0] == '\0')
+		snprintf(rep->cause, sizeof rep->cause, "storage, at %.100s: %.32s (HTTP %ld%s%s)%s%.120s",
+			 name, blob_status_name(r->status), r->http_status, r->code[0] ? " " : "", r->code,
+			 r->message[0] ? ": " : "", r->message);
+}
+
+static void
+note_cause_db(struct sweep_report *rep, struct db *db, enum db_err e)
+{
+	if (e == DB_UNAVAILABLE || e == DB_FAILED)
+		rep->refused |= db_last_refused(db);
+	if (rep->cause[0] == '\0')
+		snprintf(rep->cause, sizeof rep->cause, "database %s%s%s", db_err_name(e),
+			 e == DB_UNAVAILABLE || e == DB_FAILED ? ": " : "",
+			 e == DB_UNAVAILABLE || e == DB_FAILED ? db_last_error(db) : "");
+}
+
+/* Storage trouble: refused credentials (77); a connection that never
+ * answered means the service is down (69); anything else is worth retrying
+ * on the next run (75). */
+static void
+note_trouble(struct sweep_report *rep, const char *name, const struct blob_result *r)
+{
+	note_cause_storage(rep, name, r);
+	if (r->status == BLOB_AUTH_FAILED)
+		rep->refused = 1;
+	else if (r->status == BLOB_TRANSIENT && r->http_status == 0)
 		rep->unavailable = 1;
 	else
 		rep->temporary = 1;
@@ -220,6 +250,7 @@ drop_rows(struct services *w, const char *claimer, const struct sweep_item *it, 
 	/* The blob is gone; the rows stay claimed until the lease ends, and
 	 * whoever takes them over finds nothing in storage and drops them. */
 	log_warn("intent %s: storage done, rows left for a later run (%s)", it->name, db_err_name(e));
+	note_cause_db(rep, w->db, e);
 	rep->deferred++;
 	if (e == DB_UNAVAILABLE)
 		rep->unavailable = 1;
@@ -279,7 +310,7 @@ direct_roll_forward(struct services *w, const char *claimer, const struct sweep_
 	if (blob_set_tags(w->blob, it->name, committed, 1, NULL, &r) != 0) {
 		log_warn("tag of direct upload %s: %s (HTTP %ld %s)", it->name, blob_status_name(r.status),
 			 r.http_status, r.code);
-		note_trouble(rep, &r);
+		note_trouble(rep, it->name, &r);
 		release(w, claimer, it, rep);
 		return;
 	}
@@ -299,7 +330,7 @@ direct_delete(struct services *w, const char *claimer, const struct sweep_item *
 		log_warn("delete of direct upload %s: %s (HTTP %ld %s)", it->name, blob_status_name(r.status),
 			 r.http_status, r.code);
 		if (r.status != BLOB_CONDITION_NOT_MET)
-			note_trouble(rep, &r);
+			note_trouble(rep, it->name, &r);
 		release(w, claimer, it, rep);
 		return;
 	}
@@ -324,7 +355,7 @@ act(struct services *w, const char *claimer, const struct sweep_item *it,
 			log_warn("purge of staged blocks on %s: %s (HTTP %ld %s)", it->name,
 				 blob_status_name(r.status), r.http_status, r.code);
 			if (r.status != BLOB_EXISTS)
-				note_trouble(rep, &r);
+				note_trouble(rep, it->name, &r);
 			release(w, claimer, it, rep);
 			return;
 		}
@@ -338,7 +369,7 @@ act(struct services *w, const char *claimer, const struct sweep_item *it,
 			if (r.status != BLOB_CONDITION_NOT_MET) {
 				log_warn("guarded delete of pending %s: %s (HTTP %ld %s); released for a later run",
 					 it->name, blob_status_name(r.status), r.http_status, r.code);
-				note_trouble(rep, &r);
+				note_trouble(rep, it->name, &r);
 			}
 			release(w, claimer, it, rep);
 			return;
@@ -405,6 +436,7 @@ lease_hold(struct services *w, const char *claimer, const struct sweep_item *it,
 		return 0;
 	}
 	log_warn("intent %s: renewing the lease: %s; left for a later run", it->name, db_err_name(e));
+	note_cause_db(rep, w->db, e);
 	rep->deferred++;
 	if (e == DB_UNAVAILABLE)
 		rep->unavailable = 1;
@@ -449,14 +481,14 @@ sweep_intent(struct services *w, const char *claimer, const struct sweep_item *i
 	if (!f.direct && r.status != BLOB_NOT_FOUND && r.status != BLOB_CONDITION_NOT_MET) {
 		log_warn("intent %s: %s (HTTP %ld %s); released for a later run", it->name,
 			 blob_status_name(r.status), r.http_status, r.code);
-		note_trouble(rep, &r);
+		note_trouble(rep, it->name, &r);
 		release(w, claimer, it, rep);
 		return;
 	}
 	if (probe_blob(w->blob, it, &f, &p, &r) != 0) {
 		log_warn("intent %s: %s (HTTP %ld %s); released for a later run", it->name,
 			 blob_status_name(r.status), r.http_status, r.code);
-		note_trouble(rep, &r);
+		note_trouble(rep, it->name, &r);
 		release(w, claimer, it, rep);
 		return;
 	}
@@ -663,9 +695,10 @@ claim_round(struct services *s, const struct sweep_opts *o, struct work *wk,
 }
 
 static void
-note_db(struct sweep_report *rep, enum db_err e)
+note_db(struct sweep_report *rep, struct db *db, enum db_err e)
 {
 	log_error("sweep stopped: database %s", db_err_name(e));
+	note_cause_db(rep, db, e);
 	if (e == DB_UNAVAILABLE)
 		rep->unavailable = 1;
 	else
@@ -690,7 +723,7 @@ prune_keys(struct services *s, const struct sweep_opts *o, const char *prefix,
 		if (e == DB_RETRY && ++retries < 3)
 			continue;
 		if (e != DB_OK) {
-			note_db(rep, e);
+			note_db(rep, s->db, e);
 			return;
 		}
 		rep->keys_expired += n;
@@ -708,7 +741,7 @@ dry_run_keys(struct services *s, const struct sweep_opts *o, const char *prefix,
 						    &rep->keys_expired);
 
 	if (e != DB_OK) {
-		note_db(rep, e);
+		note_db(rep, s->db, e);
 		return;
 	}
 	if (rep->keys_expired)
@@ -762,7 +795,7 @@ dry_run(struct services *s, const struct sweep_opts *o, struct work *wk, struct 
 		e = sweep_db_list_candidates(s->db, wk->prefix, o->cutoff, after, o->batch, collect_item,
 					     wk);
 		if (e != DB_OK || wk->oom) {
-			note_db(rep, wk->oom ? DB_NOMEM : e);
+			note_db(rep, s->db, wk->oom ? DB_NOMEM : e);
 			return SWEEP_OK;
 		}
 		for (i = 0; i < wk->nitems; i++) {
@@ -777,7 +810,7 @@ dry_run(struct services *s, const struct sweep_opts *o, struct work *wk, struct 
 			if (!f.referenced && probe_blob(s->blob, it, &f, &p, &r) != 0) {
 				fprintf(o->plan, "would retry %s later: %s (HTTP %ld %s)\n", it->name,
 					blob_status_name(r.status), r.http_status, r.code);
-				note_trouble(rep, &r);
+				note_trouble(rep, it->name, &r);
 				rep->deferred++;
 				continue;
 			}
@@ -808,7 +841,7 @@ dry_run(struct services *s, const struct sweep_opts *o, struct work *wk, struct 
 		e = sweep_db_list_due_retired(s->db, wk->prefix, wk->last_time, wk->last_name, o->batch,
 					      collect_name, wk);
 		if (e != DB_OK || wk->oom) {
-			note_db(rep, wk->oom ? DB_NOMEM : e);
+			note_db(rep, s->db, wk->oom ? DB_NOMEM : e);
 			return SWEEP_OK;
 		}
 		for (i = 0; i < wk->nnames; i++)
@@ -846,6 +879,7 @@ sweep_run(struct services *s, const struct sweep_opts *o, struct sweep_report *r
 	wk.prefix = o->prefix ? o->prefix : "";
 	if ((e = db_ensure(s->db)) != DB_OK) {
 		log_error("database: %s", db_err_name(e));
+		note_cause_db(rep, s->db, e);
 		rc = e == DB_UNAVAILABLE ? SWEEP_UNAVAILABLE : SWEEP_FAILED;
 		goto out;
 	}
@@ -863,11 +897,13 @@ sweep_run(struct services *s, const struct sweep_opts *o, struct sweep_report *r
 	for (i = 0; i < nw; i++) {
 		if (services_open(s->cfg, &ws[i].svc, err, sizeof err) != 0) {
 			log_error("worker %zu: %s", i, err);
+			snprintf(rep->cause, sizeof rep->cause, "worker %zu: %s", i, err);
 			goto out;
 		}
 		opened++;
 		if ((e = db_ensure(ws[i].svc->db)) != DB_OK) {
 			log_error("database: %s", db_err_name(e));
+			note_cause_db(rep, ws[i].svc->db, e);
 			rc = e == DB_UNAVAILABLE ? SWEEP_UNAVAILABLE : SWEEP_FAILED;
 			goto out;
 		}
@@ -878,7 +914,7 @@ sweep_run(struct services *s, const struct sweep_opts *o, struct sweep_report *r
 		rep->taken_over += released;
 	} while (e == DB_OK && released == o->batch);
 	if (e != DB_OK) {
-		note_db(rep, e);
+		note_db(rep, s->db, e);
 		rc = SWEEP_OK;
 		goto out;
 	}
@@ -889,7 +925,7 @@ sweep_run(struct services *s, const struct sweep_opts *o, struct sweep_report *r
 		if (!pending_done) {
 			e = claim_round(s, o, &wk, rep, &claimed);
 			if (e != DB_OK) {
-				note_db(rep, e);
+				note_db(rep, s->db, e);
 				break;
 			}
 			pending_done = claimed == 0;
@@ -898,7 +934,7 @@ sweep_run(struct services *s, const struct sweep_opts *o, struct sweep_report *r
 			e = sweep_db_list_due_retired(s->db, wk.prefix, wk.last_time, wk.last_name,
 						      o->batch, collect_name, &wk);
 			if (e != DB_OK || wk.oom) {
-				note_db(rep, wk.oom ? DB_NOMEM : e);
+				note_db(rep, s->db, wk.oom ? DB_NOMEM : e);
 				break;
 			}
 			outbox_done = wk.nnames < o->batch;

@@ -86,6 +86,11 @@ struct sweep_report {
 				 * not touched (a later round or another sweeper takes them) */
 	int unavailable;	/* a dependency was down: exit 69 */
 	int temporary;		/* transient trouble: exit 75 */
+	int refused;		/* the database or storage refused our credentials
+				 * or a privilege: exit 77 */
+	char cause[384];	/* the first trouble in the service's own words
+				 * (never a secret), "" when none: the caller
+				 * prints it, whatever the log does */
 };
 
 enum sweep_err {

@@ -662,6 +662,19 @@ db_last_denied(const struct db *db)
 	}
 }
 
+int
+db_last_refused(const struct db *db)
+{
+	switch (db->last_errno) {
+	case ER_ACCESS_DENIED_ERROR:
+	case ER_ACCESS_DENIED_NO_PASSWORD_ERROR:
+	case ER_DBACCESS_DENIED_ERROR:
+		return 1;
+	default:
+		return db_last_denied(db);
+	}
+}
+
 uint64_t
 db_last_insert_id(const struct db *db)
 {

@@ -258,4 +258,10 @@ const char *db_last_error(const struct db *db);
  * statement: `bindery migrate` run with the runtime account's file. */
 int db_last_denied(const struct db *db);
 
+/* True when the last error was the server refusing the account itself: its
+ * user name or password (1045, 1698), its database (1044), or a privilege
+ * (db_last_denied).  Retrying with the same settings cannot help: the CLI
+ * exits 77 (EX_NOPERM) for it. */
+int db_last_refused(const struct db *db);
+
 #endif

@@ -10,7 +10,11 @@
 # leaves it off, 403 for a caller other than [metrics] owner.  A sweep of
 # one --prefix is recorded partial and never counts as the last ok run:
 # status, /healthz and /metrics still say late after it, and ok again only
-# after a full sweep.
+# after a full sweep.  When status cannot tell (a wrong database password,
+# the database down, a wrong storage key), every command says the cause on
+# stderr with stderr no terminal (cron), exits 77 for a refusal and 69 for
+# a service down, and status --json still prints one JSON object.  A
+# mistyped command gets four lines with the nearest command and exit 64.
 [ -n "${BASH_VERSION:-}" ] || exec bash "$0" "$@"
 here=$(cd "$(dirname "$0")" && pwd)
 . "$here/../lib/tap.sh"
@@ -129,6 +133,70 @@ is "$(jq -r '[.ok, .schema.migrated, .schema.applied, .schema.behind, .pending_i
 # A dropped database keeps its grants in MariaDB: take them back too.
 sed -e 's/^GRANT /REVOKE /' -e 's/ TO / FROM /' "$work/grants.sql" | while read -r g; do sql "$g"; done
 sql "DROP DATABASE $never_db"
+
+# --- when status cannot tell: the cause on stderr, sysexits, JSON ---------
+# As under cron: stderr is no terminal and the log goes to syslog, so
+# whatever names the cause must be the command's own line.  A wrong
+# database password is refused by the server (1045, EX_NOPERM 77); a
+# socket or port nobody listens on is a database down (69); a wrong
+# storage key is refused by storage (403 AuthenticationFailed, 77).
+# --json prints one object with the reason either way.
+quiet() { env -u BINDERY_LOG_STDERR "$BIN" "$@" </dev/null; }
+grep -q '^password = ' "$BINDERY_CONFIG" || bail_out "the stack's bindery.conf has no password line"
+sed -e "s/^password = .*/password = not-the-password-$$/" "$BINDERY_CONFIG" >"$work/badpw.conf"
+# Over a socket or TCP, whichever the stack uses: nothing listens there.
+sed -e "s|^socket = .*|socket = $work/nobody-listens.sock|" -e "s|^port = .*|port = 1|" \
+	"$BINDERY_CONFIG" >"$work/down.conf"
+grep -q '^key = ' "$BINDERY_CONFIG" || bail_out "the stack's bindery.conf has no [storage] key line"
+sed -e "s|^key = .*|key = $(head -c 64 /dev/urandom | base64 -w 0)|" "$BINDERY_CONFIG" >"$work/badkey.conf"
+chmod 0600 "$work/badpw.conf" "$work/down.conf" "$work/badkey.conf"
+
+quiet -c "$work/badpw.conf" status >"$work/badpw.out" 2>"$work/badpw.err"
+is "$?" 77 "status with a wrong database password exits 77 (EX_NOPERM)"
+like "$(cat "$work/badpw.err")" '^bindery status: database unavailable: 1045: Access denied for user' \
+	"... and says MariaDB's words on stderr, not only 'unavailable'"
+unlike "$(cat "$work/badpw.err")" "not-the-password-$$" "... without the password"
+quiet -c "$work/badpw.conf" status --json >"$work/badpw.json" 2>/dev/null
+is "$?" 77 "status --json exits 77 too"
+is "$(jq -r '[.ok, .database, (.error | test("^database unavailable: 1045: Access denied"))] |
+	map(tostring) | join(" ")' "$work/badpw.json" 2>/dev/null)" "false refused true" \
+	"... and prints JSON: ok false, the database refused, the reason"
+quiet -c "$work/badpw.conf" sweep >"$work/badpw-sweep.out" 2>"$work/badpw-sweep.err"
+is "$?" 77 "sweep with a wrong database password exits 77"
+like "$(cat "$work/badpw-sweep.err")" '^bindery sweep: could not start: database unavailable: 1045: Access denied' \
+	"... naming the cause on stderr"
+quiet -c "$work/badpw.conf" audit >/dev/null 2>"$work/badpw-audit.err"
+is "$?" 77 "audit with a wrong database password exits 77"
+like "$(cat "$work/badpw-audit.err")" '^bindery audit: database unavailable: 1045: Access denied' \
+	"... naming the cause on stderr"
+
+quiet -c "$work/down.conf" status >/dev/null 2>"$work/down.err"
+is "$?" 69 "status with the database down exits 69"
+like "$(cat "$work/down.err")" "^bindery status: database unavailable: 200[23]: Can't connect" \
+	"... and names the connector's error"
+quiet -c "$work/down.conf" status --json >"$work/down.json" 2>/dev/null
+is "$?" 69 "status --json with the database down exits 69"
+is "$(jq -r '[.ok, .database, (.error | test("^database unavailable: 200[23]: "))] | map(tostring) | join(" ")' \
+	"$work/down.json" 2>/dev/null)" "false unavailable true" "... and still prints JSON with the reason"
+
+quiet -c "$work/badkey.conf" audit --prefix "status-badkey-$$-" >/dev/null 2>"$work/badkey.err"
+is "$?" 77 "audit with a wrong storage key exits 77"
+like "$(cat "$work/badkey.err")" '^bindery audit: listing the container: BLOB_AUTH_FAILED \(HTTP 403 [A-Za-z]+\)' \
+	"... naming storage's status and error code on stderr"
+quiet -c "$work/badkey.conf" check-account >/dev/null 2>"$work/badkey-check.err"
+is "$?" 77 "check-account with a wrong storage key exits 77"
+like "$(cat "$work/badkey-check.err")" '^bindery check-account: Put Blob: BLOB_AUTH_FAILED \(HTTP 403 [A-Za-z]+\)' \
+	"... naming storage's answer on stderr"
+
+# A mistyped command: four lines, the nearest command, 64.
+quiet stauts >"$work/typo.out" 2>"$work/typo.err"
+is "$?" 64 "an unknown command exits 64"
+like "$(head -n 1 "$work/typo.err")" "^bindery: unknown command 'stauts'; did you mean 'status'\\?\$" \
+	"... and suggests the nearest command"
+is "$(wc -l <"$work/typo.err") $(wc -c <"$work/typo.out")" "4 0" "... in four lines on stderr, not the whole help"
+quiet frobnicate >/dev/null 2>"$work/far.err"
+is "$?" 64 "a command nothing like one exits 64"
+unlike "$(cat "$work/far.err")" 'did you mean' "... and suggests nothing"
 
 # --- cron stopped: the last ok run is two hours old ------------------------
 sql "UPDATE sweep_runs SET started_at = started_at - INTERVAL 7200 SECOND,

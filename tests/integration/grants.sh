@@ -73,7 +73,7 @@ is "$(sql "SELECT COUNT(*) FROM information_schema.TABLES WHERE TABLE_SCHEMA = '
 
 # ---- migrate: the runtime file is refused with a clear message ----
 "$bindery" -c "$BINDERY_CONFIG" migrate >"$work/rt.out" 2>&1
-is "$?" 78 "migrate with the runtime account's file exits 78 (EX_CONFIG: retrying cannot help)"
+is "$?" 77 "migrate with the runtime account's file exits 77 (EX_NOPERM: retrying cannot help)"
 out=$(cat "$work/rt.out")
 like "$out" 'CREATE command denied' "... quoting the server's refusal"
 like "$out" "lacks the privileges migrations need.*migration account's configuration" \

@@ -29,7 +29,7 @@ isnt "$rc" 0 "a database newer than this bindery is refused"
 like "$out" 'version 999 .*upgrade bindery' "... with a message that says so"
 sql "DELETE FROM schema_migrations WHERE version = 999"
 
-# Configuration errors: one message naming file, line and key; exit 78.
+# Configuration errors: a line per problem naming file, line and key; exit 78.
 printf '[database]\nsocket = /x\nuser = u\nname = n\n[limits]\nmax_upload = huge\n' >"$work/bad.conf"
 out=$("$bindery" -c "$work/bad.conf" migrate 2>&1); rc=$?
 is "$rc" 78 "a bad value exits 78 (EX_CONFIG)"

@@ -1,7 +1,8 @@
 #!/bin/bash
 # tests/unit/config_doc.sh — bindery.conf(5) and conf/bindery.conf.sample
 # document every key the parser knows, each in its own section, and nothing
-# it does not know, so the three cannot drift apart.
+# it does not know, so the three cannot drift apart.  The sample as shipped,
+# placeholders and all, is refused with each placeholder at its line.
 #
 # The parser is asked, not a copy of its table: an unknown key in a known
 # section makes `bindery` list that section's keys, and a key in an unknown
@@ -63,4 +64,16 @@ for kind in man sample; do
 	ok '[ ! -s "$DOC_TMP/$kind.stale" ]' "the $kind documents no key the parser does not know"
 	sed 's/^/# unknown to the parser: /' "$DOC_TMP/$kind.stale"
 done
+
+# The sample as shipped still holds its @NAME@ placeholders: the parser
+# refuses it, naming each at its line and saying nothing else, so an admin
+# who missed one learns which (exit 78, EX_CONFIG).
+want=$(grep -n '^[a-z_]* = \([^@]*:\)\?@[A-Z0-9_]*@$' "$DOC_SAMPLE" | cut -d: -f1 | tr '\n' ' ')
+like "$want" '^[0-9]+ [0-9]+ ' "the sample holds placeholders ($want)"
+env -u BINDERY_CONFIG "$DOC_BIN" -c "$DOC_SAMPLE" lifecycle-policy >/dev/null 2>"$DOC_TMP/sample.err"
+is "$?" 78 "the sample as shipped is refused (78)"
+got=$(sed -n "s|^bindery: $DOC_SAMPLE:\([0-9]*\): \[[a-z]*\] [a-z_]* is still the placeholder @[A-Z0-9_]*@\$|\1|p" \
+	"$DOC_TMP/sample.err" | tr '\n' ' ')
+is "$got" "$want" "... every placeholder named at its line"
+is "$(wc -l <"$DOC_TMP/sample.err")" "$(echo $want | wc -w)" "... and nothing else said"
 done_testing

@@ -3,7 +3,9 @@
 # reaches the database and storage only through lib/protocol/, so every
 # document operation, read or write, follows the protocol's rules (ready
 # rows only, pinned bytes, deadlines).  Only the CLI (app/cmd_*.c,
-# app/bindery_cli.c) may call lib/registry/ or lib/storage/ itself.
+# app/bindery_cli.c, and app/cli.c, what its commands share: the causes of
+# a database's or storage's failure) may call lib/registry/ or
+# lib/storage/ itself.
 #
 # Read from the built objects (nm): a function a front-end object needs
 # that an object of lib/registry/ or lib/storage/ defines is a call through
@@ -21,7 +23,7 @@ low=( "$build"/lib/registry/*.o "$build"/lib/storage/*.o )
 front=()
 for o in "$build"/app/*.o; do
 	case ${o##*/} in
-	cmd_*.o | bindery_cli.o) ;;
+	cmd_*.o | bindery_cli.o | cli.o) ;;
 	*) front+=( "$o" ) ;;
 	esac
 done

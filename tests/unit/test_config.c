@@ -1,6 +1,7 @@
 /*
- * Unit tests for config.c: every key, defaults, connection strings, and the
- * file:line: key message for each kind of mistake.  Secrets must never be
+ * Unit tests for config.c: every key, defaults, connection strings, the
+ * file:line: key message for each kind of mistake, every mistake of a file
+ * at once, and the sample's @NAME@ placeholders refused.  Secrets must never be
  * echoed in an error.
  */
 #include <stdio.h>
@@ -197,6 +198,106 @@ test_db_hosts(struct bindery_config **cfg, char *err, size_t errlen)
 	*cfg = NULL;
 }
 
+/* The count of '\n'-separated lines of s ("" has none). */
+static size_t
+count_lines(const char *s)
+{
+	size_t n = *s != '\0';
+
+	for (; *s; s++)
+		n += *s == '\n';
+	return n;
+}
+
+/*
+ * Every problem of a file at once, each on a line of its own with the
+ * file's name and its line, in the order of the file; a missing required
+ * key names the file and its section.
+ */
+static void
+test_every_problem(void)
+{
+	struct bindery_config *cfg = NULL;
+	char err[CONFIG_ERRORS_MAX], want[1024], small[200];
+	int rc;
+
+	/* 1 [database], 2 socket, 3 user, 4 name, 5 prot, 6 [limits],
+	 * 7 max_upload, 8 junk, 9 [storage], 10 connection_string, 11 junk */
+	rc = load_text("[database]\nsocket = /s\nuser = u\nname = n\nprot = 3306\n[limits]\n"
+		       "max_upload = lots\nthis is not ini\n[storage]\n"
+		       "connection_string = UseDevelopmentStorage=true\nnor is this\n",
+		       &cfg, err, sizeof err, NULL, 0);
+	tap_ok(rc == -1 && cfg == NULL, "a file with five mistakes is refused");
+	TAP_EQ_INT(count_lines(err), 5, "... with five lines, one a problem");
+	snprintf(want, sizeof want, "%s:5: [database]: unknown key", path);
+	tap_ok(strncmp(err, want, strlen(want)) == 0, "... the unknown key first, at its line: %s", err);
+	snprintf(want, sizeof want, "\n%s:7: [limits] max_upload: invalid value\n", path);
+	tap_ok(strstr(err, want) != NULL, "... the bad value at its line");
+	snprintf(want, sizeof want, "\n%s:8: syntax error", path);
+	tap_ok(strstr(err, want) != NULL, "... a syntax error at its line");
+	snprintf(want, sizeof want, "\n%s:11: syntax error", path);
+	tap_ok(strstr(err, want) != NULL, "... and the next one too (inih reports only its first)");
+	snprintf(want, sizeof want, "\n%s: [storage] container is required", path);
+	tap_ok(strstr(err, want) != NULL && strstr(err, want) > strstr(err, ":11: "),
+	       "... the missing key last, naming the file and the section");
+	tap_ok(err[strlen(err) - 1] != '\n', "... no newline after the last");
+	config_free(cfg);
+	cfg = NULL;
+
+	/* Each required key, each missing, each said. */
+	rc = load_text("[database]\n[storage]\n", &cfg, err, sizeof err, NULL, 0);
+	snprintf(want, sizeof want, "%s: [database] name is required\n%s: [database] user is required\n"
+		 "%s: [database] needs socket or host\n"
+		 "%s: [storage] needs connection_string, or endpoint and account\n"
+		 "%s: [storage] needs a key or a sas\n%s: [storage] container is required",
+		 path, path, path, path, path, path);
+	tap_ok(rc == -1 && strcmp(err, want) == 0, "every missing key at once: %s", err);
+
+	/* The placeholders of conf/bindery.conf.sample. */
+	rc = load_text("[database]\nsocket = @DB_SOCKET@\nuser = bindery\npassword = @DB_PASSWORD@\n"
+		       "name = bindery\n[storage]\nendpoint = @STORAGE_ENDPOINT@\naccount = @STORAGE_ACCOUNT@\n"
+		       "key = @STORAGE_KEY@\ncontainer = documents\n[auth]\ntoken = demo:@DEMO_TOKEN@\n",
+		       &cfg, err, sizeof err, NULL, 0);
+	snprintf(want, sizeof want, "%s:2: [database] socket is still the placeholder @DB_SOCKET@\n"
+		 "%s:4: [database] password is still the placeholder @DB_PASSWORD@\n"
+		 "%s:7: [storage] endpoint is still the placeholder @STORAGE_ENDPOINT@\n"
+		 "%s:8: [storage] account is still the placeholder @STORAGE_ACCOUNT@\n"
+		 "%s:9: [storage] key is still the placeholder @STORAGE_KEY@\n"
+		 "%s:12: [auth] token is still the placeholder @DEMO_TOKEN@", path, path, path, path,
+		 path, path);
+	tap_ok(rc == -1 && strcmp(err, want) == 0,
+	       "every placeholder refused at its line, and nothing else said: %s", err);
+	config_free(cfg);
+	cfg = NULL;
+	rc = load_text(BASE "[database]\npassword = @lower@\n[auth]\ntoken = demo:p@ssword-0123456789@\n",
+		       &cfg, err, sizeof err, NULL, 0);
+	tap_ok(rc == 0 && strcmp(cfg->db_password, "@lower@") == 0,
+	       "a value that only looks like one is a value: %s", err);
+	config_free(cfg);
+	cfg = NULL;
+	rc = load_text(BASE "[database]\npassword = @@\n", &cfg, err, sizeof err, NULL, 0);
+	tap_ok(rc == 0, "'@@' is no placeholder: %s", err);
+	config_free(cfg);
+	cfg = NULL;
+
+	/* A relation between keys, at the line of the key it names. */
+	rc = load_text(BASE "[limits]\nsweep_cutoff = 100\nupload_expiry = 50\n", &cfg, err, sizeof err,
+		       NULL, 0);
+	snprintf(want, sizeof want, "%s:10: [limits] sweep_cutoff must be at least twice", path);
+	tap_ok(rc == -1 && strncmp(err, want, strlen(want)) == 0, "a relation names its key's line: %s",
+	       err);
+	snprintf(want, sizeof want, "\n%s:11: [limits] upload_expiry must be at least sweep_cutoff", path);
+	tap_ok(strstr(err, want) != NULL, "... and every broken relation is said");
+
+	/* More than the buffer holds: whole lines, then how many are left out. */
+	rc = load_text("[database]\na = 1\nb = 2\nc = 3\nd = 4\ne = 5\nf = 6\n", &cfg, small,
+		       sizeof small, NULL, 0);
+	tap_ok(rc == -1 && strstr(small, "\n... and 11 more problems not shown") != NULL &&
+	       strncmp(small, path, strlen(path)) == 0, "a small buffer: the first problems, then a count: %s",
+	       small);
+	config_free(cfg);
+}
+
 int
 main(void)
 {
@@ -386,6 +487,7 @@ main(void)
 	config_free(cfg);
 	cfg = NULL;
 	test_db_hosts(&cfg, err, sizeof err);
+	test_every_problem();
 	tap_ok(config_load("/nonexistent/bindery.conf", &cfg, err, sizeof err, NULL, 0) == -1 &&
 	       strstr(err, "/nonexistent/bindery.conf: cannot read") != NULL, "unreadable file named");
 
