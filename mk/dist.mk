@@ -13,7 +13,7 @@ EXTRA_DIST += $(DIST_TESTS)
 EXTRA_DIST += debian/changelog debian/control debian/copyright debian/rules \
 	debian/source/format debian/postinst debian/postrm debian/bindery.cron.d \
 	debian/bindery.lintian-overrides debian/bindery.service \
-	debian/bindery.timer debian/apache-bindery.conf \
+	debian/bindery.timer debian/apache-bindery.conf debian/apache-bindery-fcgid-vhost.conf \
 	debian/lighttpd-bindery.conf \
 	debian/bindery.bindery-fcgi.socket debian/bindery.bindery-fcgi.service \
 	debian/apache-bindery-proxy-fcgi.conf debian/lighttpd-bindery-pool.conf

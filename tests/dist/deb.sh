@@ -1,10 +1,15 @@
 #!/bin/bash
 # tests/dist/deb.sh — the Debian package (debian/) builds from the release
 # tarball, is lintian-clean, installs, serves documents through the
-# system's own Apache, runs its cron job quietly, serves them again through
+# system's own Apache (mod_fcgid's body limit in a VirtualHost of its own),
+# runs its cron job quietly, serves them again through
 # its standing pool (bindery-fcgi.socket and bindery-fcgi.service, run by
 # hand as systemd would: there is no systemd here) behind Apache's
-# mod_proxy_fcgi, and purges without a trace.
+# mod_proxy_fcgi, and purges without a trace.  Until its configuration is
+# filled in nothing runs: no unit is enabled, the sweeper's service skips
+# its runs and the cron job is silent (only while the shipped placeholders
+# remain).  It pulls in no web server (Recommends) and its sweeper's
+# service is sandboxed.
 #
 # Only under ./dev test --long (BINDERY_TEST_LONG): it builds the package
 # with its unit tests, installs and purges it, and starts the system Apache
@@ -141,6 +146,19 @@ grep -E '^[EW]: ' "$DEB_TMP/lintian.out" >"$DEB_TMP/lintian.bad"
 ok '[ ! -s "$DEB_TMP/lintian.bad" ]' "lintian: no error, no warning"
 sed 's/^/# /' "$DEB_TMP/lintian.bad"
 
+# Installing bindery on a lighttpd host must not bring Apache (apt installs
+# Recommends by default): no web server or module of one in Recommends or
+# Depends; they are Suggests.
+deb_field() { dpkg-deb -f "$deb_file" "$1"; }
+unlike "$(deb_field Recommends) $(deb_field Depends)" 'apache|lighttpd|nginx|httpd' \
+	"Recommends and Depends name no web server (Recommends: $(deb_field Recommends))"
+like "$(deb_field Suggests)" 'apache2 \| lighttpd' "... Suggests does (Suggests: $(deb_field Suggests))"
+# README.md and doc/deploying.md name the file this build makes.
+for doc in README.md doc/deploying.md; do
+	deb_doc=$(grep -oE 'bindery_[^ `]+_amd64\.deb' "$DEB_SRC/$doc" | sort -u)
+	is "$deb_doc" "bindery_$(deb_field Version)_amd64.deb" "$doc names the package this build makes"
+done
+
 # --- install ----------------------------------------------------------------
 apt-get install -y -q --no-install-recommends -o DPkg::Lock::Timeout=300 "$deb_file" \
 	>"$DEB_TMP/install.out" 2>&1
@@ -152,7 +170,7 @@ for f in /usr/sbin/bindery /usr/lib/cgi-bin/bindery.fcgi; do
 done
 for f in /etc/bindery/bindery.conf /etc/cron.d/bindery /etc/apache2/conf-available/bindery.conf \
 	/etc/lighttpd/conf-available/50-bindery.conf /etc/apache2/conf-available/bindery-proxy-fcgi.conf \
-	/etc/lighttpd/conf-available/50-bindery-pool.conf; do
+	/etc/lighttpd/conf-available/50-bindery-pool.conf /etc/bindery/apache-fcgid-vhost.conf; do
 	ok 'dpkg-query -W -f="\${Conffiles}\n" bindery | grep -q "^ $f "' "$f is a conffile"
 done
 is "$(stat -c '%U:%G %a' /etc/bindery/bindery.conf)" "root:www-data 640" \
@@ -201,10 +219,28 @@ ok $? "systemd-analyze verify on the installed units (their programs where they 
 is "$(cat "$DEB_TMP/verify.out")" "" "... and it has nothing to say about them"
 # Enabled is a link in /etc/systemd/system (deb-systemd-helper makes them
 # with or without a running systemd): the timer's is there, the pool's not.
-ok '[ -L /etc/systemd/system/timers.target.wants/bindery.timer ]' "bindery.timer is enabled at install"
+ok '[ ! -e /etc/systemd/system/timers.target.wants/bindery.timer ] &&
+	[ ! -L /etc/systemd/system/timers.target.wants/bindery.timer ]' \
+	"bindery.timer is not enabled at install (the configuration still holds placeholders)"
 ok '[ ! -e /etc/systemd/system/sockets.target.wants/bindery-fcgi.socket ] &&
 	[ ! -e /etc/systemd/system/multi-user.target.wants/bindery-fcgi.service ]' \
-	"the pool's socket and service are not (the configuration still holds placeholders)"
+	"... nor the pool's socket and service"
+# Every directive of the sandbox the sweeper's service runs in.
+for k in NoNewPrivileges=yes ProtectSystem=strict ProtectHome=yes PrivateTmp=yes PrivateDevices=yes \
+	ProtectKernelTunables=yes ProtectKernelModules=yes ProtectKernelLogs=yes ProtectControlGroups=yes \
+	ProtectClock=yes 'RestrictAddressFamilies=AF_UNIX AF_INET AF_INET6' SystemCallFilter=@system-service \
+	CapabilityBoundingSet=; do
+	ok 'grep -qxF "$k" "$DEB_UNIT_DIR/bindery.service"' "bindery.service is sandboxed: $k"
+done
+# A timer enabled anyway (by hand, or by an earlier package) runs the
+# service: its ExecCondition, as its user, skips the run (1 to 254: the unit
+# does not fail) while the shipped placeholders remain.
+DEB_SWEEP_COND=$(sed -n 's/^ExecCondition=//p' "$DEB_UNIT_DIR/bindery.service")
+DEB_SWEEP_USER=$(sed -n 's/^User=//p' "$DEB_UNIT_DIR/bindery.service")
+[ -n "$DEB_SWEEP_COND" ] && [ -n "$DEB_SWEEP_USER" ] || bail_out "no ExecCondition or User in bindery.service"
+"${DEB_ENV[@]}" su -s /bin/sh "$DEB_SWEEP_USER" -c "$DEB_SWEEP_COND" >"$DEB_TMP/cond.out" 2>&1
+is $? 1 "bindery.service's ExecCondition skips the sweep on the shipped configuration (as $DEB_SWEEP_USER)"
+like "$(cat "$DEB_TMP/cond.out")" 'still holds @NAME@ placeholders' "... and says why"
 # The service's ExecStartPre, as its user: the shipped file does not start it.
 DEB_POOL_PRE=$(sed -n 's/^ExecStartPre=//p' "$DEB_UNIT_DIR/bindery-fcgi.service")
 DEB_POOL_USER=$(sed -n 's/^User=//p' "$DEB_UNIT_DIR/bindery-fcgi.service")
@@ -219,8 +255,31 @@ cronline=$(grep -E '^[0-9*]' /etc/cron.d/bindery)
 read -r c_min c_hour c_dom c_mon c_dow c_user c_cmd <<<"$cronline"
 is "$c_min $c_hour $c_dom $c_mon $c_dow $c_user" "*/5 * * * * www-data" \
 	"the cron job runs every five minutes as www-data"
-is "${c_cmd##*&& }" "$(printf '%s\n' "${sample#*www-data }" | sed 's|/usr/local/sbin/|/usr/sbin/|')" \
+is "${c_cmd##*|| }" "$(printf '%s\n' "${sample#*www-data }" | sed 's|/usr/local/sbin/|/usr/sbin/|')" \
 	"its command is conf/bindery.cron's, from /usr/sbin (with --lock)"
+# Until the configuration is filled in the job is quiet (cron mails any
+# output to root: every five minutes, 288 times a day), but only because of
+# the placeholders: a file www-data cannot read still reaches the sweep,
+# whose error is mailed.
+"${DEB_ENV[@]}" su -s /bin/sh "$c_user" -c "$c_cmd" >"$DEB_TMP/cron-unfilled.out" 2>&1
+is "$?:$(cat "$DEB_TMP/cron-unfilled.out")" "0:" \
+	"the cron job on the shipped configuration exits 0 and prints nothing (no mail)"
+chmod 0600 /etc/bindery/bindery.conf
+"${DEB_ENV[@]}" su -s /bin/sh "$c_user" -c "$c_cmd" >"$DEB_TMP/cron-unreadable.out" 2>&1
+is $? 78 "... on a configuration $c_user cannot read it runs the sweep, which exits 78"
+like "$(cat "$DEB_TMP/cron-unreadable.out")" '/etc/bindery/bindery\.conf' "... and prints why (cron mails it)"
+chmod 0640 /etc/bindery/bindery.conf
+
+# mod_fcgid's body limit is not the whole server's: the snippets in
+# conf-available (server-wide) have none, the piece for bindery's own
+# <VirtualHost> has it.
+for f in /etc/apache2/conf-available/bindery.conf /etc/apache2/conf-available/bindery-proxy-fcgi.conf; do
+	ok '! grep -Eq "^[[:space:]]*FcgidMaxRequestLen" "$f"' "no server-wide FcgidMaxRequestLen in $f"
+done
+ok 'grep -Eq "^[[:space:]]*FcgidMaxRequestLen [0-9]+$" /etc/bindery/apache-fcgid-vhost.conf' \
+	"/etc/bindery/apache-fcgid-vhost.conf sets it, for a <VirtualHost> to include"
+like "$(sed -n '/^## Apache with mod_fcgid/,/^## /p' "$DEB_SRC/doc/deploying.md")" \
+	'IncludeOptional /etc/bindery/apache-fcgid-vhost\.conf' "doc/deploying.md says how to include it"
 
 # Each lighttpd snippet parses in a lighttpd with mod_fastcgi.
 mkdir -p "$DEB_TMP/www"
@@ -277,7 +336,17 @@ sed 's/^/# /' "$DEB_TMP/migrate.out"
 DEB_PORT=18400
 while ! stack_port_free "$DEB_PORT"; do DEB_PORT=$((DEB_PORT + 1)); done
 cp -p /etc/apache2/ports.conf "$DEB_TMP/ports.conf.saved" && DEB_PORTS_SAVED=1
-printf 'Listen 127.0.0.1:%s\n' "$DEB_PORT" >/etc/apache2/ports.conf
+DEB_PORT2=$((DEB_PORT + 1))
+while ! stack_port_free "$DEB_PORT2"; do DEB_PORT2=$((DEB_PORT2 + 1)); done
+# bindery's own virtual host includes the package's mod_fcgid piece, as
+# doc/deploying.md says; the second port is the rest of the server.
+cat >/etc/apache2/ports.conf <<EOF
+Listen 127.0.0.1:$DEB_PORT
+Listen 127.0.0.1:$DEB_PORT2
+<VirtualHost 127.0.0.1:$DEB_PORT>
+	IncludeOptional /etc/bindery/apache-fcgid-vhost.conf
+</VirtualHost>
+EOF
 [ -L /etc/apache2/mods-enabled/fcgid.load ] || { a2enmod -q fcgid >/dev/null && DEB_FCGID_ENABLED=1; }
 # doc/deploying.md's "a2enmod headers" for the JSON error pages.
 [ -L /etc/apache2/mods-enabled/headers.load ] || { a2enmod -q headers >/dev/null && DEB_HEADERS_ENABLED=1; }
@@ -304,6 +373,12 @@ is "$HTTP_CODE" 201 "create a document through /bindery"
 id=$(jfield "$HTTP_BODY" id)
 like "$id" '^[0-9]+$' "... its id is $id"
 is "$(header location)" "/bindery/documents/$id" "... its Location carries the mount (SCRIPT_NAME)"
+# The same body through the server's other port: mod_fcgid's default limit
+# (128 KiB) holds there, so the piece changed bindery's virtual host alone.
+req POST "http://127.0.0.1:$DEB_PORT2/bindery/documents?name=deb-$DEB_TAG-elsewhere.bin" \
+	-H "Authorization: Bearer $BINDERY_TEST_TOKEN" -H 'Content-Type: application/octet-stream' \
+	--data-binary "@$DEB_TMP/doc.bin"
+is "$HTTP_CODE" 500 "... while outside that VirtualHost mod_fcgid refuses it (its 128 KiB default: 500)"
 # Apache's own 413 (a declared length over LimitRequestBody) is the API's JSON.
 req POST "$url/documents?name=deb-$DEB_TAG-huge" -H "Authorization: Bearer $BINDERY_TEST_TOKEN" \
 	-H 'Expect:' -H 'Content-Type: application/octet-stream' -H 'Content-Length: 99999999999' \

@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
 # The responder answers through lighttpd and Apache: GET / is the HTML page,
-# an unknown route is a JSON 404.
+# an unknown route is a JSON 404.  And `./dev status` prints again what
+# `./dev up` printed once: the stack's URLs and its demo write token.
 [ -n "${BASH_VERSION:-}" ] || exec bash "$0" "$@"
 here=$(cd "$(dirname "$0")" && pwd)
 . "$here/../lib/tap.sh"
 . "$here/../lib/http.sh"
 
-need_stack BINDERY_TEST_LIGHTTPD_URL BINDERY_TEST_APACHE_URL
+need_stack BINDERY_TEST_LIGHTTPD_URL BINDERY_TEST_APACHE_URL BINDERY_TEST_TOKEN BINDERY_TEST_VAR
 
 for s in "lighttpd=$BINDERY_TEST_LIGHTTPD_URL" "apache=$BINDERY_TEST_APACHE_URL"; do
 	name=${s%%=*} url=${s#*=}
@@ -27,4 +28,10 @@ for s in "lighttpd=$BINDERY_TEST_LIGHTTPD_URL" "apache=$BINDERY_TEST_APACHE_URL"
 	like "$HTTP_CTYPE" '^application/json' "$name: that 404 is JSON"
 done
 
+# ./dev status lists every test lane too: this one's URLs and token.
+status_out=$("${top_srcdir:?}/dev" status 2>&1)
+like "$status_out" "URL +$BINDERY_TEST_LIGHTTPD_URL/ +\\(lighttpd\\)" "./dev status prints this stack's lighttpd URL"
+like "$status_out" "URL +$BINDERY_TEST_APACHE_URL/ +\\(Apache mod_fcgid\\)" "... its Apache URL"
+like "$status_out" "write token +$BINDERY_TEST_TOKEN +\\(owner demo; in [^ ]+/secrets\\.env\\)" \
+	"... and its demo write token, with the file that keeps it"
 done_testing

@@ -8,7 +8,9 @@
 # connect to, root:www-data 0660; the pool runs as the sweeper's user, with
 # a command line bindery.fcgi accepts, is stopped after its drain, reloads
 # on SIGHUP and refuses to start on a configuration that still holds the
-# sample's placeholders.
+# sample's placeholders.  The sweeper's service is sandboxed as the pool's
+# is, and both it and the package's cron job skip their runs in silence
+# while the configuration holds those placeholders, and only then.
 #
 # verify requires the programs the units run to exist: copies name the
 # built ones instead of /usr/sbin and /usr/lib/cgi-bin (tests/dist/deb.sh
@@ -56,10 +58,12 @@ sed 's/^ExecReload=/ExecRelaod=/' "$SU_TMP/units/bindery-fcgi.service" >"$SU_TMP
 cp "$SU_TMP/units/bindery-fcgi.socket" "$SU_TMP/bad/"
 (cd "$SU_TMP/bad" && systemd-analyze verify --man=no ./bindery-fcgi.service) >"$SU_TMP/bad.out" 2>&1
 like "$(cat "$SU_TMP/bad.out")" "ExecRelaod" "... while a misspelt key in a copy draws a word (the check can fail)"
-# How much of the system the pool's service can reach (0 none, 10 all).
-systemd-analyze security --offline=true --threshold=20 --no-pager \
-	"$SU_TMP/units/bindery-fcgi.service" >"$SU_TMP/security.out" 2>&1
-ok $? "systemd-analyze security: the pool's exposure is 2.0 or less ($(sed -n 's/.*Overall exposure level for [^:]*: \([0-9.]*\).*/\1/p' "$SU_TMP/security.out"))"
+# How much of the system each service can reach (0 none, 10 all).
+for u in bindery-fcgi.service bindery.service; do
+	systemd-analyze security --offline=true --threshold=20 --no-pager \
+		"$SU_TMP/units/$u" >"$SU_TMP/security.out" 2>&1
+	ok $? "systemd-analyze security: $u's exposure is 2.0 or less ($(sed -n 's/.*Overall exposure level for [^:]*: \([0-9.]*\).*/\1/p' "$SU_TMP/security.out"))"
+done
 
 for u in "$SOCKET" "$SERVICE" "$SWEEPER" "$SU_DEB/bindery.timer"; do
 	for d in $(key "$u" Documentation); do
@@ -114,8 +118,18 @@ ok '[[ $stop =~ ^[0-9]+$ ]] && [ "$stop" -gt "${drain:-0}" ]' \
 is "$(key "$SERVICE" KillMode)" mixed "KillMode=mixed: SIGTERM to the master alone, which drains its workers"
 is "$(key "$SERVICE" ExecReload)" '/bin/kill -HUP $MAINPID' "ExecReload sends the master SIGHUP"
 like " $(key "$SERVICE" RestartPreventExitStatus) " ' 78 ' "a refused configuration (78) is not restarted"
-for k in NoNewPrivileges ProtectSystem ProtectHome PrivateTmp; do
-	like "$(key "$SERVICE" "$k")" '^(yes|strict)$' "sandboxed: $k=$(key "$SERVICE" "$k")"
+# Both services sandboxed alike: no privilege to gain, a read-only system,
+# no home, /tmp, devices, kernel or clock of the host, the network families
+# MariaDB and storage need, the system calls of a service, no capability.
+for u in "$SERVICE" "$SWEEPER"; do
+	for k in NoNewPrivileges ProtectSystem ProtectHome PrivateTmp PrivateDevices ProtectKernelTunables \
+		ProtectKernelModules ProtectKernelLogs ProtectControlGroups ProtectClock; do
+		like "$(key "$u" "$k")" '^(yes|strict)$' "${u##*/} sandboxed: $k=$(key "$u" "$k")"
+	done
+	is "$(key "$u" RestrictAddressFamilies)" "AF_UNIX AF_INET AF_INET6" \
+		"${u##*/}: RestrictAddressFamilies=AF_UNIX AF_INET AF_INET6"
+	like "$(key "$u" SystemCallFilter | head -n 1)" '^@system-service$' "${u##*/}: SystemCallFilter=@system-service"
+	ok 'grep -qx "CapabilityBoundingSet=" "$u"' "${u##*/}: CapabilityBoundingSet= (none)"
 done
 is "$(key "$SOCKET" WantedBy) $(key "$SERVICE" Also)" "sockets.target bindery-fcgi.socket" \
 	"enabling either unit enables the socket"
@@ -143,4 +157,41 @@ like "$(cat "$SU_TMP/pre.out")" 'still holds @NAME@ placeholders' "... and says 
 run_pre "$filled" >"$SU_TMP/pre-ok.out" 2>&1
 is $? 0 "... and passes one filled in (a placeholder in a comment does not count)"
 is "$(cat "$SU_TMP/pre-ok.out")" "" "... silently"
+
+# --- the sweeper: skipped, not failed, while the placeholders remain ----------
+# ExecCondition: 0 runs the sweep, 1 to 254 skips it (the unit does not fail).
+cond=$(key "$SWEEPER" ExecCondition)
+names() { grep -oE '@\([A-Z_|]+\)@' <<<"$1" | tr -d '@()' | tr '|' '\n' | LC_ALL=C sort; }
+is "$(names "$cond")" "$in_sample" "bindery.service's ExecCondition names conf/bindery.conf.sample's placeholders"
+run_cond() { # CONFIG
+	local cmd=${cond//\/etc\/bindery\/bindery.conf/$1}
+	eval "$cmd"
+}
+run_cond "$SU_TMP/shipped.conf" >"$SU_TMP/cond.out" 2>&1
+is $? 1 "ExecCondition skips the sweep on the shipped configuration (1: skipped, not failed)"
+like "$(cat "$SU_TMP/cond.out")" 'still holds @NAME@ placeholders' "... and says why in the journal"
+run_cond "$filled" >"$SU_TMP/cond-ok.out" 2>&1
+is "$?:$(cat "$SU_TMP/cond-ok.out")" "0:" "... runs it on one filled in, silently"
+run_cond "$SU_TMP/no-such.conf" >"$SU_TMP/cond-missing.out" 2>&1
+is $? 0 "... and on a file it cannot read: the sweep itself fails and says why"
+
+# --- the package's cron job: the same rule ----------------------------------------
+# Its line with a stand-in for bindery (it prints and fails, as a sweep on
+# a bad configuration does), the configuration a copy, no systemd.
+cron_cmd=$(grep -E '^[0-9*]' "$SU_DEB/bindery.cron.d" | cut -d' ' -f7-)
+is "$(names "$cron_cmd")" "$in_sample" "debian/bindery.cron.d names conf/bindery.conf.sample's placeholders"
+printf '#!/bin/sh\necho "sweep ran: $*"\nexit 78\n' >"$SU_TMP/bindery" && chmod +x "$SU_TMP/bindery"
+run_cron() { # CONFIG
+	local cmd=${cron_cmd//\/usr\/sbin\/bindery/$SU_TMP/bindery}
+	cmd=${cmd//\/run\/systemd\/system/$SU_TMP/no-systemd}
+	env -i PATH=/usr/bin:/bin /bin/sh -c "${cmd//\/etc\/bindery\/bindery.conf/$1}" </dev/null
+}
+run_cron "$SU_TMP/shipped.conf" >"$SU_TMP/cron.out" 2>&1
+is "$?:$(cat "$SU_TMP/cron.out")" "0:" "the cron job on the shipped configuration: exits 0, prints nothing (no mail)"
+run_cron "$filled" >"$SU_TMP/cron-filled.out" 2>&1
+is "$?:$(cat "$SU_TMP/cron-filled.out")" "78:sweep ran: -c $filled sweep --lock bindery-sweep" \
+	"... on one filled in, it runs the sweep, whose error cron mails"
+run_cron "$SU_TMP/no-such.conf" >"$SU_TMP/cron-missing.out" 2>&1
+is "$?:$(cat "$SU_TMP/cron-missing.out")" "78:sweep ran: -c $SU_TMP/no-such.conf sweep --lock bindery-sweep" \
+	"... and on a file it cannot read (only the placeholders keep it quiet)"
 done_testing
