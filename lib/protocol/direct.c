@@ -51,7 +51,7 @@ sign_grant(struct services *s, const char *blob_name, const struct direct_sas_gr
 
 	if (blob_sas_url_at(s->blob, blob_name, "c", g->signed_at, g->expires - g->signed_at, NULL, NULL,
 			    url, &r) != BLOB_OK) {
-		proto_log_blob("direct SAS", blob_name, &r);
+		blob_log_failure("direct SAS", blob_name, &r);
 		return PROTO_FAILED;
 	}
 	out->expires_unix = g->expires;
@@ -235,7 +235,7 @@ check_shape(struct services *s, const char *blob_name, const struct blob_props *
 	if (strcmp(p->blob_type, "BlockBlob") != 0 || p->copied)
 		return PROTO_NOT_ONE_PUT;
 	if (blob_count_snapshots(s->blob, blob_name, &snapshots, &r) != BLOB_OK) {
-		proto_log_blob("direct finalize snapshots", blob_name, &r);
+		blob_log_failure("direct finalize snapshots", blob_name, &r);
 		return proto_from_blob(&r) == PROTO_OK ? PROTO_FAILED : proto_from_blob(&r);
 	}
 	return snapshots == 0 ? PROTO_OK : PROTO_NOT_ONE_PUT;
@@ -262,7 +262,7 @@ verify_bytes(struct services *s, const struct direct_row *row, const struct blob
 	sha256_init(&h.sha);
 	md5_init(&h.md5);
 	if (blob_get(s->blob, row->blob_name, 0, 0, p->etag, NULL, hash_data, &h, &r) != BLOB_OK) {
-		proto_log_blob("direct finalize read", row->blob_name, &r);
+		blob_log_failure("direct finalize read", row->blob_name, &r);
 		/* Another ETag now: the blob changed under the read. */
 		return r.status == BLOB_CONDITION_NOT_MET ? PROTO_RETRY : proto_from_blob(&r);
 	}
@@ -318,7 +318,7 @@ rewrite_headers(struct services *s, const char *blob_name, const char *content_t
 				     &r) != BLOB_OK) {
 		if (r.status == BLOB_CONDITION_NOT_MET)
 			return PROTO_RETRY;
-		proto_log_blob("direct finalize headers", blob_name, &r);
+		blob_log_failure("direct finalize headers", blob_name, &r);
 		return proto_from_blob(&r) == PROTO_OK ? PROTO_FAILED : proto_from_blob(&r);
 	}
 	return v->etag[0] != '\0' ? PROTO_OK : PROTO_FAILED;
@@ -338,7 +338,7 @@ tag_committed(struct services *s, const char *blob_name)
 	struct blob_result r;
 
 	if (blob_set_tags(s->blob, blob_name, committed, 1, NULL, &r) != BLOB_OK) {
-		proto_log_blob("direct tag flip", blob_name, &r);
+		blob_log_failure("direct tag flip", blob_name, &r);
 		return proto_from_blob(&r) == PROTO_OK ? PROTO_FAILED : proto_from_blob(&r);
 	}
 	return PROTO_OK;
@@ -390,7 +390,7 @@ refuse_blob(struct services *s, const char *blob_name, const struct blob_props *
 	struct blob_result r;
 
 	if (blob_delete(s->blob, blob_name, NULL, p->etag, &r) != BLOB_OK)
-		proto_log_blob("direct refused blob left for the sweeper:", blob_name, &r);
+		blob_log_failure("direct refused blob left for the sweeper:", blob_name, &r);
 	else
 		log_info("direct upload %s refused (%s%s): deleted", blob_name, p->blob_type,
 			 p->copied ? ", a copy" : "");
@@ -419,7 +419,7 @@ finalize_once(struct services *s, uint64_t doc_id, const char *owner, struct doc
 	if (blob_get_properties(s->blob, row.blob_name, &p, &r) != BLOB_OK) {
 		if (r.status == BLOB_NOT_FOUND)
 			return PROTO_NOT_UPLOADED;
-		proto_log_blob("direct finalize properties", row.blob_name, &r);
+		blob_log_failure("direct finalize properties", row.blob_name, &r);
 		return proto_from_blob(&r);
 	}
 	memset(&v, 0, sizeof v);

@@ -218,14 +218,6 @@ sole_state_tag(const struct blob_tag_set *t)
 	return t->n == 1 && strcmp(t->key[0], TAG_STATE_KEY) == 0 ? t->value[0] : NULL;
 }
 
-void
-proto_log_blob(const char *step, const char *blob_name, const struct blob_result *r)
-{
-	log_warn("%s %s: %s (HTTP %ld %s, request id %s): %s", step, blob_name,
-		 blob_status_name(r->status), r->http_status, r->code,
-		 r->request_id[0] ? r->request_id : "none", r->message);
-}
-
 /*
  * Compensation that lost the claim: a resume or the sweeper holds the row
  * (and whatever is at the name may be theirs), or the row is gone: a forced
@@ -271,7 +263,7 @@ fenced_out(struct services *s, const struct held_intent *hi)
 	}
 	if (blob_purge_uncommitted(s->blob, blob_name, &r) != 0 && r.status != BLOB_NOT_FOUND) {
 		if (r.status != BLOB_EXISTS)
-			proto_log_blob("purging a fenced-out upload's blocks", blob_name, &r);
+			blob_log_failure("purging a fenced-out upload's blocks", blob_name, &r);
 		return;
 	}
 	log_info("intent %s: its rows are gone; the blocks it staged were purged", blob_name);
@@ -320,7 +312,7 @@ proto_compensate_pending(struct services *s, const struct held_intent *hi)
 		 * sweeper resolves it after sweep_cutoff as before, not only
 		 * once the lease ends: a tag already committed (the failure
 		 * came after the flip) is rolled forward there. */
-		proto_log_blob("compensating delete left for the sweeper:", blob_name, &r);
+		blob_log_failure("compensating delete left for the sweeper:", blob_name, &r);
 		if ((e = sweep_db_release(s->db, hi->holder, blob_name)) != DB_OK)
 			log_warn("claim on %s kept until its lease ends (%s)", blob_name, db_err_name(e));
 		return proto_from_blob(&r) == PROTO_OK ? PROTO_FAILED : proto_from_blob(&r);
@@ -369,7 +361,7 @@ proto_commit_tag_flip(struct services *s, const char *blob_name)
 			pr = proto_tag_flip_refused(now);
 		}
 		if (pr != PROTO_OK)
-			proto_log_blob("tag flip", blob_name, &r);
+			blob_log_failure("tag flip", blob_name, &r);
 		return pr;
 	}
 	return PROTO_OK;
@@ -413,7 +405,7 @@ upload_and_commit_tag(struct services *s, struct held_intent *hi, const struct p
 	if (lb.lost || lb.failed)
 		return PROTO_UNAVAILABLE;	/* the renewal said why; nothing committed */
 	if (r.status != BLOB_OK) {
-		proto_log_blob("upload", blob_name, &r);
+		blob_log_failure("upload", blob_name, &r);
 		return proto_from_blob(&r);
 	}
 	/* A fenced-out compensation deletes this blob, and only this one. */
@@ -998,7 +990,7 @@ proto_drain_retired(struct services *s, const char *blob_name, const char *claim
 		}
 		if (blob_set_tags(s->blob, blob_name, retired, 1, guard, &r) != 0 &&
 		    r.status != BLOB_NOT_FOUND) {
-			proto_log_blob("retire tag", blob_name, &r);
+			blob_log_failure("retire tag", blob_name, &r);
 			goto release;
 		}
 	}
@@ -1006,7 +998,7 @@ proto_drain_retired(struct services *s, const char *blob_name, const char *claim
 		goto release;
 	if (blob_delete(s->blob, blob_name, tag_state_guard(TAG_STATE_RETIRED), NULL, &r) != 0 &&
 	    r.status != BLOB_NOT_FOUND) {
-		proto_log_blob("outbox delete", blob_name, &r);
+		blob_log_failure("outbox delete", blob_name, &r);
 		goto release;
 	}
 	if (FAILPOINT("drain.after_delete"))

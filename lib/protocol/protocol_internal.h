@@ -38,7 +38,6 @@ BINDERY_NODISCARD int proto_held_intent_init(struct held_intent *hi, uint64_t do
 
 enum proto_result proto_from_db(enum db_err e);
 enum proto_result proto_from_blob(const struct blob_result *r);
-void proto_log_blob(const char *step, const char *blob_name, const struct blob_result *r);
 
 /* request_deadline bounds each wait on storage or the database, not a
  * whole request: steps that call storage set it afresh. */

@@ -56,10 +56,10 @@ reads_download(struct services *s, const struct doc *d, uint64_t start, uint64_t
 	case BLOB_REJECTED:
 		/* The range came from the row's size: a 416 means the blob is
 		 * not what the row says, never the client's range. */
-		proto_log_blob("download", d->blob_name, &res);
+		blob_log_failure("download", d->blob_name, &res);
 		return PROTO_STORAGE_ERROR;
 	default:
-		proto_log_blob("download", d->blob_name, &res);
+		blob_log_failure("download", d->blob_name, &res);
 		return PROTO_UNAVAILABLE;
 	}
 }
@@ -73,6 +73,6 @@ reads_link(struct services *s, const struct doc *d, const char *content_disposit
 	if (blob_sas_url(s->blob, d->blob_name, "r", s->cfg->sas_lifetime, content_disposition, content_type,
 			 url, &res) == 0)
 		return PROTO_OK;
-	proto_log_blob("download link", d->blob_name, &res);
+	blob_log_failure("download link", d->blob_name, &res);
 	return PROTO_FAILED;
 }

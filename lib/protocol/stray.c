@@ -10,7 +10,6 @@
 #include "base/http_date.h"
 #include "base/log.h"
 #include "base/state.h"
-#include "protocol/protocol_internal.h"
 #include "registry/blobs_db.h"
 
 /* Does a registry row or a document name blob_name?  STRAY_NAMED, or
@@ -45,7 +44,7 @@ stray_remove(struct services *s, const char *blob_name, const char *etag)
 			return STRAY_REMOVED;
 		if (r.status == BLOB_CONDITION_NOT_MET)
 			return STRAY_CHANGED;
-		proto_log_blob("deleting a stray", blob_name, &r);
+		blob_log_failure("deleting a stray", blob_name, &r);
 		return STRAY_FAILED;
 	}
 	return STRAY_REMOVED;
@@ -131,7 +130,7 @@ stray_sweep(struct services *s, const char *prefix, unsigned cutoff, unsigned li
 	snprintf(where, sizeof where, "%s", tag_state_guard(TAG_STATE_PENDING));
 	if (blob_find_by_tags(s->blob, where, on_candidate, &c, &r) != 0 &&
 	    !(r.status == BLOB_ABORTED && !c.oom)) {
-		proto_log_blob("finding pending blobs", prefix, &r);
+		blob_log_failure("finding pending blobs", prefix, &r);
 		goto out;
 	}
 	out->more = c.more;

@@ -475,7 +475,7 @@ stage_failure(struct patch_run *p, int rc, const struct blob_result *r)
 		return p->stopped;
 	if (rc == BLOB_BAD_INPUT)
 		return PROTO_CHUNK_TOO_SMALL;	/* past the block list's 50000 */
-	proto_log_blob("put block", p->u.blob_name, r);
+	blob_log_failure("put block", p->u.blob_name, r);
 	pr = proto_from_blob(r);
 	return pr == PROTO_BODY_ERROR ? PROTO_FAILED : pr;
 }
@@ -605,7 +605,7 @@ commit_blocks(struct patch_run *p, struct blob_upload_info *info)
 		pr = PROTO_OK;	/* an earlier PATCH of this upload committed it */
 		goto out;
 	}
-	proto_log_blob("commit block list", p->u.blob_name, &r);
+	blob_log_failure("commit block list", p->u.blob_name, &r);
 	pr = proto_from_blob(&r) == PROTO_OK ? PROTO_FAILED : proto_from_blob(&r);
 	if (pr == PROTO_BODY_ERROR)
 		pr = PROTO_FAILED;

@@ -62,6 +62,9 @@ struct blob_result {
 
 /* The enumerator's name ("BLOB_NOT_FOUND"), for logs; "BLOB_?" if unknown. */
 const char *blob_status_name(enum blob_status);
+/* One warning line for a call that failed: step (what was tried) and name,
+ * then status, HTTP status, error code, request id and message. */
+void blob_log_failure(const char *step, const char *name, const struct blob_result *r);
 
 struct blob_settings {		/* all borrowed; copied by blob_client_new */
 	const char *endpoint;	/* "https://acct.blob.core.windows.net" or

@@ -24,6 +24,7 @@
 #include <gnutls/crypto.h>
 
 #include "base/clock.h"
+#include "base/log.h"
 #include "storage/blob.h"
 #include "storage/blob_internal.h"
 #include "storage/sign.h"
@@ -58,6 +59,14 @@ blob_status_name(enum blob_status s)
 	if ((unsigned)s < ARRAY_LEN(status_names))
 		return status_names[s];
 	return "BLOB_?";
+}
+
+void
+blob_log_failure(const char *step, const char *name, const struct blob_result *r)
+{
+	log_warn("%s %s: %s (HTTP %ld %s, request id %s): %s", step, name,
+	    blob_status_name(r->status), r->http_status, r->code,
+	    r->request_id[0] ? r->request_id : "none", r->message);
 }
 
 void

@@ -70,7 +70,7 @@ int main(void);
 int
 main(void)
 {
-	char orphan_p[256], orphan_n[256], ok[256], gone[256], sized[256], mism[256], unref[256],
+	char orphan_p[256], orphan_f[256], orphan_n[256], ok[256], gone[256], sized[256], mism[256], unref[256],
 	    stale[256], resting[256], st[32];
 	json_t *j = NULL;
 	uint64_t id;
@@ -83,7 +83,8 @@ main(void)
 		tap_bail("urandom");
 	snprintf(P, sizeof P, "%s%s", CFG->storage_prefix, NARROW);
 #define NM(v, tag) snprintf(v, sizeof v, "%s%s", P, tag)
-	NM(orphan_p, "orphan-pending");
+	NM(orphan_p, "orphan-retired");
+	NM(orphan_f, "orphan-pending");
 	NM(orphan_n, "orphan-untagged");
 	NM(ok, "ready-ok");
 	NM(gone, "ready-missing");
@@ -93,7 +94,10 @@ main(void)
 	NM(stale, "stale-staged");
 	NM(resting, "resting-upload");
 
-	if (plant_blob(S->blob, orphan_p, "orphan", "pending", NULL) != 0 ||
+	/* A pending blob no row names, written just now: in flight (its
+	 * writer, or the sweep after sweep_cutoff, removes it). */
+	if (plant_blob(S->blob, orphan_p, "orphan", "retired", NULL) != 0 ||
+	    plant_blob(S->blob, orphan_f, "orphan in flight", "pending", NULL) != 0 ||
 	    plant_blob(S->blob, orphan_n, "orphan without tags", NULL, NULL) != 0)
 		tap_bail("plant orphans");
 	plant_ready(ok, "fine bytes", "committed", 0);
@@ -135,8 +139,11 @@ main(void)
 	rc = run_audit("--json", &j);
 	TAP_EQ_INT(rc, 2, "a dangling document: exit 2");
 	tap_ok(j && json_is_false(json_object_get(j, "clean")), "--json: clean is false");
-	TAP_EQ_INT(audit_count(j, "blobs_listed"), 6, "six blobs listed under the prefix");
-	tap_ok(audit_find(j, "orphan", orphan_p) != NULL, "orphan tagged pending found");
+	TAP_EQ_INT(audit_count(j, "blobs_listed"), 7, "seven blobs listed under the prefix");
+	tap_ok(audit_find(j, "orphan", orphan_p) != NULL, "orphan tagged retired found");
+	tap_ok(audit_find(j, "in_flight", orphan_f) != NULL && audit_find(j, "orphan", orphan_f) == NULL,
+	       "a pending blob no row names, younger than sweep_cutoff: in flight, not an orphan");
+	TAP_EQ_INT(audit_count(j, "in_flight"), 1, "one in flight");
 	tap_ok(audit_find(j, "orphan", orphan_n) != NULL, "orphan without tags found");
 	TAP_EQ_INT(audit_count(j, "orphans"), 2, "two orphans");
 	tap_ok(audit_find(j, "dangling", gone) != NULL, "dangling: ready document, blob missing");
@@ -174,6 +181,7 @@ main(void)
 	TAP_EQ_INT(rc, 2, "the dangling documents remain (repair never invents bytes)");
 	tap_ok(blob_exists(S->blob, orphan_p) == 0, "--repair: tagged orphan deleted (tag + ETag guard)");
 	tap_ok(blob_exists(S->blob, orphan_n) == 0, "--repair: untagged orphan deleted (ETag guard)");
+	tap_ok(blob_exists(S->blob, orphan_f) == 1, "--repair: a blob in flight is left");
 	tap_ok(blob_exists(S->blob, ok) == 1 && blob_exists(S->blob, sized) == 1 &&
 	       blob_exists(S->blob, mism) == 1, "--repair: no blob a ready document references was touched");
 	tap_ok(blob_exists(S->blob, unref) == 1 &&
