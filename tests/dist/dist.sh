@@ -3,9 +3,10 @@
 #
 # Either way every file git tracks is in the tarball, but the few that only
 # make sense in a git checkout (NOT_SHIPPED).  With BINDERY_TEST_LONG (what
-# every ./dev test runs in the background): the whole `make distcheck`
+# ./dev test --long runs in the background): the whole `make distcheck`
 # (about 75 s on this machine's two shared cores: build, unit tests, install,
-# uninstall, distclean).  Otherwise (a make check by hand, about 30 s):
+# uninstall, distclean).  Otherwise (a default ./dev test's background, or
+# a make check by hand, about 30 s):
 # `make dist`, and the tarball configures and builds out of tree with its
 # source read-only, as distcheck would build it; ./dev test's own make check
 # skips it.  Every BINDERY_* variable is unset first, so nothing the
@@ -24,9 +25,8 @@ if [ "$(git -C "$DIST_SRC" rev-parse --show-toplevel 2>/dev/null)" != "$DIST_SRC
 fi
 DIST_TMP_ROOT=${BINDERY_TEST_VAR:-${TMPDIR:-/tmp}}
 DIST_LONG=${BINDERY_TEST_LONG:-}
-# ./dev test runs the --long form in the background, in a build tree of its
-# own (make distcheck, and the tarball's contents below), so its make check
-# has nothing to add, with --long or without.  (Under --long it would also
+# ./dev test runs it in the background, in a build tree of its own, so its
+# make check has nothing to add, with --long or without.  (Under --long it would also
 # share this tree with deb.sh, whose make dist empties the directory
 # distcheck builds and installs in: both failed that way.)
 if [ -n "${BINDERY_TEST_LANES:-}" ]; then

@@ -152,6 +152,7 @@ fastcgi_cases() {
 	is "$HTTP_CODE $(printf '%s' "$HTTP_BODY" | jq '.documents | length')" '200 0' \
 		"$s: no document of that name is listed"
 
+	[ "$s" = pool ] && [ -z "${BINDERY_TEST_LONG:-}" ] && return 0
 	# A tus PATCH: 3 MiB of 'x' declared, 1 MiB sent, then silence.
 	meta="filename $(printf '%s' "$run-$s-tus" | base64 -w0),filetype $(printf 'application/octet-stream' | base64 -w0)"
 	req POST "$url/uploads" "${auth[@]}" "${tus[@]}" -H "Upload-Length: $((3 * mib))" \
@@ -190,7 +191,8 @@ stack_stop lighttpd 20
 
 pool_server
 # A client that keeps sending (mod_proxy_fcgi forwards an early answer only
-# once it reads more of the body).
+# once it reads more of the body); the create only (the PATCH's read is the
+# same code, shown under lighttpd), the PATCH too under --long.
 fastcgi_cases pool --every 1 --chunk 4096
 stack_private_pool_stop
 
@@ -240,9 +242,11 @@ is "$(sql "SELECT COUNT(*) FROM documents WHERE name LIKE '$run-%-create'")" 0 \
 	"after the sweep: no row of the interrupted creates"
 keep=$(sql "SELECT blob_name FROM documents WHERE name IN ('$run-FastCGI-tus', '$run-pool-tus', '$run-cgi')" |
 	sort | tr '\n' ' ')
+finished=3
+[ -n "${BINDERY_TEST_LONG:-}" ] || finished=2
 az_list >"$work/blobs" || fail "cannot list Azurite"
 is "$(grep "^$prefix" "$work/blobs" | cut -d' ' -f1 | sort | tr '\n' ' ')" "$keep" \
-	"after the sweep: the blobs under the prefix are the three finished documents' only"
-is "$(printf '%s' "$keep" | wc -w)" 3 "... which are three (the listing works)"
+	"after the sweep: the blobs under the prefix are the finished documents' only"
+is "$(printf '%s' "$keep" | wc -w)" "$finished" "... which are $finished (the listing works)"
 
 done_testing
