@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Concurrency through lighttpd: 20 simultaneous creates of one name (one 201,
-# nineteen 409, one registry row), then 8 clients x 50 mixed operations after
-# which every acknowledged document is readable with exactly its bytes.
+# nineteen 409, one registry row), then 8 clients x 30 mixed operations (50
+# under --long, BINDERY_TEST_LONG) after which every acknowledged document is
+# readable with exactly its bytes.
 [ -n "${BASH_VERSION:-}" ] || exec bash "$0" "$@"
 here=$(cd "$(dirname "$0")" && pwd)
 . "$here/../lib/tap.sh"
@@ -31,11 +32,13 @@ is "$(sql "SELECT COUNT(*) FROM blobs b JOIN documents d ON d.id = b.document_id
 	"... one registry row for the name"
 is "$(sql "SELECT COUNT(*) FROM documents WHERE name = '$name' AND status = 'ready'")" 1 "... one ready document"
 
-# --- 8 clients x 50 mixed operations ---
+# --- 8 clients x 30 (or 50) mixed operations ---
+ops=30
+[ -z "${BINDERY_TEST_LONG:-}" ] || ops=50
 client() { # N: operations on this client's own documents; log acknowledged facts
 	local n=$1 i op id code f alive=() log="$work/client.$1"
 	RANDOM=$((1000 + n))
-	for i in $(seq 1 50); do
+	for i in $(seq 1 "$ops"); do
 		op=$((RANDOM % 10))
 		f="$work/c$n"	# each operation overwrites the last one's files
 		head -c $((RANDOM % 70000 + 1)) /dev/urandom >"$f"

@@ -39,7 +39,7 @@ pport=$PROXY_PORT
 # The responder's config: storage through the proxy, a short deadline (a
 # stalled call is given up at the next storage call past it).
 sed -e "s|^endpoint = .*|endpoint = http://127.0.0.1:$pport/${BINDERY_TEST_BLOB_ACCOUNT}|" \
-	-e 's|^request_deadline = .*|request_deadline = 10|' "$BINDERY_CONFIG" >"$work/proxy.conf"
+	-e 's|^request_deadline = .*|request_deadline = 6|' "$BINDERY_CONFIG" >"$work/proxy.conf"
 grep -q "^endpoint = http://127.0.0.1:$pport/" "$work/proxy.conf" ||
 	bail_out "the stack's bindery.conf has no [storage] endpoint line to point at the proxy"
 # The CLI's: the stack's services directly, short sweep leases.
@@ -156,12 +156,12 @@ verify "reused connection cut" "${P}a" "$work/five.bin"
 begin
 proxy_mode stall
 proxied POST "/documents?name=${P}a" "$work/small.bin" >/dev/null &
-sleep 5
+sleep 3
 proxy_mode pass
 wait $!
 n=$(sql "SELECT COUNT(*) FROM documents WHERE name = '${P}a' AND status = 'ready'")
-# 5 s is well inside the 10 s deadline: the transfer resumes and the create succeeds.
-is "$n" 1 "storage stalled 5 s during a create, then resumed: the document is ready"
+# 3 s is well inside the 6 s deadline: the transfer resumes and the create succeeds.
+is "$n" 1 "storage stalled 3 s during a create, then resumed: the document is ready"
 if [ "$n" = 1 ]; then verify "brief stall" "${P}a" "$work/small.bin"; else verify "brief stall" "${P}a"; fi
 # A service that stalls for good: each storage attempt is cut at the time
 # the request has left, and compensation gets its own short budget, so the
@@ -173,7 +173,7 @@ proxied POST "/documents?name=${P}a" "$work/small.bin"
 t1=$(date +%s)
 proxy_mode pass
 like "$CODE" '^5' "storage stalled for good: the client gets a 5xx ($CODE)"
-ok '[ $((t1 - t0)) -le 30 ]' "... after $((t1 - t0)) s: the deadline (10 s) plus compensation (5 s) bound it"
+ok '[ $((t1 - t0)) -le 30 ]' "... after $((t1 - t0)) s: the deadline (6 s) plus compensation (5 s) bound it"
 verify "long stall" "${P}a"
 
 # --- Azurite killed during an upload, then restarted on the same port ---
