@@ -35,7 +35,7 @@ E2E_TESTS += tests/e2e/strays.sh
 EXTRA_DIST += tests/e2e/strays.sh
 # An upload that keeps making progress holds its intent by a lease, not a
 # request deadline (doc/design.md "Leases"): a 3 MiB upload trickled over
-# 40 s with request_deadline = 5, and a sweep during it; through lighttpd
+# 31 s with request_deadline = 3, and a sweep during it; through lighttpd
 # (FastCGI, CGI) and the pool behind Apache mod_proxy_fcgi, side by side.
 # (slow: ordered in Makefile.am's SLOW_TESTS) tests/e2e/leases.sh
 EXTRA_DIST += tests/e2e/leases.sh

@@ -5,13 +5,13 @@
 # bindery.fcgi as a plain CGI program (conf/lighttpd-cgi.conf), and a pool
 # (bindery.fcgi --listen) behind Apache mod_proxy_fcgi
 # (conf/apache-proxy-fcgi.conf), each with
-#   request_deadline = 5, heartbeat = 2, body_idle_timeout = 3,
-#   sweep_cutoff = 25 (the least the relation allows: 2 x (2 + 5 + 3) + 5):
-#   - a 3 MiB upload trickled over about 40 s (eight times the deadline,
+#   request_deadline = 3, heartbeat = 1, body_idle_timeout = 2,
+#   sweep_cutoff = 17 (the least the relation allows: 2 x (1 + 3 + 2) + 5):
+#   - a 3 MiB upload trickled over about 31 s (ten times the deadline,
 #     longer than the cutoff) answers 201 and reads back byte-identical
 #     (SHA-256 of the files); FastCGI and the pool with 1 MiB blocks (Put
 #     Block, Put Block List), CGI with one Put Blob;
-#   - a plain `bindery sweep` (no --older-than: leases only) run 30 s into
+#   - a plain `bindery sweep` (no --older-than: leases only) run 21 s into
 #     each upload, when the intent is older than sweep_cutoff, does not take
 #     it: the row is still pending under the same holder, and the upload
 #     still answers 201.
@@ -33,8 +33,9 @@ slow_client=$here/../tools/slow_client.py
 run=lease$$x$RANDOM
 prefix=leases-$run-
 size=3145728			# 3 MiB
-chunk=40000 every=0.5		# 80 KB/s: about 40 s
-sweep_at=30			# seconds after the intent: past sweep_cutoff (25)
+chunk=40000 every=0.4		# 100 KB/s: about 31 s
+cutoff=17
+sweep_at=21			# seconds after the intent: past sweep_cutoff
 kinds="fastcgi cgi pool"
 
 work=$(mktemp -d)
@@ -58,8 +59,8 @@ python3 -c "import sys; sys.stdout.buffer.write(b'x' * $size)" >"$work/body.bin"
 # conf NAME BLOCK: the stack's configuration with the small bounds, 1 MiB
 # blocks or one Put Blob, and a blob prefix of this run's own.
 conf() {
-	stack_test_conf "$work/$1.conf" "$prefix" '[limits]' 'request_deadline = 5' 'heartbeat = 2' \
-		'body_idle_timeout = 3' 'sweep_cutoff = 25' "block_size = $2" "single_put_max = $2" ||
+	stack_test_conf "$work/$1.conf" "$prefix" '[limits]' 'request_deadline = 3' 'heartbeat = 1' \
+		'body_idle_timeout = 2' "sweep_cutoff = $cutoff" "block_size = $2" "single_put_max = $2" ||
 		bail_out "the test configuration does not load"
 }
 conf fastcgi 1M
@@ -135,12 +136,12 @@ done
 for kind in $kinds; do
 	wait "${client[$kind]}"
 	read -r code secs err _ <"$work/$kind.out"
-	is "$code" 201 "$kind: the 3 MiB upload over $secs s (request_deadline 5) answers 201 ($err)"
+	is "$code" 201 "$kind: the 3 MiB upload over $secs s (request_deadline 3) answers 201 ($err)"
 	if [ "$code" != 201 ]; then
 		# What the responder and the database said while it ran.
 		tail -n 15 "${log[$kind]}" "$BINDERY_TEST_VAR/log/mariadb.log" 2>&1 | sed -e 's/^/#   /'
 	fi
-	ok "awk -v s='$secs' 'BEGIN { exit !(s >= 30) }'" "$kind: ... and it took longer than sweep_cutoff"
+	ok "awk -v s='$secs' 'BEGIN { exit !(s > $cutoff) }'" "$kind: ... and it took longer than sweep_cutoff ($cutoff s)"
 	id=$(sql "SELECT id FROM documents WHERE name = '$run-$kind' AND status = 'ready'")
 	curl -s -m 60 -o "$work/$kind.read" -H "Authorization: Bearer $BINDERY_TEST_TOKEN" \
 		"http://127.0.0.1:${port[$kind]}/documents/${id:-0}/content"
