@@ -235,6 +235,7 @@ fenced_out(struct services *s, const struct held_intent *hi)
 	struct blob_result r;
 	int referenced = 1;
 	struct blob_row row;
+	enum db_err e;
 
 	blob_client_set_deadline(s->blob, clock_now_ms() + COMPENSATION_BUDGET_MS);
 	if (hi->written_etag[0] != '\0') {
@@ -256,8 +257,15 @@ fenced_out(struct services *s, const struct held_intent *hi)
 		}
 		return;
 	}
-	if (blobs_get(s->db, blob_name, &row) != DB_NOT_FOUND ||
-	    blobs_is_referenced(s->db, blob_name, &referenced) != DB_OK || referenced) {
+	e = blobs_get(s->db, blob_name, &row);
+	if (e == DB_NOT_FOUND)
+		e = blobs_is_referenced(s->db, blob_name, &referenced);
+	if (e != DB_OK) {
+		log_warn("intent %s: whether a row names it is unknown (%s); the sweep looks after "
+			 "sweep_cutoff", blob_name, db_err_name(e));
+		return;
+	}
+	if (referenced) {	/* still 1 when a registry row holds the name */
 		log_info("intent %s was taken over; compensation touches nothing", blob_name);
 		return;
 	}

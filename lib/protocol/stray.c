@@ -6,6 +6,7 @@
 
 #include "protocol/stray.h"
 #include "base/buf.h"
+#include "base/clock.h"
 #include "base/failpoint.h"
 #include "base/http_date.h"
 #include "base/log.h"
@@ -128,13 +129,18 @@ stray_sweep(struct services *s, const char *prefix, unsigned cutoff, unsigned li
 	if ((c.v = calloc(c.limit, sizeof *c.v)) == NULL)
 		return -1;
 	snprintf(where, sizeof where, "%s", tag_state_guard(TAG_STATE_PENDING));
+	blob_client_set_deadline(s->blob, clock_now_ms() + (int64_t)s->cfg->request_deadline * 1000);
 	if (blob_find_by_tags(s->blob, where, on_candidate, &c, &r) != 0 &&
 	    !(r.status == BLOB_ABORTED && !c.oom)) {
+		/* A SAS without the filter permission (f) cannot search. */
+		out->refused = r.status == BLOB_AUTH_FAILED;
 		blob_log_failure("finding pending blobs", prefix, &r);
 		goto out;
 	}
 	out->more = c.more;
 	for (i = 0; i < c.n; i++) {
+		/* Each candidate its own deadline: a backlog of 1000 takes a while. */
+		blob_client_set_deadline(s->blob, clock_now_ms() + (int64_t)s->cfg->request_deadline * 1000);
 		/* The index lags: what the blob is now decides, not what it was. */
 		if (blob_get_properties(s->blob, c.v[i], &p, &r) != 0) {
 			if (r.status != BLOB_NOT_FOUND)

@@ -48,6 +48,8 @@ struct stray_sweep {
 	uint64_t left;		/* changed since it was read: no longer pending, another ETag */
 	uint64_t failed;	/* the database or storage failed: the next run looks again */
 	int more;		/* the limit stopped the search */
+	int refused;		/* storage refused the search (401/403: a SAS without
+				 * the filter permission, f) */
 };
 BINDERY_NODISCARD int stray_sweep(struct services *s, const char *prefix, unsigned cutoff,
 				  unsigned limit, FILE *plan, struct stray_sweep *out);

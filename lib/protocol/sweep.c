@@ -766,10 +766,15 @@ sweep_strays(struct services *s, const struct sweep_opts *o, struct sweep_report
 	const char *prefix = o->prefix && o->prefix[0] ? o->prefix : s->cfg->storage_prefix;
 	struct stray_sweep st;
 
-	blob_client_set_deadline(s->blob, clock_now_ms() + (int64_t)s->cfg->request_deadline * 1000);
 	if (stray_sweep(s, prefix, s->cfg->sweep_cutoff, STRAY_BATCH, o->dry_run ? o->plan : NULL,
 			&st) != 0) {
-		rep->deferred++;
+		/* Refused: a credential that may not search by tags.  The
+		 * lifecycle policy is then the backstop; not a run to repeat. */
+		if (st.refused)
+			log_warn("sweep: storage refused Find Blobs by Tags; pending blobs no row names "
+				 "are left to the lifecycle policy (a SAS needs the f permission)");
+		else
+			rep->deferred++;
 		return;
 	}
 	rep->strays += st.removed;

@@ -121,6 +121,20 @@ is "$(in_storage "$stray")" "" "the pending blob no row names, older than the cu
 is "$(in_storage "$foreign")" pending "a pending blob whose name bindery never writes is left"
 is "$(in_storage "$lonely")" committed "a committed blob with no row is left (the audit's to report)"
 
+# A SAS that may not search by tags (no f): the sweep says so once and
+# leaves strays to the lifecycle policy, and the run is not a failed one.
+sas=$("$blobtool" account-sas rwdlacut 600) || bail_out "blobtool account-sas failed"
+{
+	sed -e '/^key = /d' -e 's/^direct = .*/direct = false/' "$work/cli.conf"
+	printf '[storage]\nsas = %s\n' "${sas//&/&$'\n\t'}"
+} >"$work/sas.conf"
+chmod 0600 "$work/sas.conf"
+BINDERY_LOG_STDERR=1 "$CHAOS_BIN/bindery" -v -c "$work/sas.conf" sweep --prefix "$tag" >"$work/sas-sweep.out" 2>&1
+rc=$?
+is "$rc" 0 "a SAS without the f permission: the sweep exits 0 ($(tail -n 1 "$work/sas-sweep.out"))"
+like "$(cat "$work/sas-sweep.out")" 'refused Find Blobs by Tags.*lifecycle policy' "... and says strays are left to the lifecycle policy"
+like "$(cat "$work/sas-sweep.out")" ' 0 deferred' "... not counting it as work deferred"
+
 "$blobtool" rm "$foreign" >/dev/null 2>&1
 "$blobtool" rm "$lonely" >/dev/null 2>&1
 cli audit --json --prefix "$tag" >"$work/end.json" 2>/dev/null
