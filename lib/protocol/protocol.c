@@ -232,49 +232,26 @@ static void
 fenced_out(struct services *s, const struct held_intent *hi)
 {
 	const char *blob_name = hi->blob_name;
-	struct blob_result r;
-	int referenced = 1;
-	struct blob_row row;
-	enum db_err e;
+	int wrote = hi->written_etag[0] != '\0';
 
 	blob_client_set_deadline(s->blob, clock_now_ms() + COMPENSATION_BUDGET_MS);
-	if (hi->written_etag[0] != '\0') {
-		switch (stray_remove(s, blob_name, hi->written_etag)) {
-		case STRAY_REMOVED:
-			log_info("intent %s: its rows are gone; the pending blob it wrote was removed",
-				 blob_name);
-			return;
-		case STRAY_NAMED:
-			log_info("intent %s was taken over; compensation touches nothing", blob_name);
-			return;
-		case STRAY_CHANGED:
-			log_info("intent %s: its blob changed since it was written; left", blob_name);
-			return;
-		case STRAY_FAILED:
-			log_warn("intent %s: its rows are gone and its pending blob could not be "
-				 "removed; the sweep removes it after sweep_cutoff", blob_name);
-			return;
-		}
-		return;
-	}
-	e = blobs_get(s->db, blob_name, &row);
-	if (e == DB_NOT_FOUND)
-		e = blobs_is_referenced(s->db, blob_name, &referenced);
-	if (e != DB_OK) {
-		log_warn("intent %s: whether a row names it is unknown (%s); the sweep looks after "
-			 "sweep_cutoff", blob_name, db_err_name(e));
-		return;
-	}
-	if (referenced) {	/* still 1 when a registry row holds the name */
+	switch (wrote ? stray_remove(s, blob_name, hi->written_etag) : stray_purge_blocks(s, blob_name)) {
+	case STRAY_REMOVED:
+		log_info("intent %s: its rows are gone; %s", blob_name,
+			 wrote ? "the pending blob it wrote was removed" : "the blocks it staged were purged");
+		break;
+	case STRAY_NAMED:
 		log_info("intent %s was taken over; compensation touches nothing", blob_name);
-		return;
+		break;
+	case STRAY_CHANGED:
+		log_info("intent %s: a blob it did not write (or no longer pending) is there; left",
+			 blob_name);
+		break;
+	case STRAY_FAILED:
+		log_warn("intent %s: its pending bytes could not be removed now; the sweep removes "
+			 "them after sweep_cutoff", blob_name);
+		break;
 	}
-	if (blob_purge_uncommitted(s->blob, blob_name, &r) != 0 && r.status != BLOB_NOT_FOUND) {
-		if (r.status != BLOB_EXISTS)
-			blob_log_failure("purging a fenced-out upload's blocks", blob_name, &r);
-		return;
-	}
-	log_info("intent %s: its rows are gone; the blocks it staged were purged", blob_name);
 }
 
 /*

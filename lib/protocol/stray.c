@@ -51,6 +51,23 @@ stray_remove(struct services *s, const char *blob_name, const char *etag)
 	return STRAY_REMOVED;
 }
 
+enum stray_result
+stray_purge_blocks(struct services *s, const char *blob_name)
+{
+	struct blob_result r;
+	enum stray_result sr = named(s, blob_name);
+
+	if (sr != STRAY_REMOVED)
+		return sr;
+	if (blob_purge_uncommitted(s->blob, blob_name, &r) != 0 && r.status != BLOB_NOT_FOUND) {
+		if (r.status == BLOB_EXISTS)
+			return STRAY_CHANGED;
+		blob_log_failure("purging a stray's blocks", blob_name, &r);
+		return STRAY_FAILED;
+	}
+	return STRAY_REMOVED;
+}
+
 int
 stray_old_enough(const char *last_modified, int64_t now, unsigned cutoff)
 {

@@ -33,6 +33,13 @@ enum stray_result {
 BINDERY_NODISCARD enum stray_result stray_remove(struct services *s, const char *blob_name,
 						 const char *etag);
 
+/* The same for a name whose writer staged blocks and committed nothing (or
+ * does not know that it did): while no row names it, the staged blocks are
+ * purged (blob_purge_uncommitted: an empty commit create-only, then a delete
+ * guarded by pending); a committed blob there is left (STRAY_CHANGED), for
+ * the sweep's pass if it is pending. */
+BINDERY_NODISCARD enum stray_result stray_purge_blocks(struct services *s, const char *blob_name);
+
 /*
  * The sweep's pass (doc/design.md "What sweep and audit decide"): find the
  * pending-tagged blobs (Find Blobs by Tags) whose names this installation
