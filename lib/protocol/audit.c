@@ -11,7 +11,6 @@
 #include "base/failpoint.h"
 #include "base/http_date.h"
 #include "base/log.h"
-#include "protocol/stray.h"
 #include "protocol/protocol.h"
 #include "registry/audit_db.h"
 
@@ -577,6 +576,7 @@ check_orphan(struct services *s, const struct audit_opts *o, const struct listed
 	struct fresh fr;
 	int fresh_ok = 0, rc;
 	json_t *f;
+	int64_t written;
 
 	/* Listed before the walk: gone since, or registered since, is no orphan. */
 	if (!(recheck(s, o, listed->name, F_ORPHAN, &fr, &fresh_ok) & F_ORPHAN))
@@ -584,13 +584,15 @@ check_orphan(struct services *s, const struct audit_opts *o, const struct listed
 	if (fresh_ok)
 		x = &fr.x;
 	if (x->has_state && x->tag == TAG_STATE_PENDING &&
-	    !stray_old_enough(x->last_modified, (int64_t)time(NULL), o->stale_cutoff)) {
+	    http_date_parse(x->last_modified, strlen(x->last_modified), &written) == 0 &&
+	    (int64_t)time(NULL) - written <= (int64_t)o->stale_cutoff) {
 		/* A writer fenced out right now removes it within its
-		 * compensation budget, the sweep after the cutoff: not yet
-		 * anybody's problem, and not the repair's to delete. */
+		 * compensation budget, the sweep after the cutoff (stray.h):
+		 * not yet anybody's problem, and not the repair's to delete.
+		 * Without a date it is not shown young: an orphan. */
 		snprintf(detail, sizeof detail, "pending, no row; %llu bytes, last written %s: its "
 			 "writer or the sweep after sweep_cutoff removes it",
-			 (unsigned long long)x->size, x->last_modified[0] ? x->last_modified : "(unknown)");
+			 (unsigned long long)x->size, x->last_modified);
 		(void)finding(rep, "in_flight", x->name, 0, detail);
 		rep->in_flight++;
 		return;

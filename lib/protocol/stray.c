@@ -68,13 +68,15 @@ stray_purge_blocks(struct services *s, const char *blob_name)
 	return STRAY_REMOVED;
 }
 
-int
-stray_old_enough(const char *last_modified, int64_t now, unsigned cutoff)
+/* Last written (an HTTP-date) more than cutoff seconds before now?  No
+ * date: not proven old. */
+static int
+old_enough(const char *last_modified, int64_t now, unsigned cutoff)
 {
 	int64_t t;
 
 	if (http_date_parse(last_modified, strlen(last_modified), &t) != 0)
-		return 0;	/* no date: not proven old */
+		return 0;
 	return now - t > (int64_t)cutoff;
 }
 
@@ -164,7 +166,7 @@ stray_sweep(struct services *s, const char *prefix, unsigned cutoff, unsigned li
 				out->failed++;
 			continue;
 		}
-		if (!stray_old_enough(p.last_modified, now, cutoff))
+		if (!old_enough(p.last_modified, now, cutoff))
 			continue;	/* a live upload's, or one its writer may still remove */
 		switch (plan ? named(s, c.v[i]) : stray_remove(s, c.v[i], p.etag)) {
 		case STRAY_REMOVED:

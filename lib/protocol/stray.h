@@ -61,9 +61,4 @@ struct stray_sweep {
 BINDERY_NODISCARD int stray_sweep(struct services *s, const char *prefix, unsigned cutoff,
 				  unsigned limit, FILE *plan, struct stray_sweep *out);
 
-/* Is a listed blob a pending stray candidate old enough (Last-Modified an
- * HTTP-date, now in unix seconds)?  Shared with the audit, which calls the
- * younger ones in flight. */
-int stray_old_enough(const char *last_modified, int64_t now, unsigned cutoff);
-
 #endif
