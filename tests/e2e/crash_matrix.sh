@@ -45,6 +45,7 @@ cleanup() {
 	chaos_stop_private
 	stack_private_lighttpd_stop	# the heartbeat ones, if started
 	stack_private_pool_stop
+	[ -n "${pool_fp_dir:-}" ] && rm -rf "$pool_fp_dir"
 	rm -rf "$work"
 }
 trap cleanup EXIT
@@ -574,8 +575,11 @@ stack_private_lighttpd_stop
 
 # The pool's workers run as the web server's user: a "once" line is taken
 # out by writing the file anew beside it, so its directory is theirs.
-lane_fp=$FP FP=$BINDERY_TEST_VAR/crash-heartbeat-pool-fp/failpoints
-mkdir -p "${FP%/*}" && : >"$FP" && chown -R "$STACK_WWW_USER" "${FP%/*}" ||
+# Not under the checkout: a clone in a 0700 directory (mktemp -d) is closed
+# to www-data, and the failpoint would never fire.
+pool_fp_dir=$(mktemp -d /tmp/bindery-fp.XXXXXX) || bail_out "mktemp failed"
+lane_fp=$FP FP=$pool_fp_dir/failpoints
+: >"$FP" && chmod 0755 "$pool_fp_dir" && chown -R "$STACK_WWW_USER" "$pool_fp_dir" ||
 	bail_out "cannot make the pool's failpoints file"
 stack_private_pool "$BINDERY_TEST_VAR/crash-heartbeat-pool" "$work/heartbeat.conf" 2 18190 \
 	BINDERY_FAILPOINTS_FILE="$FP" || bail_out "the heartbeat pool did not start"
