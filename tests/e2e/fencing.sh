@@ -49,8 +49,8 @@ URL=$CHAOS_URL
 
 # R0's hold (ms) ends well after R1 has taken over (about a second in) and
 # well before R1's hold ends, so R0 compensates while R1 holds the row.
-R0_HOLD_MS=5000
-R1_HOLD_MS=12000
+R0_HOLD_MS=3500
+R1_HOLD_MS=7500
 
 head -c 70000 /dev/urandom >"$fence_work/body.bin"
 name="$FENCE_RUN-doc"
@@ -148,7 +148,7 @@ put() { # N: replace with putN.bin under If-Match $etag; code in putN.code
 # The hold must outlast the other request's way to the same read: on a
 # loaded 2-core machine that once took more than 2.5 s (the second request
 # then read after the first had committed, and the race was never staged).
-RACE_HOLD_MS=8000
+RACE_HOLD_MS=5000
 printf '%s\n' "replace.commit_after_read sleep:$RACE_HOLD_MS once" "replace.commit_after_read sleep:$RACE_HOLD_MS once" >"$FENCE_FP.tmp" &&
 	mv -f "$FENCE_FP.tmp" "$FENCE_FP"
 put 1 &

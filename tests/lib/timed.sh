@@ -6,16 +6,38 @@
 # (a whole stack each; dev's test_lanes_start): the test runs in the first
 # lane nobody holds, with that lane's environment (LANE/test.env), and holds
 # it (flock on LANE/lane.lock) until it ends, so tests in one lane never
-# overlap.  make check -jN with N lanes always finds one free.
+# overlap.
+#
+# BINDERY_TEST_LIGHT_LANE, when set, is one of those lanes kept for the
+# tests Makefile.am calls light (BINDERY_LIGHT_TESTS: they mostly wait on a
+# lease, a deadline or a held failpoint and use little CPU): a light test
+# tries it first and takes any other free lane after it; any other test never
+# takes it.  So at most one test more than there are cores' worth of busy
+# lanes runs at once, and it is one that sleeps.
 #
 # When BINDERY_TEST_TIMES names a file, "TEST<TAB>SECONDS<TAB>LANE<TAB>CPU"
 # is appended to it, so a run can say where its time went.  The test's output
 # and exit status pass through untouched.
 lane=-
 if [ -n "${BINDERY_TEST_LANES:-}" ]; then
+	eval "timed_test=\${$#}"
+	timed_light=
+	for t in ${BINDERY_LIGHT_TESTS:-}; do
+		case $timed_test in
+		*/"$t" | "$t") timed_light=1 ;;
+		esac
+	done
+	if [ -n "$timed_light" ]; then
+		timed_lanes="${BINDERY_TEST_LIGHT_LANE:-} $BINDERY_TEST_LANES"
+	else
+		timed_lanes=
+		for d in $BINDERY_TEST_LANES; do
+			[ "$d" = "${BINDERY_TEST_LIGHT_LANE:-}" ] || timed_lanes="$timed_lanes $d"
+		done
+	fi
 	lane=
 	while [ -z "$lane" ]; do
-		for d in $BINDERY_TEST_LANES; do
+		for d in $timed_lanes; do
 			exec 9>>"$d/lane.lock"
 			if flock -n 9; then
 				lane=$d

@@ -3,7 +3,9 @@
 # suite once.  Makefile.am names the slow ones in SLOW_TESTS (in the order
 # the lanes start them) and the fragments in mk/ name the rest in their
 # E2E_TESTS, so a script dropped from both, or named in both, would be
-# skipped or run twice without anything saying so.
+# skipped or run twice without anything saying so.  LIGHT_TESTS (the ones
+# ./dev test may run in its fourth lane) must name tests of the suite: a
+# name that matches none would send nothing there, silently.
 [ -n "${BASH_VERSION:-}" ] || exec bash "$0" "$@"
 here=$(cd "$(dirname "$0")" && pwd)
 . "$here/../lib/tap.sh"
@@ -35,4 +37,15 @@ is "${missing# }" "" "every tests/e2e/*.sh and tests/chaos/chaos.sh is in the su
 gone=''
 for f in $(cat "$slow" "$e2e"); do [ -e "$f" ] || gone="$gone $f"; done
 is "${gone# }" "" "every script named exists"
+
+# Every test of the suite, by the names the lists give (programs without .sh).
+listed_all() {
+	for v in SLOW_TESTS E2E_TESTS INTEGRATION_TESTS DIST_TESTS UNIT_TESTS FINAL_TESTS; do listed "$v"; done
+}
+listed LIGHT_TESTS >"$work/light"
+listed_all >"$work/all"
+ok '[ "$(wc -l <"$work/light")" -ge 3 ]' "the light tests are read ($(wc -l <"$work/light"))"
+stray=''
+for f in $(cat "$work/light"); do grep -qxF "$f" "$work/all" || stray="$stray $f"; done
+is "${stray# }" "" "every light test is a test of the suite"
 done_testing
