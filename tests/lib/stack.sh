@@ -809,11 +809,13 @@ stack_remove_www() {
 # (KIND dev), each lane of ./dev test (test) and ./dev bench (bench); the
 # cluster (tests/lib/cluster.sh) renders its hosts with the same pieces.
 
-# stack_write_config OUT socket|tcp [test]: render conf/bindery.conf.sample for the
+# stack_write_config OUT socket|tcp [KIND]: render conf/bindery.conf.sample for the
 # stack in STACK_VAR; 0640 root:www-data (www-data runs the responder under
-# Apache).  Sets CONFIG_CHANGED=1 when the file's content changed.
+# Apache).  KIND dev (./dev up) and test turn /metrics on; bench and none
+# (a cluster's host) leave it as shipped.  Sets CONFIG_CHANGED=1 when the
+# file's content changed.
 stack_write_config() {
-	local out=$1 mode=$2 kind=${3:-dev} tmp www
+	local out=$1 mode=$2 kind=${3:-} tmp www
 	tmp=$out.new
 	rm -f "$tmp"
 	stack_render "$STACK_TOP/conf/bindery.conf.sample" "$tmp" \
@@ -829,10 +831,13 @@ stack_write_config() {
 	# /metrics on, for any caller who may write (the demo token), its
 	# counters in the www dir's metrics/, where www-data (Apache's
 	# responders, the pool) and root (lighttpd's, the CLI) both reach.
-	www=$(stack_www_dir) || return 1
-	sed -i -e 's|^direct = false|direct = true|' -e 's|^; enabled = false|enabled = true|' \
-		-e "s|^; counters_file = .*|counters_file = $www/metrics/counters|" "$tmp"
-	grep -q '^counters_file = ' "$tmp" || { stack_log "conf/bindery.conf.sample has no counters_file line"; return 1; }
+	sed -i -e 's|^direct = false|direct = true|' "$tmp"
+	if [ "$kind" = dev ] || [ "$kind" = test ]; then
+		www=$(stack_www_dir) || return 1
+		sed -i -e 's|^; enabled = false|enabled = true|' \
+			-e "s|^; counters_file = .*|counters_file = $www/metrics/counters|" "$tmp"
+		grep -q '^counters_file = ' "$tmp" || { stack_log "conf/bindery.conf.sample has no counters_file line"; return 1; }
+	fi
 	if [ "$kind" = test ]; then
 		sed -i -e "s|^token = demo:.*|&\ntoken = other:$OTHER_TOKEN|" \
 			-e 's|^request_deadline = .*|request_deadline = 30|' \
@@ -949,7 +954,7 @@ stack_up() {
 		stack_azurite_tls_start || { stack_log "the TLS Azurite did not start"; return 1; }
 		stack_write_config "$conf" tcp test || return 1
 	else
-		stack_write_config "$conf" socket || return 1
+		stack_write_config "$conf" socket "$kind" || return 1
 	fi
 	[ -z "$CONFIG_CHANGED" ] || STACK_RESTART=1
 	# Migrations as the migration account, everything else as the runtime
