@@ -24,6 +24,11 @@ void handle_page_script(struct app *app, struct request *r);
 /* Health (health.c). */
 void handle_healthz(struct app *app, struct request *r);
 void handle_metrics(struct app *app, struct request *r);
+/* Attach [metrics] counters_file when metrics are on (a failure is logged:
+ * the responder serves on without counters).  Before a pool forks. */
+void metrics_counters_open(const struct bindery_config *cfg);
+/* Count a finished request: its route and status, its body bytes. */
+void metrics_count_request(const struct request *r);
 
 /* The documents (handlers.c) and their bytes (download.c). */
 void handle_list(struct app *app, struct request *r);

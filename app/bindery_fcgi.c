@@ -139,6 +139,8 @@ serve(struct app *app, struct request *r)
 	r->start_ms = clock_now_ms();
 	r->method = req_param(r, "REQUEST_METHOD");
 	request_path(r);
+	/* Routed first (pure), so a refusal below is counted under its route. */
+	route_request(r->method, r->path, &r->route);
 	r->content_length = -1;
 	cl = req_param(r, "CONTENT_LENGTH");
 	if (cl.len) {
@@ -152,13 +154,12 @@ serve(struct app *app, struct request *r)
 	r->token_rejected = r->owner == NULL && bearer_scheme(req_param(r, "HTTP_AUTHORIZATION"));
 	if (!admit_request(app, r))
 		return;
-	route_request(r->method, r->path, &r->route);
 	if (input_refused_early(app, r))
 		return;
-	if (r->route.id == ROUTE_HEALTHZ ||
+	if (r->route.id == ROUTE_HEALTHZ || r->route.id == ROUTE_METRICS ||
 	    r->route.id == ROUTE_PAGE_SCRIPT || r->route.id == ROUTE_UPLOADS_OPTIONS ||
 	    r->route.id == ROUTE_NOT_FOUND || r->route.id == ROUTE_METHOD_NOT_ALLOWED) {
-		/* no database needed to answer these */
+		/* no database needed to answer these (/metrics says it is down) */
 	} else if (services_db_ready(app->svc) != 0 && r->route.id != ROUTE_INDEX) {
 		resp_error_retry(r, 503, "unavailable", "the database is unavailable", 5);
 		return;
@@ -309,6 +310,7 @@ serve_fastcgi(struct app *app, int listen_fd, int pooled)
 		if (req_flush(&r) != 0)
 			log_warn("request %s: the answer's last bytes could not be sent", r.id);
 		log_request(&r);
+		metrics_count_request(&r);
 		req_end(&r);
 		FCGX_Finish_r(&fr);
 		req_release();
@@ -462,6 +464,8 @@ main(int argc, char **argv)
 		config_free(app.cfg);
 		return CONFIG_EX_CONFIG;
 	}
+	/* Before a pool forks its workers: they inherit the mapping. */
+	metrics_counters_open(app.cfg);
 	if (pooled) {
 		services_free(app.svc);
 		return pool_run(&po, app.cfg, pool_worker, NULL);
@@ -475,6 +479,7 @@ main(int argc, char **argv)
 		fflush(stdout);
 		cgi_drain(&app, &r);
 		log_request(&r);
+		metrics_count_request(&r);
 	} else {
 		serve_fastcgi(&app, 0, 0);
 	}

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "base/counters.h"
 #include "base/log.h"
 #include "base/rand.h"
 #include "protocol/sweep.h"
@@ -261,6 +262,40 @@ sweep_record_end(struct cli *cli, uint64_t id, enum sweep_result result, const s
 			 cli->cfg->sweep_history_days);
 }
 
+/*
+ * The run's actions into the counters every responder on this host shares
+ * (lib/base/counters.h), so /metrics counts the sweeper too: a separate
+ * process, but one more adder to the same file.  Storage and database
+ * errors met during the run count there as well.  Only with [metrics]
+ * enabled; a file that cannot be had is logged and the sweep goes on.
+ */
+static void
+sweep_counters_open(const struct cli *cli)
+{
+	char err[512];
+
+	if (cli->cfg->metrics_enabled &&
+	    counters_open(cli->cfg->metrics_counters_file, err, sizeof err) != COUNTERS_OK)
+		log_warn("sweep: not counted in /metrics: %s", err);
+}
+
+static void
+sweep_counters_add(const struct sweep_report *rep)
+{
+	counters_add(COUNTER_SWEEP_RUNS, 1);
+	counters_add(COUNTER_SWEEP_DROPPED, rep->dropped);
+	counters_add(COUNTER_SWEEP_DELETED, rep->deleted);
+	counters_add(COUNTER_SWEEP_PURGED, rep->purged);
+	counters_add(COUNTER_SWEEP_ROLLED_FORWARD, rep->rolled_forward);
+	counters_add(COUNTER_SWEEP_ROLLED_BACK, rep->rolled_back);
+	counters_add(COUNTER_SWEEP_OUTBOX, rep->outbox);
+	counters_add(COUNTER_SWEEP_TAKEN_OVER, rep->taken_over);
+	counters_add(COUNTER_SWEEP_KEYS_EXPIRED, rep->keys_expired);
+	counters_add(COUNTER_SWEEP_STRAYS, rep->strays);
+	counters_add(COUNTER_SWEEP_PROBLEMS, rep->problems);
+	counters_add(COUNTER_SWEEP_DEFERRED, rep->deferred);
+}
+
 int
 cmd_sweep(struct cli *cli, int argc, char **argv)
 {
@@ -282,12 +317,17 @@ cmd_sweep(struct cli *cli, int argc, char **argv)
 	if (a.lock && (rc = sweep_take_lock(cli, a.lock, holder, sizeof holder)) != SWEEP_GO)
 		return rc;
 	/* A dry run changes nothing, its record included. */
-	if (!so.dry_run)
+	if (!so.dry_run) {
 		run_id = sweep_record_begin(cli, a.lock, holder);
+		sweep_counters_open(cli);
+	}
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	se = sweep_run(cli->svc, &so, &rep);
 	clock_gettime(CLOCK_MONOTONIC, &t1);
 	sweep_record_end(cli, run_id, sweep_result_of(se, &rep, a.narrow[0] != '\0'), &rep);
+	if (!so.dry_run && se == SWEEP_OK)
+		sweep_counters_add(&rep);
+	counters_close();
 	if (a.lock && sweep_db_unlock(cli->svc->db, a.lock, holder) != DB_OK)
 		log_warn("lock %s not released; it lets go when its lease ends", a.lock);
 	if (se != SWEEP_OK) {

@@ -4,16 +4,19 @@
  * from lib/protocol/status.h; this file only words them.
  */
 #include <string.h>
+#include <unistd.h>
 
+#include "autoconfig.h"
 #include "answer.h"
 #include "app.h"
+#include "base/counters.h"
 #include "base/log.h"
 #include "protocol/status.h"
 #include "status_render.h"
 
 /* The Prometheus text format's media type, version 0.0.4. */
 #define METRICS_CONTENT_TYPE "text/plain; version=0.0.4; charset=utf-8"
-#define METRICS_MAX_BYTES (64 * 1024)
+#define METRICS_MAX_BYTES (256 * 1024)
 
 /*
  * 200 when the database and storage both answer, with whether the sweeper
@@ -41,19 +44,38 @@ handle_healthz(struct app *app, struct request *r)
 	resp_json(r, 503, j, "Retry-After: 5\r\n");
 }
 
-/* GET /metrics: who may ask was settled before the database (input_refused_early). */
+/* route_name for the counters' table, whose rows are route ids. */
+static const char *
+route_label(unsigned route)
+{
+	return route_name((enum route_id)route);
+}
+
+/*
+ * GET /metrics: who may ask was settled before the database
+ * (input_refused_early).  A database or storage that is down is a figure
+ * of its own (bindery_database_up, bindery_storage_up 0), not a 503: the
+ * scrape still answers with the counters, and the database's figures are
+ * left out until it is back.
+ */
 void
 handle_metrics(struct app *app, struct request *r)
 {
 	struct buf out = BUF_INIT(METRICS_MAX_BYTES);
+	struct metrics_process p = { PACKAGE_VERSION, (long)getpid(), 0, 0 };
+	struct status_probe probe;
 	struct status_view v;
+	enum buf_err e;
 
-	if (status_view_fill(app->svc, NULL, &v) != DB_OK) {
+	p.database_up = status_view_fill(app->svc, NULL, &v) == DB_OK;
+	if (!p.database_up)
 		log_warn("metrics: the database does not answer");
-		answer_failure(r, ANSWER_READ, PROTO_UNAVAILABLE, 0);
-		goto out;
-	}
-	if (status_render_metrics(&out, &v) != BUF_OK) {
+	p.storage_up = status_storage_ok(app->svc, &probe);
+	if ((e = status_render_process(&out, &p)) == BUF_OK)
+		e = status_render_counters(&out, route_label, ROUTE_COUNT);
+	if (e == BUF_OK && p.database_up)
+		e = status_render_metrics(&out, &v);
+	if (e != BUF_OK) {
 		resp_error(r, 500, "internal", "the metrics did not fit");
 		goto out;
 	}
@@ -61,4 +83,25 @@ handle_metrics(struct app *app, struct request *r)
 	(void)req_write(r, out.ptr, out.len);
 out:
 	buf_free(&out);
+}
+
+void
+metrics_counters_open(const struct bindery_config *cfg)
+{
+	char err[512];
+
+	if (!cfg->metrics_enabled)
+		return;
+	if (counters_open(cfg->metrics_counters_file, err, sizeof err) != COUNTERS_OK)
+		log_warn("%s; /metrics answers without the counters (bindery_counters_up 0)", err);
+}
+
+void
+metrics_count_request(const struct request *r)
+{
+	if (!counters_attached())
+		return;
+	counters_add_request((unsigned)r->route.id, r->status);
+	counters_add(COUNTER_BYTES_IN, r->body_read);
+	counters_add(COUNTER_BYTES_OUT, r->bytes_out);
 }

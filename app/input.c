@@ -69,8 +69,12 @@ input_refused_early(struct app *app, struct request *r)
 			resp_error(r, 404, "not_found", "no such route");
 			return 1;
 		}
-		if (!input_writer(r))
+		if (!r->owner) {
+			resp_error(r, 401, "unauthorized", r->token_rejected ? "the bearer token is not valid" :
+				   "the metrics need a bearer token or web server authentication"
+				   " ([metrics] owner, else any caller who may write)");
 			return 1;
+		}
 		if (app->cfg->metrics_owner && strcmp(r->owner, app->cfg->metrics_owner) != 0) {
 			resp_error(r, 403, "forbidden", "this caller may not read the metrics");
 			return 1;

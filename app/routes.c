@@ -40,6 +40,34 @@ static const struct route_path table[] = {
 	    { "DELETE", ROUTE_UPLOAD_DELETE } } },
 };
 
+static const char *const names[] = {
+	[ROUTE_NOT_FOUND] = "unmatched",
+	[ROUTE_METHOD_NOT_ALLOWED] = "method_not_allowed",
+	[ROUTE_INDEX] = "GET /",
+	[ROUTE_PAGE_SCRIPT] = "GET /page.js",
+	[ROUTE_HEALTHZ] = "GET /healthz",
+	[ROUTE_METRICS] = "GET /metrics",
+	[ROUTE_DOCUMENTS_LIST] = "GET /documents",
+	[ROUTE_DOCUMENTS_CREATE] = "POST /documents",
+	[ROUTE_DOCUMENTS_DIRECT] = "POST /documents/direct",
+	[ROUTE_DOCUMENT_FINALIZE] = "POST /documents/{id}/finalize",
+	[ROUTE_DOCUMENT_GET] = "GET /documents/{id}",
+	[ROUTE_DOCUMENT_DELETE] = "DELETE /documents/{id}",
+	[ROUTE_CONTENT_GET] = "GET /documents/{id}/content",
+	[ROUTE_CONTENT_PUT] = "PUT /documents/{id}/content",
+	[ROUTE_UPLOADS_OPTIONS] = "OPTIONS /uploads",
+	[ROUTE_UPLOADS_CREATE] = "POST /uploads",
+	[ROUTE_UPLOAD_HEAD] = "HEAD /uploads/{upload}",
+	[ROUTE_UPLOAD_PATCH] = "PATCH /uploads/{upload}",
+	[ROUTE_UPLOAD_DELETE] = "DELETE /uploads/{upload}",
+};
+
+const char *
+route_name(enum route_id id)
+{
+	return (unsigned)id < ARRAY_LEN(names) && names[id] != NULL ? names[id] : "unmatched";
+}
+
 /* An upload id segment: exactly 32 lower-case hex digits. */
 static int
 upload_id_ok(struct span seg)

@@ -52,4 +52,15 @@ struct route_match {
  */
 enum route_id route_request(struct span method, struct span path, struct route_match *out);
 
+/*
+ * The route as a template, "GET /documents/{id}" (HEAD is GET's), for a
+ * metric's label: one of a fixed set, never a client's path.  "unmatched"
+ * for NOT_FOUND (no route, or a request refused before routing) and
+ * "method_not_allowed".
+ */
+const char *route_name(enum route_id id);
+
+/* One more than the highest route id (the counters' table is this wide). */
+#define ROUTE_COUNT (ROUTE_UPLOAD_DELETE + 1)
+
 #endif

@@ -125,12 +125,18 @@ struct exposition {
 	enum buf_err err;	/* the first failure; later appends are skipped */
 };
 
-/* A metric family's HELP and TYPE lines (every figure here is a gauge). */
+/* A metric family's HELP and TYPE lines, of a type. */
+static void
+family_of(struct exposition *x, const char *type, const char *name, const char *help)
+{
+	if (x->err == BUF_OK)
+		x->err = buf_appendf(x->out, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
+}
+
 static void
 family(struct exposition *x, const char *name, const char *help)
 {
-	if (x->err == BUF_OK)
-		x->err = buf_appendf(x->out, "# HELP %s %s\n# TYPE %s gauge\n", name, help, name);
+	family_of(x, "gauge", name, help);
 }
 
 /* One sample; labels is "" or "{k=\"v\"}" (values here are fixed words, nothing to escape). */
@@ -171,6 +177,9 @@ status_render_metrics(struct buf *out, const struct status_view *v)
 	family(&x, "bindery_unfinished_uploads", "Uploads whose intent is still open, by route.");
 	sample(&x, "bindery_unfinished_uploads", "{route=\"tus\"}", (int64_t)f->uploads_tus);
 	sample(&x, "bindery_unfinished_uploads", "{route=\"direct\"}", (int64_t)f->uploads_direct);
+	gauge(&x, "bindery_stored_documents", "Ready documents in the database.", (int64_t)f->stored_documents);
+	gauge(&x, "bindery_stored_bytes", "The sum of the ready documents' sizes, in bytes.",
+	      (int64_t)f->stored_bytes);
 	gauge(&x, "bindery_idempotency_keys", "Idempotency keys kept.", (int64_t)f->idempotency_keys);
 	gauge(&x, "bindery_idempotency_keys_unfinished", "Idempotency keys without a final answer yet.",
 	      (int64_t)f->idempotency_unfinished);
@@ -202,5 +211,92 @@ status_render_metrics(struct buf *out, const struct status_view *v)
 	      (int64_t)f->schema_applied);
 	gauge(&x, "bindery_schema_version_latest", "Highest schema migration this bindery ships.",
 	      (int64_t)v->schema_latest);
+	return x.err;
+}
+
+enum buf_err
+status_render_process(struct buf *out, const struct metrics_process *p)
+{
+	struct exposition x = { out, BUF_OK };
+	char labels[128];
+
+	family(&x, "bindery_build_info", "Always 1; the version of the bindery that answered.");
+	snprintf(labels, sizeof labels, "{version=\"%s\"}", p->version);
+	sample(&x, "bindery_build_info", labels, 1);
+	gauge(&x, "bindery_process_id", "The process that answered this scrape (the counters are the"
+	      " sum over every process; this is not).", p->pid);
+	gauge(&x, "bindery_database_up", "1 when the database answered this scrape's queries.", p->database_up);
+	gauge(&x, "bindery_storage_up", "1 when storage answered this scrape's probe.", p->storage_up);
+	return x.err;
+}
+
+/* A counter family with one sample of its own. */
+static void
+counter(struct exposition *x, const char *name, const char *help, enum counter_id id)
+{
+	family_of(x, "counter", name, help);
+	sample(x, name, "", (int64_t)counters_get(id));
+}
+
+enum buf_err
+status_render_counters(struct buf *out, const char *(*route_label)(unsigned route), unsigned nroutes)
+{
+	static const struct {
+		const char *action;
+		enum counter_id id;
+	} sweep[] = {
+		{ "dropped", COUNTER_SWEEP_DROPPED }, { "deleted", COUNTER_SWEEP_DELETED },
+		{ "purged", COUNTER_SWEEP_PURGED }, { "rolled_forward", COUNTER_SWEEP_ROLLED_FORWARD },
+		{ "rolled_back", COUNTER_SWEEP_ROLLED_BACK }, { "outbox", COUNTER_SWEEP_OUTBOX },
+		{ "taken_over", COUNTER_SWEEP_TAKEN_OVER }, { "keys_expired", COUNTER_SWEEP_KEYS_EXPIRED },
+		{ "strays", COUNTER_SWEEP_STRAYS }, { "problems", COUNTER_SWEEP_PROBLEMS },
+		{ "deferred", COUNTER_SWEEP_DEFERRED },
+	};
+	struct exposition x = { out, BUF_OK };
+	char labels[160];
+	unsigned route;
+	size_t i;
+	int code;
+
+	gauge(&x, "bindery_counters_up", "1 when this process counts in the shared counters file"
+	      " ([metrics] counters_file); 0: the counters below are missing (the log says why).",
+	      counters_attached());
+	if (!counters_attached())
+		return x.err;
+	gauge(&x, "bindery_counters_start_timestamp_seconds",
+	      "When the counters file was created (Unix time): the counters count from then.",
+	      counters_created());
+	family_of(&x, "counter", "bindery_http_requests_total",
+		  "Requests answered, by route (its template) and status code.");
+	for (route = 0; route < nroutes && route < COUNTERS_ROUTES; route++)
+		for (code = 0; code < COUNTERS_CODES; code++) {
+			uint64_t n = counters_get_request(route, code);
+
+			if (n == 0 || (code > 0 && code < 100))
+				continue;
+			snprintf(labels, sizeof labels, "{route=\"%s\",code=\"%d\"}", route_label(route), code);
+			sample(&x, "bindery_http_requests_total", labels, (int64_t)n);
+		}
+	counter(&x, "bindery_documents_created_total", "Documents created (they became ready).",
+		COUNTER_DOCUMENTS_CREATED);
+	counter(&x, "bindery_documents_replaced_total", "Documents whose bytes a replace committed.",
+		COUNTER_DOCUMENTS_REPLACED);
+	counter(&x, "bindery_documents_deleted_total", "Documents deleted.", COUNTER_DOCUMENTS_DELETED);
+	counter(&x, "bindery_http_request_bytes_total", "Request body bytes read.", COUNTER_BYTES_IN);
+	counter(&x, "bindery_http_response_bytes_total", "Response body bytes written.", COUNTER_BYTES_OUT);
+	counter(&x, "bindery_storage_errors_total",
+		"Storage calls that failed after their retries (unreachable, refused, 5xx, throttled, timed out).",
+		COUNTER_STORAGE_ERRORS);
+	counter(&x, "bindery_database_errors_total",
+		"Database failures: a connection that could not be made or was lost, a server error.",
+		COUNTER_DATABASE_ERRORS);
+	counter(&x, "bindery_sweep_runs_total", "Runs of bindery sweep on this host (dry runs not counted).",
+		COUNTER_SWEEP_RUNS);
+	family_of(&x, "counter", "bindery_sweep_actions_total",
+		  "What bindery sweep did on this host, by action (as its summary names them).");
+	for (i = 0; i < ARRAY_LEN(sweep); i++) {
+		snprintf(labels, sizeof labels, "{action=\"%s\"}", sweep[i].action);
+		sample(&x, "bindery_sweep_actions_total", labels, (int64_t)counters_get(sweep[i].id));
+	}
 	return x.err;
 }

@@ -11,6 +11,7 @@
 #include <jansson.h>
 
 #include "base/buf.h"
+#include "base/counters.h"
 #include "parse/config.h"
 #include "protocol/status.h"
 
@@ -20,5 +21,27 @@ void status_render_text(FILE *fp, const struct status_view *v);
 json_t *status_render_json(const struct status_view *v);
 /* The Prometheus text exposition (0.0.4) of the same figures, appended to out. */
 BINDERY_NODISCARD enum buf_err status_render_metrics(struct buf *out, const struct status_view *v);
+
+/* What GET /metrics says besides the database's figures: who answered and
+ * what it could reach. */
+struct metrics_process {
+	const char *version;	/* PACKAGE_VERSION */
+	long pid;		/* the answering process */
+	int database_up;
+	int storage_up;
+};
+
+/* bindery_build_info, bindery_process_id and the up gauges, appended to out. */
+BINDERY_NODISCARD enum buf_err status_render_process(struct buf *out, const struct metrics_process *p);
+
+/*
+ * The shared counters (base/counters.h) as counter families appended to
+ * out, with bindery_counters_up; the requests by route (route_label(i) for
+ * i below nroutes: a fixed set of names, none needing an escape) and code,
+ * only the pairs counted at least once.  Nothing but counters_up 0 when no
+ * counters file is attached.
+ */
+BINDERY_NODISCARD enum buf_err status_render_counters(struct buf *out, const char *(*route_label)(unsigned route),
+						     unsigned nroutes);
 
 #endif

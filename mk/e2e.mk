@@ -17,6 +17,10 @@ EXTRA_DIST += tests/e2e/pool.sh tests/e2e/healthz.sh tests/e2e/smoke.sh tests/e2
 # directory of one still running.
 UNIT_TESTS += tests/unit/stack_busy.sh
 EXTRA_DIST += tests/unit/stack_busy.sh
+# The stacks' bindery.conf: /metrics on in ./dev up too, its counters where
+# the web server's user can write them.
+UNIT_TESTS += tests/unit/stack_config.sh
+EXTRA_DIST += tests/unit/stack_config.sh
 # ... and the bench's summaries: met goes by the rounds' own ratios.
 UNIT_TESTS += tests/unit/bench_results.sh
 EXTRA_DIST += tests/unit/bench_results.sh
@@ -104,6 +108,13 @@ EXTRA_DIST += tests/e2e/server_errors.sh tests/tools/raw_request.py
 # both servers.
 E2E_TESTS += tests/e2e/status.sh
 EXTRA_DIST += tests/e2e/status.sh tests/tools/metrics_parse.py
+
+# The counters of GET /metrics are the sum over every responder process
+# (lighttpd's, Apache mod_fcgid's, the pool's workers) and bindery sweep:
+# requests through all three servers counted exactly, whichever process
+# answers, never backwards; read by python3-prometheus-client.
+E2E_TESTS += tests/e2e/metrics.sh
+EXTRA_DIST += tests/e2e/metrics.sh
 
 # The pool (bindery.fcgi --listen) behind Apache mod_proxy_fcgi
 # (conf/apache-proxy-fcgi.conf): a binary round trip, a body streamed to

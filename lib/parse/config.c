@@ -94,6 +94,7 @@ static const struct key_def keys[] = {
 	K("sweep", "history_days", KEY_COUNT, sweep_history_days),
 	K("metrics", "enabled", KEY_BOOL, metrics_enabled),
 	K("metrics", "owner", KEY_STRING, metrics_owner),
+	K("metrics", "counters_file", KEY_STRING, metrics_counters_file),
 	K("log", "level", KEY_LOG_LEVEL, log_level),
 	K("log", "sink", KEY_LOG_SINK, log_sink),
 };
@@ -918,6 +919,13 @@ config_check(struct load_state *st)
 		cfg->storage_endpoint[--n] = '\0';
 	if (cfg->storage_prefix == NULL && (cfg->storage_prefix = span_dup(SPAN_LIT(""))) == NULL)
 		add_error(st, 0, "out of memory");
+	if (cfg->metrics_counters_file == NULL &&
+	    (cfg->metrics_counters_file = span_dup(SPAN_LIT(CONFIG_COUNTERS_FILE_DEFAULT))) == NULL)
+		add_error(st, 0, "out of memory");
+	/* Every process must name the same file, whatever its working directory. */
+	else if (cfg->metrics_counters_file[0] != '/')
+		add_error(st, key_line_of(st, "metrics", "counters_file"),
+			  "[metrics] counters_file must be an absolute path");
 	/* Put Block takes at most 4000 MiB and a block list 50,000 blocks. */
 	if (cfg->block_size > (4000ULL << 20))
 		add_error(st, key_line_of(st, "limits", "block_size"),
@@ -1105,6 +1113,7 @@ config_free(struct bindery_config *cfg)
 	free(cfg->storage_ca_file);
 	free(cfg->storage_ca_path);
 	free(cfg->metrics_owner);
+	free(cfg->metrics_counters_file);
 	for (i = 0; i < cfg->ntokens; i++) {
 		free(cfg->tokens[i].owner);
 		free(cfg->tokens[i].token);

@@ -126,6 +126,8 @@ struct bindery_config {
 	/* [metrics] */
 	int metrics_enabled;		/* GET /metrics answers (else 404) */
 	char *metrics_owner;		/* only this caller may read it; NULL: any writer */
+	char *metrics_counters_file;	/* the counters every process shares (lib/base/counters.h);
+					 * an absolute path, CONFIG_COUNTERS_FILE_DEFAULT unless set */
 
 	/* [log] */
 	enum log_level log_level;
@@ -141,6 +143,9 @@ struct bindery_config {
 #define SYSCONFDIR "/etc"
 #endif
 #define CONFIG_DEFAULT_PATH SYSCONFDIR "/bindery/bindery.conf"
+/* Where the counters live unless [metrics] counters_file says: a directory
+ * the web server's user owns, cleared at boot (the counters start over). */
+#define CONFIG_COUNTERS_FILE_DEFAULT "/run/bindery/counters"
 
 /*
  * Load path (NULL: $BINDERY_CONFIG, then CONFIG_DEFAULT_PATH).

@@ -6,6 +6,7 @@
 #include <nettle/sha2.h>
 
 #include "base/base64.h"
+#include "base/counters.h"
 #include "base/failpoint.h"
 #include "base/log.h"
 #include "base/rand.h"
@@ -378,6 +379,8 @@ commit_direct(struct services *s, const struct direct_row *row, const struct ver
 	/* The request that made the intent may have carried a key. */
 	e = docs_mark_ready(s->db, row->document_id, row->blob_name, row->holder, v->size, v->sha256_hex,
 			    v->etag, READY_ALL);
+	if (e == DB_OK)
+		counters_add(COUNTER_DOCUMENTS_CREATED, 1);
 	return e == DB_CONFLICT ? PROTO_UNAVAILABLE : proto_from_db(e);
 }
 

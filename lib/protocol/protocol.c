@@ -6,6 +6,7 @@
 #include <gnutls/crypto.h>
 
 #include "base/clock.h"
+#include "base/counters.h"
 #include "base/failpoint.h"
 #include "base/log.h"
 #include "protocol/protocol.h"
@@ -478,6 +479,7 @@ finish_create(struct services *s, struct held_intent *hi,
 	}
 	if (e != DB_OK)
 		return proto_from_db(e);
+	counters_add(COUNTER_DOCUMENTS_CREATED, 1);
 	if (FAILPOINT("create.after_ready"))
 		return PROTO_UNAVAILABLE;
 	if (docs_get(s->db, doc_id, &out->doc) != DB_OK)
@@ -834,8 +836,10 @@ replace_upload_commit(struct services *s, struct held_intent *hi, const struct p
 	nb.content_type = body->content_type;
 	e = docs_replace_commit(s->db, hi->doc_id, &nb, expected_version, s->cfg->retire_grace, &stale,
 				&out->doc);
-	if (e == DB_OK)
+	if (e == DB_OK) {
+		counters_add(COUNTER_DOCUMENTS_REPLACED, 1);
 		return FAILPOINT("replace.after_commit") ? PROTO_UNAVAILABLE : PROTO_OK;
+	}
 	if (e == DB_NOT_FOUND || stale) {
 		/* Deleted or changed while we uploaded: the new bytes are nobody's. */
 		proto_roll_back_replace(s, hi);
@@ -920,6 +924,7 @@ proto_delete(struct services *s, uint64_t doc_id, const char *owner,
 		return PROTO_STALE;
 	if (e != DB_OK)
 		return proto_from_db(e);
+	counters_add(COUNTER_DOCUMENTS_DELETED, 1);
 	/* The blob stays for the grace period: a download under way or a SAS
 	 * link already handed out may still need it.  The outbox deletes it. */
 	return FAILPOINT("delete.after_commit") ? PROTO_UNAVAILABLE : PROTO_OK;

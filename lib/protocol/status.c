@@ -55,25 +55,34 @@ sweeper_late(struct services *s)
 	return status_db_sweeper_late(&last_ok, s->cfg->sweep_late_after);
 }
 
-void
-status_probe(struct services *s, struct status_probe *out)
+int
+status_storage_ok(struct services *s, struct status_probe *probe)
 {
 	struct blob_props props;
 	struct blob_result res;
+	int ok = 1;
 
-	memset(out, 0, sizeof *out);
-	out->database_ok = db_ping(s->db) == DB_OK;
-	out->storage = "ok";
+	probe->storage = "ok";
+	probe->storage_why[0] = '\0';
 	blob_client_set_deadline(s->blob, clock_now_ms() + PROBE_STORAGE_MS);
 	if (blob_get_properties(s->blob, ".bindery-healthz", &props, &res) != 0 &&
 	    res.status != BLOB_NOT_FOUND) {
-		out->storage = res.status == BLOB_AUTH_FAILED ? "unauthorized" : "unavailable";
-		snprintf(out->storage_why, sizeof out->storage_why, "%s",
+		ok = 0;
+		probe->storage = res.status == BLOB_AUTH_FAILED ? "unauthorized" : "unavailable";
+		snprintf(probe->storage_why, sizeof probe->storage_why, "%s",
 			 res.message[0] != '\0' ? res.message : "storage does not answer");
-		log_warn("healthz: storage: %s (HTTP %ld %s): %s", blob_status_name(res.status),
+		log_warn("storage probe: %s (HTTP %ld %s): %s", blob_status_name(res.status),
 			 res.http_status, res.code, res.message);
 	}
 	blob_client_set_deadline(s->blob, 0);
-	if (out->database_ok && strcmp(out->storage, "ok") == 0)
+	return ok;
+}
+
+void
+status_probe(struct services *s, struct status_probe *out)
+{
+	memset(out, 0, sizeof *out);
+	out->database_ok = db_ping(s->db) == DB_OK;
+	if (status_storage_ok(s, out) && out->database_ok)
 		out->sweeper_late = sweeper_late(s);
 }

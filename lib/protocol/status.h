@@ -41,6 +41,14 @@ struct status_probe {
 };
 
 /*
+ * Ask storage for a name that never exists, within a few seconds: 1 when
+ * it answered (a 404 proves reachability and the credentials); else 0 with
+ * what it said in probe->storage and probe->storage_why (the rest of probe
+ * untouched).  Logged when not ok.
+ */
+int status_storage_ok(struct services *s, struct status_probe *probe);
+
+/*
  * Ping the database and ask storage for a name that never exists (a 404
  * proves reachability and the credentials), within a few seconds; then,
  * when both answered, whether the sweeper is late ([sweep] late_after).  A

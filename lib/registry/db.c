@@ -9,6 +9,7 @@
 #include <mysqld_error.h>
 
 #include "registry/db.h"
+#include "base/counters.h"
 #include "base/log.h"
 
 #define DB_MAX_STMTS 64
@@ -193,9 +194,11 @@ classify(struct db *db, unsigned code, const char *msg)
 	case ER_UNKNOWN_COM_ERROR:
 		db->broken = 1;
 		log_warn("database connection lost (%s)", db->last_error);
+		counters_add(COUNTER_DATABASE_ERRORS, 1);
 		return DB_UNAVAILABLE;
 	default:
 		log_error("database error %s", db->last_error);
+		counters_add(COUNTER_DATABASE_ERRORS, 1);
 		return DB_FAILED;
 	}
 }
@@ -276,6 +279,7 @@ connect_one(struct db *db, size_t i)
 		remember_error(db, mysql_errno(db->conn), mysql_error(db->conn));
 		log_warn("cannot connect to the database %s:%u (%s)", db->socket ? db->socket : db->hosts[i],
 			 db->socket ? 0 : db->ports[i], db->last_error);
+		counters_add(COUNTER_DATABASE_ERRORS, 1);
 		mysql_close(db->conn);
 		db->conn = NULL;
 		return DB_UNAVAILABLE;

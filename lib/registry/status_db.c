@@ -21,6 +21,10 @@ static const char sql_outbox[] =
 static const char sql_uploads_tus[] =
 	"SELECT COUNT(*) FROM uploads u JOIN blobs b ON b.name = u.blob_name"
 	" WHERE b.state IN ('pending', 'sweeping')";
+/* What is stored: one pass over the ready rows (documents_status_id
+ * narrows to them; the sizes are read from each row). */
+static const char sql_stored[] =
+	"SELECT COUNT(*), COALESCE(SUM(size), 0) FROM documents WHERE status = 'ready'";
 static const char sql_keys[] =
 	"SELECT COUNT(*), COALESCE(SUM(status_code IS NULL), 0) FROM idempotency_keys";
 /* UNIX_TIMESTAMP reads a DATETIME in the session's time zone, the one NOW(6) wrote it in. */
@@ -73,6 +77,7 @@ status_db_read(struct db *db, struct status_figures *out)
 	struct db_col c_outbox[] = { DBC_U64(&out->outbox), DBC_U64(&out->outbox_due) };
 	struct db_col c_tus[] = { DBC_U64(&out->uploads_tus) };
 	struct db_col c_keys[] = { DBC_U64(&out->idempotency_keys), DBC_U64(&out->idempotency_unfinished) };
+	struct db_col c_stored[] = { DBC_U64(&out->stored_documents), DBC_U64(&out->stored_bytes) };
 	enum db_err e;
 
 	memset(out, 0, sizeof *out);
@@ -86,7 +91,8 @@ status_db_read(struct db *db, struct status_figures *out)
 	    (e = db_query(db, sql_intents, NULL, 0, c_intents, ARRAY_LEN(c_intents), NULL, NULL)) != DB_OK ||
 	    (e = db_query(db, sql_outbox, NULL, 0, c_outbox, ARRAY_LEN(c_outbox), NULL, NULL)) != DB_OK ||
 	    (e = db_query(db, sql_uploads_tus, NULL, 0, c_tus, 1, NULL, NULL)) != DB_OK ||
-	    (e = db_query(db, sql_keys, NULL, 0, c_keys, ARRAY_LEN(c_keys), NULL, NULL)) != DB_OK)
+	    (e = db_query(db, sql_keys, NULL, 0, c_keys, ARRAY_LEN(c_keys), NULL, NULL)) != DB_OK ||
+	    (e = db_query(db, sql_stored, NULL, 0, c_stored, ARRAY_LEN(c_stored), NULL, NULL)) != DB_OK)
 		return e;
 	out->schema_applied = (unsigned)applied;
 	/* A database not yet migrated to sql/012 still has figures to show,

@@ -7,7 +7,8 @@
  * Every age is measured by the database's clock (TIMESTAMPDIFF against
  * NOW(6)), so a figure is the same whichever host asks.  The reads are a
  * handful of COUNTs over indexed states (the idempotency keys are counted
- * whole, a scan of their smallest index); none takes a lock.
+ * whole, a scan of their smallest index; the stored documents and bytes
+ * one pass over the ready rows); none takes a lock.
  */
 #ifndef BINDERY_STATUS_DB_H
 #define BINDERY_STATUS_DB_H
@@ -43,6 +44,8 @@ struct status_figures {
 	uint64_t uploads_direct;	/* direct intents still pending */
 	uint64_t idempotency_keys;	/* all keys kept */
 	uint64_t idempotency_unfinished;/* keys with no final answer yet */
+	uint64_t stored_documents;	/* ready documents */
+	uint64_t stored_bytes;		/* ... the sum of their sizes */
 	int migrated;			/* schema_migrations exists (else every figure is 0) */
 	unsigned schema_applied;	/* highest version in schema_migrations */
 	int sweep_runs_known;		/* the schema has sweep_runs (else no runs below) */

@@ -24,6 +24,7 @@
 #include <gnutls/crypto.h>
 
 #include "base/clock.h"
+#include "base/counters.h"
 #include "base/log.h"
 #include "storage/blob.h"
 #include "storage/blob_internal.h"
@@ -784,6 +785,23 @@ easy_release(struct blob_client *c, CURL *e)
 			c->easy_busy[i] = 0;
 }
 
+/* A call's end that means storage failed us (not an answer the protocol
+ * expects, such as 404 or a condition not met): /metrics counts these. */
+static int
+storage_failure(enum blob_status st)
+{
+	switch (st) {
+	case BLOB_AUTH_FAILED:
+	case BLOB_TRANSIENT:
+	case BLOB_DEADLINE:
+	case BLOB_FAILED:
+	case BLOB_REJECTED:
+		return 1;
+	default:
+		return 0;
+	}
+}
+
 static void
 request_done(struct blob_client *c, struct blob_request *r)
 {
@@ -791,6 +809,8 @@ request_done(struct blob_client *c, struct blob_request *r)
 	if (r->res.status == BLOB_EXISTS && r->ambiguous)
 		r->res.status = BLOB_EXISTS_MAYBE_OURS;
 	scrub_message(c, &r->res);
+	if (storage_failure(r->res.status))
+		counters_add(COUNTER_STORAGE_ERRORS, 1);
 }
 
 /* Launch one attempt, or finish r with BLOB_DEADLINE past the deadline. */
@@ -802,9 +822,16 @@ attempt_launch(struct blob_client *c, struct blob_request *r)
 			blob_result_clear(&r->res);
 			(void)blob_result_set(&r->res, BLOB_DEADLINE,
 			    "deadline passed before the call");
-		} else
-			(void)blob_result_set(&r->res, r->res.status,
-			    "deadline passed before a retry");
+		} else {
+			/* The last attempt's cause is what the caller needs
+			 * (a refused connection, a 503): the deadline only
+			 * says why there was no further try. */
+			char m[sizeof r->res.message + 48];	/* blob_result_set cuts it to fit */
+
+			snprintf(m, sizeof m, "%s (no retry: the deadline came first)",
+			    r->res.message[0] ? r->res.message : "the last attempt failed");
+			(void)blob_result_set(&r->res, r->res.status, m);
+		}
 		request_done(c, r);
 		return;
 	}

@@ -1,15 +1,18 @@
 #!/usr/bin/env bash
 # GET /healthz through lighttpd, Apache and the pool (bindery.fcgi --listen
 # behind Apache mod_proxy_fcgi): 200 when MariaDB and Azurite
-# answer; 503 naming the one that does not while it is stopped; 200 again
-# after it restarts (the responder reconnects by itself).
+# answer; 503 naming the one that does not while it is stopped (Azurite
+# stopped refuses connections, and the message says so); 200 again after
+# it restarts (the responder reconnects by itself).  Meanwhile /metrics
+# stays 200 with bindery_database_up or bindery_storage_up 0.
 [ -n "${BASH_VERSION:-}" ] || exec bash "$0" "$@"
 here=$(cd "$(dirname "$0")" && pwd)
 . "$here/../lib/tap.sh"
 . "$here/../lib/http.sh"
 . "$here/../lib/stack.sh"
 
-need_stack BINDERY_TEST_LIGHTTPD_URL BINDERY_TEST_APACHE_URL BINDERY_TEST_APACHE_POOL_URL BINDERY_TEST_VAR
+need_stack BINDERY_TEST_LIGHTTPD_URL BINDERY_TEST_APACHE_URL BINDERY_TEST_APACHE_POOL_URL BINDERY_TEST_VAR \
+	BINDERY_TEST_TOKEN
 stack_init "$BINDERY_TEST_VAR"
 stack_alive mariadb && stack_alive azurite || missing "MariaDB or Azurite of the test stack is not running"
 
@@ -51,7 +54,20 @@ all_down() {
 		unlike "$HTTP_BODY" "\"$1\" *: *\"ok\"" "$name: $1 is not ok"
 		like "$HTTP_BODY" "\"$other\" *: *\"ok\"" "$name: $other is still ok"
 		ok 'no_secret_in "$HTTP_BODY"' "$name: no secret in the answer"
+		# Stopped, it refuses connections: the message names that, not
+		# the deadline that ended the retries.
+		[ "$1" = database ] ||
+			like "$(jfield "$HTTP_BODY" message)" '^storage refused the connection' \
+				"$name: the message says storage refused the connection"
 	done
+	# A scraper wants the gauge, not a 503: /metrics (one server will
+	# do: the code is the same) answers 200 and says which is down.
+	metrics_code=$(curl -s -m 30 -o "$metrics_out" -w '%{http_code}' \
+		-H "Authorization: Bearer $BINDERY_TEST_TOKEN" "$BINDERY_TEST_APACHE_POOL_URL/metrics") || metrics_code=000
+	is "$metrics_code" 200 "pool: /metrics is 200 with $1 down"
+	ok "grep -qx 'bindery_$1_up 0' '$metrics_out' && grep -qx 'bindery_${other}_up 1' '$metrics_out'" \
+		"... bindery_$1_up 0, bindery_${other}_up 1"
+	ok "grep -q '^bindery_http_requests_total{' '$metrics_out'" "... the counters are still there"
 }
 
 # no_secret_in TEXT: true unless TEXT holds the storage key or DB password.
@@ -65,9 +81,10 @@ no_secret_in() {
 }
 
 all_healthy "at the start"
+metrics_out=$(mktemp) || bail_out "mktemp failed"
 
 # MariaDB down and back.  Restart it whatever happens to the checks.
-trap 'stack_mariadb_start >/dev/null 2>&1; stack_azurite_start >/dev/null 2>&1' EXIT
+trap 'stack_mariadb_start >/dev/null 2>&1; stack_azurite_start >/dev/null 2>&1; rm -f "$metrics_out"' EXIT
 stack_mariadb_stop
 ok '! stack_alive mariadb' "MariaDB stopped"
 all_down database

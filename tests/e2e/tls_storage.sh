@@ -190,7 +190,7 @@ req GET "http://127.0.0.1:$HTTP_PORT/healthz"
 is "$HTTP_CODE" 503 "without the CA /healthz is 503"
 like "$HTTP_BODY" '"message":"TLS: storage.s certificate was refused' "... and its message names the cause"
 stack_private_lighttpd_stop
-like "$(cat "$work"/lighttpd-untrusted/log/* 2>/dev/null)" 'healthz: storage: .*certificate was refused' \
+like "$(cat "$work"/lighttpd-untrusted/log/* 2>/dev/null)" 'storage probe: .*certificate was refused' \
 	"... as does the responder's log"
 
 # ---- redirect mode: the SAS URL is https and storage honours it ----

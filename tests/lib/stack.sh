@@ -622,7 +622,7 @@ stack_www_dir() {
 stack_www_prepare() {
 	local bindir=$1 config=$2 d
 	d=$(stack_www_dir) || return 1
-	mkdir -p "$d/bin" "$d/fcgid" "$d/tmp"
+	mkdir -p "$d/bin" "$d/fcgid" "$d/tmp" "$d/metrics"
 	cp -f "$bindir/bindery.fcgi" "$d/bin/bindery.fcgi.new" && mv -f "$d/bin/bindery.fcgi.new" "$d/bin/bindery.fcgi"
 	chmod 0755 "$d/bin" "$d/bin/bindery.fcgi"
 	cp -f "$config" "$d/bindery.conf"
@@ -636,8 +636,11 @@ stack_www_prepare() {
 		cp -f "$(dirname "${BASH_SOURCE[0]}")/../../sql/"*.sql "$d/sql/" && chmod 0644 "$d/sql/"*.sql || return 1
 	if [ "$(id -u)" = 0 ]; then
 		chown "root:$STACK_WWW_USER" "$d/bindery.conf"
-		chown "$STACK_WWW_USER:$STACK_WWW_USER" "$d/fcgid" "$d/tmp"
+		chown "$STACK_WWW_USER:$STACK_WWW_USER" "$d/fcgid" "$d/tmp" "$d/metrics"
 	fi
+	# The shared counters ([metrics] counters_file): the web server's user
+	# creates the file, or root hands it over (lib/base/counters.h).
+	chmod 0750 "$d/metrics"
 	chmod 0640 "$d/bindery.conf"
 	chmod 0750 "$d/fcgid"
 	chmod 0700 "$d/tmp"
@@ -806,11 +809,13 @@ stack_remove_www() {
 # (KIND dev), each lane of ./dev test (test) and ./dev bench (bench); the
 # cluster (tests/lib/cluster.sh) renders its hosts with the same pieces.
 
-# stack_write_config OUT socket|tcp [test]: render conf/bindery.conf.sample for the
+# stack_write_config OUT socket|tcp [KIND]: render conf/bindery.conf.sample for the
 # stack in STACK_VAR; 0640 root:www-data (www-data runs the responder under
-# Apache).  Sets CONFIG_CHANGED=1 when the file's content changed.
+# Apache).  KIND dev (./dev up) and test turn /metrics on; bench and none
+# (a cluster's host) leave it as shipped.  Sets CONFIG_CHANGED=1 when the
+# file's content changed.
 stack_write_config() {
-	local out=$1 mode=$2 kind=${3:-dev} tmp
+	local out=$1 mode=$2 kind=${3:-} tmp www
 	tmp=$out.new
 	rm -f "$tmp"
 	stack_render "$STACK_TOP/conf/bindery.conf.sample" "$tmp" \
@@ -823,13 +828,21 @@ stack_write_config() {
 	fi
 	# Direct uploads on: the stack is what the page and the
 	# tests upload through; stack_set_cors lets its origins PUT.
+	# /metrics on, for any caller who may write (the demo token), its
+	# counters in the www dir's metrics/, where www-data (Apache's
+	# responders, the pool) and root (lighttpd's, the CLI) both reach.
 	sed -i -e 's|^direct = false|direct = true|' "$tmp"
+	if [ "$kind" = dev ] || [ "$kind" = test ]; then
+		www=$(stack_www_dir) || return 1
+		sed -i -e 's|^; enabled = false|enabled = true|' \
+			-e "s|^; counters_file = .*|counters_file = $www/metrics/counters|" "$tmp"
+		grep -q '^counters_file = ' "$tmp" || { stack_log "conf/bindery.conf.sample has no counters_file line"; return 1; }
+	fi
 	if [ "$kind" = test ]; then
 		sed -i -e "s|^token = demo:.*|&\ntoken = other:$OTHER_TOKEN|" \
 			-e 's|^request_deadline = .*|request_deadline = 30|' \
 			-e 's|^sweep_cutoff = .*|sweep_cutoff = 200|' \
-			-e 's|^heartbeat = .*|heartbeat = 5|' \
-			-e 's|^; enabled = false|enabled = true|' "$tmp"
+			-e 's|^heartbeat = .*|heartbeat = 5|' "$tmp"
 	fi
 	chmod 0640 "$tmp"
 	if [ "$(id -u)" = 0 ] && getent group "$STACK_WWW_USER" >/dev/null; then
@@ -941,7 +954,7 @@ stack_up() {
 		stack_azurite_tls_start || { stack_log "the TLS Azurite did not start"; return 1; }
 		stack_write_config "$conf" tcp test || return 1
 	else
-		stack_write_config "$conf" socket || return 1
+		stack_write_config "$conf" socket "$kind" || return 1
 	fi
 	[ -z "$CONFIG_CHANGED" ] || STACK_RESTART=1
 	# Migrations as the migration account, everything else as the runtime

@@ -3,9 +3,11 @@
  * every refused spelling of a path, HEAD as GET, 405 with Allow.
  */
 #include <stdint.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "app/routes.h"
+#include "base/counters.h"
 #include "tap.h"
 
 static void
@@ -131,9 +133,51 @@ test_route(void)
 	tap_ok(r == ROUTE_METHOD_NOT_ALLOWED, "empty method");
 }
 
+/* The metrics' route label: a template for every route, no two alike,
+ * and the label's method and path route back to the same id; the table
+ * fits the shared counters' request table. */
+static void
+test_route_names(void)
+{
+	static const char *const fill[] = { "{id}", "7", "{upload}", "0123456789abcdef0123456789abcdef" };
+	struct route_match m;
+	char path[128];
+	int id, other, bad = 0;
+
+	tap_ok(ROUTE_COUNT <= COUNTERS_ROUTES, "%d routes fit the counters' %d", ROUTE_COUNT, COUNTERS_ROUTES);
+	tap_ok(strcmp(route_name(ROUTE_NOT_FOUND), "unmatched") == 0 &&
+	       strcmp(route_name((enum route_id)ROUTE_COUNT), "unmatched") == 0, "no route is unmatched");
+	for (id = ROUTE_INDEX; id < ROUTE_COUNT; id++) {
+		const char *name = route_name((enum route_id)id), *sp = strchr(name, ' ');
+		size_t i;
+
+		for (other = 0; other < id; other++)
+			bad += strcmp(route_name((enum route_id)other), name) == 0;
+		if (sp == NULL || snprintf(path, sizeof path, "%s", sp + 1) >= (int)sizeof path) {
+			bad++;
+			continue;
+		}
+		for (i = 0; i < ARRAY_LEN(fill); i += 2) {
+			char *at = strstr(path, fill[i]), rest[128];
+
+			if (at == NULL)
+				continue;
+			snprintf(rest, sizeof rest, "%s", at + strlen(fill[i]));
+			snprintf(at, sizeof path - (size_t)(at - path), "%s%s", fill[i + 1], rest);
+		}
+		if (route_request((struct span){ name, (size_t)(sp - name) }, span_from_cstr(path), &m) !=
+		    (enum route_id)id) {
+			tap_diag("%s does not route back to %d", name, id);
+			bad++;
+		}
+	}
+	tap_ok(bad == 0, "every route's label is unique and routes back to it");
+}
+
 int
 main(void)
 {
 	test_route();
+	test_route_names();
 	return tap_done();
 }
