@@ -22,6 +22,7 @@ struct route_path {
 static const struct route_path table[] = {
 	{ { NULL }, 0, "GET, HEAD", { { "GET", ROUTE_INDEX } } },
 	{ { "page.js" }, 1, "GET, HEAD", { { "GET", ROUTE_PAGE_SCRIPT } } },
+	{ { "favicon.ico" }, 1, "GET, HEAD", { { "GET", ROUTE_FAVICON } } },
 	{ { "healthz" }, 1, "GET, HEAD", { { "GET", ROUTE_HEALTHZ } } },
 	{ { "metrics" }, 1, "GET, HEAD", { { "GET", ROUTE_METRICS } } },
 	{ { "documents" }, 1, "GET, HEAD, POST",
