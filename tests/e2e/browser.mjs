@@ -225,6 +225,28 @@ async function actionsNeedToken(page, check) {
 	await page.fill('#token', token);
 	check(rows > 0 && withToken === 2 * rows && without === 0 && await shown() === 2 * rows,
 	      `Replace and Delete show only while a token is typed (${withToken}, none typed ${without}, of ${rows} rows)`);
+	// The web server's own authentication (Basic, as REMOTE_USER): the page
+	// says the server knows the caller, and the buttons show without a token.
+	const basic = (process.env.BINDERY_TEST_WEBAUTH || '').split(':');
+	if (basic.length < 2) {
+		console.log('note\tno BINDERY_TEST_WEBAUTH: the REMOTE_USER case is not driven');
+		return;
+	}
+	// (httpCredentials would wait for a 401 challenge, which the test
+	// stack's servers never send: Basic credentials are optional there.)
+	const ctx = await browser.newContext({ extraHTTPHeaders: { Authorization: 'Basic ' +
+		Buffer.from(process.env.BINDERY_TEST_WEBAUTH).toString('base64') } });
+	try {
+		const p = await ctx.newPage();
+		await p.goto(page.url());
+		const n = await p.locator('#docs tr[data-id]').count();
+		const visible = await p.locator('#docs button.delete:visible').count();
+		const said = await p.evaluate(() => document.body.dataset.auth);
+		check(await p.inputValue('#token') === '' && said === '1' && n > 0 && visible === n,
+		      `signed in by the web server, no token typed: Delete shows on each of the ${n} rows (${visible}; data-auth ${said})`);
+	} finally {
+		await ctx.close();
+	}
 }
 
 // A document of this run deleted through the API, from the page's origin.

@@ -18,7 +18,8 @@
 #   another site, it is 303 to /?error=CODE and nothing is stored (no row,
 #   not even a pending one); an API client (no Accept: text/html) hears
 #   the same as JSON 401/403;
-# - ?error= shows the page's own words, never the query's text;
+# - ?error= shows the page's own words, never the query's text; the page
+#   tells its script whether the web server authenticated the reader;
 # - the list is newest first, oldest first by ?order=oldest, with the
 #   count of ready documents under the filter, and the keyset cursor pages
 #   in the chosen direction (the API's ?order= too).
@@ -30,7 +31,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 top=${top_srcdir:-$(cd "$here/../.." && pwd)}
 
 need_stack BINDERY_CONFIG BINDERY_TEST_BIN BINDERY_TEST_BLOB_ENDPOINT BINDERY_TEST_LIGHTTPD_URL \
-	BINDERY_TEST_APACHE_URL BINDERY_TEST_TOKEN BINDERY_TEST_DB_SOCKET
+	BINDERY_TEST_APACHE_URL BINDERY_TEST_TOKEN BINDERY_TEST_DB_SOCKET BINDERY_TEST_WEBAUTH
 page_work=$(mktemp -d)
 trap 'rm -rf "$page_work"' EXIT
 csp_base="default-src 'self'; script-src 'nonce-N'; style-src 'unsafe-inline'; object-src 'none'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'"
@@ -83,6 +84,7 @@ like "$form" 'name="token".*name="name".*name="file"' "... before the name, and 
 
 printf 'sent by a form without script\n' >"$page_work/form.txt"
 run=page-$$-$RANDOM
+sql_session
 # How many rows, pending or ready, carry a name: 0 means nothing was stored.
 rows_named() { sql "SELECT COUNT(*) FROM documents WHERE name = $(sql_quote "$1")"; }
 for s in "lighttpd=$BINDERY_TEST_LIGHTTPD_URL" "apache=$BINDERY_TEST_APACHE_URL"; do
@@ -127,6 +129,10 @@ req POST "$u/documents" -H "Authorization: Bearer $BINDERY_TEST_TOKEN" -F "token
 	-F "name=$run-hdr.txt" -F "file=@$page_work/form.txt"
 is "$HTTP_CODE $(rows_named "$run-hdr.txt")" "201 1" "with a bearer header the form's token field plays no part"
 
+req GET "$u/?prefix=$run"
+like "$HTTP_BODY" '<body [^>]*data-auth="0"' "an anonymous reader's page: the server knows no caller (data-auth=\"0\")"
+req GET "$u/?prefix=$run" -u "$BINDERY_TEST_WEBAUTH"
+like "$HTTP_BODY" '<body [^>]*data-auth="1"' "signed in by the web server: data-auth=\"1\", the script offers Replace and Delete"
 req GET "$u/?error=unauthorized&prefix=$run"
 has "$HTTP_BODY" '<span class="err">The upload did not start: the token is missing or not valid.' \
 	"?error=unauthorized: the page says so in its own words"
