@@ -56,8 +56,8 @@ expected_origin(const struct app *app, const struct request *r, struct origin *o
 	return origin_from_host(host, https, out) == ORIGIN_PARSE_OK;
 }
 
-static int
-same_origin(const struct app *app, const struct request *r)
+int
+admit_same_origin(const struct app *app, const struct request *r)
 {
 	struct origin expected;
 	struct origin_headers h;
@@ -84,7 +84,7 @@ admit_request(struct app *app, struct request *r)
 		resp_error(r, 403, "forbidden", owner_name_err_string(e));
 		return 0;
 	}
-	if (state_changing(r->method) && !same_origin(app, r)) {
+	if (state_changing(r->method) && !admit_same_origin(app, r)) {
 		log_warn("req=%s refused: cross-site %.*s for a web-server-authenticated caller", r->id,
 			 (int)(r->method.len > 16 ? 16 : r->method.len), r->method.ptr);
 		resp_error(r, 403, "forbidden",

@@ -17,4 +17,9 @@
 /* 1: go on to the handler.  0: refused, and a 403 `forbidden` was answered. */
 BINDERY_NODISCARD int admit_request(struct app *app, struct request *r);
 
+/* 0 when r is a cross-site request (origin_check's ORIGIN_CROSS against the
+ * origin the client addressed), else 1: no Origin, Sec-Fetch-Site or
+ * Referer to tell (a client that is no browser) is not cross-site. */
+BINDERY_NODISCARD int admit_same_origin(const struct app *app, const struct request *r);
+
 #endif

@@ -162,7 +162,8 @@ answer_name_taken(struct app *app, struct request *r, enum answer_api api, struc
 	struct buf upload = BUF_INIT(512);
 
 	/* doc/design.md: a name held by the caller's own resumable upload says which. */
-	if (r->owner == NULL || tus_find_pending(app->svc, name, r->owner, id, sizeof id) != PROTO_OK ||
+	if (r->back_to_page || r->owner == NULL ||
+	    tus_find_pending(app->svc, name, r->owner, id, sizeof id) != PROTO_OK ||
 	    id[0] == '\0') {
 		answer_failure(r, api, PROTO_NAME_TAKEN, 0);
 		goto out;

@@ -20,6 +20,7 @@ struct app {
 /* The page (page.c). */
 void handle_index(struct app *app, struct request *r);
 void handle_page_script(struct app *app, struct request *r);
+void handle_favicon(struct app *app, struct request *r);
 
 /* Health (health.c). */
 void handle_healthz(struct app *app, struct request *r);

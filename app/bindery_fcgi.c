@@ -157,7 +157,8 @@ serve(struct app *app, struct request *r)
 	if (input_refused_early(app, r))
 		return;
 	if (r->route.id == ROUTE_HEALTHZ || r->route.id == ROUTE_METRICS ||
-	    r->route.id == ROUTE_PAGE_SCRIPT || r->route.id == ROUTE_UPLOADS_OPTIONS ||
+	    r->route.id == ROUTE_PAGE_SCRIPT || r->route.id == ROUTE_FAVICON ||
+	    r->route.id == ROUTE_UPLOADS_OPTIONS ||
 	    r->route.id == ROUTE_NOT_FOUND || r->route.id == ROUTE_METHOD_NOT_ALLOWED) {
 		/* no database needed to answer these (/metrics says it is down) */
 	} else if (services_db_ready(app->svc) != 0 && r->route.id != ROUTE_INDEX) {
@@ -168,6 +169,7 @@ serve(struct app *app, struct request *r)
 	switch (r->route.id) {
 	case ROUTE_INDEX: handle_index(app, r); break;
 	case ROUTE_PAGE_SCRIPT: handle_page_script(app, r); break;
+	case ROUTE_FAVICON: handle_favicon(app, r); break;
 	case ROUTE_HEALTHZ: handle_healthz(app, r); break;
 	case ROUTE_METRICS: handle_metrics(app, r); break;
 	case ROUTE_DOCUMENTS_LIST: handle_list(app, r); break;

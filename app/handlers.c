@@ -56,22 +56,15 @@ reply_failure(struct request *r, enum proto_result pr, enum body_fault fault)
 		answer_body_unread(r, body_fault_message(fault), "the upload was abandoned");
 }
 
-/* A browser form post (no JavaScript) wants to land back on the page. */
-static int
-wants_html(const struct request *r)
-{
-	struct span accept = req_param(r, "HTTP_ACCEPT");
-
-	return span_starts_with_cstr(accept, "text/html");
-}
-
+/* A browser form post (no JavaScript) lands back on the page, which
+ * highlights the document it names (?created=ID). */
 static void
 reply_created(struct request *r, const struct proto_answer *a)
 {
-	if (wants_html(r)) {
+	if (input_wants_page(r)) {
 		struct buf extra = BUF_INIT(512);
 
-		if (req_location_append(r, &extra, "/") != BUF_OK ||
+		if (req_location_append(r, &extra, "/?created=%llu", (unsigned long long)a->doc.id) != BUF_OK ||
 		    (a->replayed && buf_append_cstr(&extra, ANSWER_REPLAYED_HEADER) != BUF_OK))
 			resp_error(r, 500, "internal", "out of memory");
 		else
@@ -112,11 +105,23 @@ raw_read(void *ctx, char *buf, size_t len)
 
 /* ---- create ---- */
 
+/*
+ * A form's input.  Before the caller is known (a token field may name it)
+ * at most `left` bytes are read: the fields before the file are small, and
+ * an unknown caller must not make the responder read a large body.
+ */
+struct form_input {
+	struct request *r;
+	int bounded;
+	uint64_t left;
+};
+
 /* One create request's body, whichever way it came. */
 struct upload {
 	struct proto_body body;
 	struct span name;
 	struct raw_body raw;
+	struct form_input in;
 	struct form_reader *form;	/* multipart/form-data only */
 	struct buf qname;		/* raw only: ?name= decoded */
 	char ctbuf[DOC_CTYPE_MAX];
@@ -144,11 +149,26 @@ upload_fault(const struct upload *u)
 static long
 request_input(void *ctx, char *buf, size_t len)
 {
-	return req_read(ctx, buf, len);
+	struct form_input *in = ctx;
+	long n;
+
+	if (in->bounded) {
+		if (in->left == 0)
+			return -1;
+		if (len > in->left)
+			len = (size_t)in->left;
+	}
+	n = req_read(in->r, buf, len);
+	if (n > 0 && in->bounded)
+		in->left -= (uint64_t)n;
+	return n;
 }
 
-/* A form: parse up to the file part, whose name and type decide the document.
- * 1 when the upload can start, 0 when r has been answered. */
+/* A form: parse up to the file part, whose name and type decide the
+ * document, and, for a form that names its caller in a token field
+ * (input_form_may_authenticate), who that is: nothing is stored for a
+ * caller not known by then.  1 when the upload can start, 0 when r has
+ * been answered. */
 static int
 upload_from_form(struct app *app, struct request *r, struct span ctype, struct upload *u)
 {
@@ -160,11 +180,20 @@ upload_from_form(struct app *app, struct request *r, struct span ctype, struct u
 		resp_error(r, 400, "bad_body", "multipart/form-data without a valid boundary");
 		return 0;
 	}
-	if (form_reader_new(boundary, &limits, request_input, r, &u->form) != MP_OK) {
+	u->in = (struct form_input){ r, r->owner == NULL, INPUT_FORM_OVERHEAD };
+	if (form_reader_new(boundary, &limits, request_input, &u->in, &u->form) != MP_OK) {
 		resp_error(r, 500, "internal", "out of memory");
 		return 0;
 	}
 	fault = form_reader_start(u->form);
+	if (r->owner == NULL) {
+		int known = input_form_caller(app, r, fault == FORM_FINE ? form_reader_token(u->form) : SPAN_NULL);
+
+		form_reader_forget_token(u->form);
+		if (!known)
+			return 0;
+		u->in.bounded = 0;
+	}
 	if (fault == FORM_NO_FILE) {
 		resp_error(r, 400, "missing_file", "the form has no file field");
 		return 0;
@@ -259,7 +288,8 @@ handle_create(struct app *app, struct request *r)
 
 	memset(&ans, 0, sizeof ans);
 	up.body.expected_size = -1;
-	if (!input_writer(r))
+	r->back_to_page = input_wants_page(r);
+	if (!input_form_may_authenticate(r) && !input_writer(r))
 		goto out;
 	if (input_idempotency_key(r, key, sizeof key, &has_key) != 0) {
 		resp_error(r, 400, "bad_idempotency_key", "Idempotency-Key must be 1-255 visible ASCII characters");
@@ -353,6 +383,11 @@ list_by_name(struct app *app, struct request *r, enum http_query_result q, struc
 			   " most one document");
 		goto out;
 	}
+	if (http_query_get(r->query, "order", &scratch) != HTTP_QUERY_NOT_FOUND) {
+		resp_error(r, 400, "bad_order", "order does not combine with name: a name matches at"
+			   " most one document");
+		goto out;
+	}
 	if (!input_name(r, name))
 		goto out;
 	pr = reads_by_name(app->svc, name, &d);
@@ -373,7 +408,7 @@ void
 handle_list(struct app *app, struct request *r)
 {
 	struct buf v = BUF_INIT(4 * DOCUMENT_NAME_MAX);
-	struct input_list lq = { 0, 0, BUF_INIT(4 * DOCUMENT_NAME_MAX) };
+	struct input_list lq = { 0, 0, BUF_INIT(4 * DOCUMENT_NAME_MAX), DOC_ORDER_OLDEST };
 	struct list_ctx lc = { NULL, 0, 0 };
 	enum http_query_result q;
 	enum proto_result pr;
@@ -389,7 +424,7 @@ handle_list(struct app *app, struct request *r)
 	if (!input_list(r, LIST_DEFAULT, &lq))
 		goto out;
 	lc.docs = json_array();
-	pr = reads_list(app->svc, lq.after, buf_span(&lq.prefix), (unsigned)lq.limit, list_one, &lc);
+	pr = reads_list(app->svc, lq.order, lq.after, buf_span(&lq.prefix), (unsigned)lq.limit, list_one, &lc);
 	if (pr != PROTO_OK) {
 		answer_failure(r, ANSWER_READ, pr, 0);
 		goto out;

@@ -1,6 +1,9 @@
 /* input.c - see input.h. */
+#include <assert.h>
 #include <string.h>
 
+#include "admit.h"
+#include "base/log.h"
 #include "input.h"
 #include "parse/http_parse.h"
 #include "render.h"
@@ -25,6 +28,37 @@ input_writer(struct request *r)
 }
 
 int
+input_wants_page(const struct request *r)
+{
+	return span_starts_with_cstr(req_param(r, "HTTP_ACCEPT"), "text/html");
+}
+
+int
+input_form_may_authenticate(const struct request *r)
+{
+	return r->owner == NULL && req_param(r, "HTTP_AUTHORIZATION").len == 0 &&
+	       span_starts_with_cstr(req_param(r, "CONTENT_TYPE"), "multipart/form-data");
+}
+
+int
+input_form_caller(struct app *app, struct request *r, struct span token)
+{
+	assert(r->owner == NULL);
+	if (token.len)
+		r->owner = config_token_owner(app->cfg, token.ptr, token.len);
+	r->token_rejected = token.len && r->owner == NULL;
+	if (!input_writer(r))
+		return 0;
+	if (!admit_same_origin(app, r)) {
+		r->owner = NULL;
+		log_warn("req=%s refused: cross-site form post with a token", r->id);
+		resp_error(r, 403, "forbidden", "a form from another site cannot upload here");
+		return 0;
+	}
+	return 1;
+}
+
+int
 input_reader(struct app *app, struct request *r)
 {
 	if (!app->cfg->reads_need_auth || r->owner)
@@ -43,9 +77,18 @@ input_refused_early(struct app *app, struct request *r)
 
 	switch (r->route.id) {
 	case ROUTE_DOCUMENTS_CREATE:
+		r->back_to_page = input_wants_page(r);
 		if (span_starts_with_cstr(req_param(r, "CONTENT_TYPE"), "multipart/form-data"))
 			limit += INPUT_FORM_OVERHEAD;
-		/* FALLTHROUGH */
+		/* A form may name its caller in a field: the handler reads that
+		 * far (and no further) before it knows whether to refuse. */
+		if (!input_form_may_authenticate(r) && !input_writer(r))
+			return 1;
+		if (r->content_length >= 0 && (uint64_t)r->content_length > limit) {
+			input_too_large(r);
+			return 1;
+		}
+		return 0;
 	case ROUTE_CONTENT_PUT:
 		if (!input_writer(r))
 			return 1;
@@ -178,6 +221,15 @@ input_list(struct request *r, unsigned default_limit, struct input_list *lq)
 	if ((q == HTTP_QUERY_FOUND && http_parse_uint(buf_span(&v), UINT64_MAX, &lq->after) != HTTP_UINT_OK) ||
 	    (q != HTTP_QUERY_FOUND && q != HTTP_QUERY_NOT_FOUND)) {
 		resp_error(r, 400, "bad_cursor", "after must be a cursor from a previous answer");
+		goto out;
+	}
+	q = http_query_get(r->query, "order", &v);
+	if (q == HTTP_QUERY_FOUND && span_eq_cstr(buf_span(&v), "newest")) {
+		lq->order = DOC_ORDER_NEWEST;
+	} else if (q == HTTP_QUERY_FOUND && span_eq_cstr(buf_span(&v), "oldest")) {
+		lq->order = DOC_ORDER_OLDEST;
+	} else if (q != HTTP_QUERY_NOT_FOUND) {
+		resp_error(r, 400, "bad_order", "order must be oldest or newest");
 		goto out;
 	}
 	ok = list_prefix(r, lq);

@@ -2,8 +2,9 @@
 // serves this file, compiled in, as GET /page.js; the page's CSP allows no
 // other script).  Without it the page still lists, pages, filters,
 // downloads and uploads through the plain form; with it:
-// - several files at once, chosen or dropped, each with its own progress bar
-//   and a status a screen reader announces;
+// - several files at once, chosen or dropped, each with its own progress bar,
+//   a status a screen reader announces and a Cancel button; each batch has
+//   its own summary line, so two batches never write over each other;
 // - direct uploads to storage when the server has them on (<body
 //   data-direct="1">): POST /documents/direct, one PUT of the file to the
 //   SAS URL with exactly the headers the server listed, then finalize;
@@ -14,10 +15,13 @@
 //   crash) asks the server where it got to (HEAD) and goes on from there;
 // - smaller files: one multipart POST /documents, as the form would send;
 // - replace (PUT with If-Match, so a version someone else changed is not
-//   overwritten) and delete (after a confirmation) on every row;
-// - dates in the reader's own time zone.
-// A write needs the bearer token typed into the page; it stays in this
-// tab's sessionStorage only.
+//   overwritten) and delete (after a confirmation) on every row, shown once
+//   a token is typed or the server knows the caller (<body data-auth="1">),
+//   each with its progress and errors in its own row;
+// - after an upload, the list's first page again, the new rows highlighted;
+// - dates in the reader's own time zone; failures in plain words.
+// A write needs the bearer token typed into the page (it stays in this
+// tab's sessionStorage only) or the web server's authentication.
 'use strict';
 
 const $ = id => document.getElementById(id);
@@ -29,8 +33,15 @@ const appUrl = path => (settings.prefix || '') + path;
 const tokenInput = $('token');
 
 tokenInput.value = sessionStorage.getItem('bindery-token') || '';
-tokenInput.addEventListener('input', () => sessionStorage.setItem('bindery-token', tokenInput.value));
 const auth = () => (tokenInput.value ? { Authorization: 'Bearer ' + tokenInput.value } : {});
+// Replace and Delete could do nothing without a caller: they show once a
+// token is typed, or when the server already knows who this is.
+const canWrite = () => settings.auth === '1' || tokenInput.value !== '';
+tokenInput.addEventListener('input', () => {
+	sessionStorage.setItem('bindery-token', tokenInput.value);
+	for (const b of document.querySelectorAll('button.replace, button.delete'))
+		b.hidden = !canWrite();
+});
 
 // ---- small helpers ----
 
@@ -46,64 +57,114 @@ function readableSize(n) {
 	return v.toFixed(1) + ' ' + units[u];
 }
 
-// The API's error message, or the status when the answer is not its JSON
-// (a web server's own error page, a dropped connection).
-function reason(r) {
+// What a person reads when something fails: the API's error code (doc/api.md)
+// in plain words, never how the file travels.
+const PLAIN = {
+	unauthorized: 'The token is missing or not valid. Type your token and try again.',
+	forbidden: 'You may not change this document.',
+	name_taken: 'A document with this name already exists. Choose another name.',
+	too_large: 'The file is larger than this server accepts.',
+	bad_name: 'That name cannot be used. Choose another name.',
+	not_found: 'It is no longer there. Reload the page.',
+	precondition_failed: 'Someone changed it since this page was loaded. Reload and try again.',
+	upload_gone: 'The upload took too long and was given up. Try again.',
+	checksum_mismatch: 'The file was damaged on the way. Try again.',
+	sha256_mismatch: 'The file was damaged on the way. Try again.',
+	size_mismatch: 'The file was damaged on the way. Try again.',
+	body_timeout: 'The upload came in too slowly and was stopped. Try again.',
+	unavailable: 'The service is not available just now. Try again in a minute.',
+};
+
+function reason(r, fallback) {
 	if (r.status === 0)
-		return 'the connection failed';
+		return 'The connection was lost. Check your network and try again.';
+	let code;
 	try {
-		const j = JSON.parse(r.text);
-		if (j && j.message)
-			return j.message;
-	} catch (e) { /* not JSON */ }
-	return 'HTTP ' + r.status;
+		code = JSON.parse(r.text).error;
+	} catch (e) { /* not JSON: a web server's page, or storage's XML */ }
+	if (code && PLAIN[code])
+		return PLAIN[code];
+	if (r.status === 413)
+		return PLAIN.too_large;
+	if (r.status === 401)
+		return PLAIN.unauthorized;
+	if (fallback)
+		return fallback;
+	if (r.status >= 500)
+		return 'The server had a problem. Try again in a minute.';
+	return `Something went wrong (error ${r.status}). Try again.`;
 }
 
 class Failure extends Error {
-	constructor(r, what) {
-		super((what ? what + ': ' : '') + reason(r));
+	constructor(r, fallback) {
+		super(reason(r, fallback));
 		this.status = r.status;
 	}
 }
 
+// The person pressed Cancel: whatever was in flight was aborted.
+class Cancelled extends Error {}
+
 // One request through XMLHttpRequest (fetch reports no upload progress).
 // Resolves with { status, text, header(name) } whatever the status; a
-// network failure is status 0.
-function send(method, url, headers, body, onProgress) {
-	return new Promise(resolve => {
+// network failure is status 0.  With an upload's item, Cancel aborts it
+// and the promise rejects with Cancelled.
+function send(method, url, headers, body, onProgress, item) {
+	return new Promise((resolve, reject) => {
+		if (item && item.cancelled)
+			return reject(new Cancelled());
 		const x = new XMLHttpRequest();
 		x.open(method, url);
 		for (const [k, v] of Object.entries(headers || {}))
 			x.setRequestHeader(k, v);
 		if (onProgress)
 			x.upload.onprogress = p => onProgress(p.loaded);
-		const done = () => resolve({ status: x.status, text: x.responseText,
-			header: n => x.getResponseHeader(n) });
+		const done = () => {
+			if (item)
+				item.xhr = null;
+			if (item && item.cancelled)
+				reject(new Cancelled());
+			else
+				resolve({ status: x.status, text: x.responseText, header: n => x.getResponseHeader(n) });
+		};
 		x.onload = done;
 		x.onerror = done;
 		x.onabort = done;
+		if (item)
+			item.xhr = x;
 		x.send(body === undefined ? null : body);
 	});
 }
 
 const sleep = ms => new Promise(r => setTimeout(r, ms));
 
+// The document id in a Location (".../documents/ID"), or null.
+const idOf = loc => ((/\/documents\/(\d+)$/.exec(loc || '') || [])[1] || null);
+
 // ---- one line per file: name, bar, status ----
 
-function uploadItem(label) {
+function uploadItem(label, batch) {
 	const li = document.createElement('li');
 	const name = document.createElement('span');
 	const bar = document.createElement('progress');
 	const status = document.createElement('span');
+	const cancel = document.createElement('button');
 	name.textContent = label;
 	bar.max = 100;
 	bar.value = 0;
 	bar.setAttribute('aria-label', 'Progress of ' + label);
 	status.className = 'status';
-	li.append(name, bar, status);
-	$('uploads').append(li);
-	return {
+	cancel.type = 'button';
+	cancel.className = 'cancel';
+	cancel.textContent = 'Cancel';
+	cancel.setAttribute('aria-label', 'Cancel ' + label);
+	li.append(name, bar, status, cancel);
+	batch.last.after(li);
+	batch.last = li;	/* the next file's line goes after this one */
+	const item = {
 		li,
+		cancelled: false,
+		xhr: null,
 		progress(loaded, total, how) {
 			bar.value = total ? (100 * loaded) / total : 100;
 			status.className = 'status';
@@ -115,7 +176,29 @@ function uploadItem(label) {
 			if (cls === 'done')
 				bar.value = 100;
 		},
+		finished() {
+			cancel.hidden = true;
+		},
 	};
+	cancel.addEventListener('click', () => {
+		item.cancelled = true;
+		cancel.disabled = true;
+		item.say('Cancelling…');
+		if (item.xhr)
+			item.xhr.abort();
+	});
+	return item;
+}
+
+// A batch (one choice or one drop of files): its own line above its files,
+// which says how it went once every file has finished.
+function uploadBatch(count) {
+	const li = document.createElement('li');
+	li.className = 'batch';
+	li.setAttribute('role', 'status');
+	li.textContent = count === 1 ? 'Uploading 1 file…' : `Uploading ${count} files…`;
+	$('uploads').append(li);
+	return { li, last: li };
 }
 
 // ---- tus 1.0.0 ----
@@ -126,20 +209,35 @@ const tusHeaders = extra => Object.assign({ 'Tus-Resumable': '1.0.0' }, auth(), 
 
 // Where a remembered upload stands: its offset, or null when it is gone
 // (expired, finished and forgotten, another caller's).
-async function tusOffset(url) {
-	const r = await send('HEAD', url, tusHeaders());
+async function tusOffset(url, item) {
+	const r = await send('HEAD', url, tusHeaders(), undefined, null, item);
 	if (r.status !== 204 && r.status !== 200)
 		return null;
 	return { offset: Number(r.header('Upload-Offset')), location: r.header('Location') };
 }
 
-async function tusCreate(file, name) {
+async function tusCreate(file, name, item) {
 	const meta = 'filename ' + b64(name) + ',filetype ' + b64(file.type || 'application/octet-stream');
 	const r = await send('POST', appUrl('/uploads'), tusHeaders({ 'Upload-Length': String(file.size),
-		'Upload-Metadata': meta }));
+		'Upload-Metadata': meta }), undefined, null, item);
 	if (r.status !== 201 || !r.header('Location'))
-		throw new Failure(r, 'the upload could not start');
+		throw new Failure(r, 'The upload could not start. Try again.');
 	return r.header('Location');
+}
+
+// Cancel: tus termination (the server lists it in Tus-Extension), so the
+// stored part goes now rather than when the upload expires.  A PATCH just
+// aborted may hold the upload a moment longer (409 upload_busy): wait as
+// told, a few times.  Whatever still fails, the upload expires.
+async function tusTerminate(url) {
+	for (let i = 0; i < 8; i++) {
+		const r = await send('DELETE', url, tusHeaders());
+		if (r.status === 204 || r.status === 404 || r.status === 410)
+			return;
+		if (r.status !== 409 && r.status !== 0 && r.status < 500)
+			return;
+		await sleep(1000 * Math.min(Number(r.header('Retry-After')) || 1, 3));
+	}
 }
 
 // A PATCH the server still holds for an earlier request (409 upload_busy)
@@ -158,9 +256,11 @@ async function tusPatch(url, file, offset, item) {
 	for (;;) {
 		const r = await send('PATCH', url, tusHeaders({ 'Upload-Offset': String(offset),
 			'Content-Type': 'application/offset+octet-stream' }), file.slice(offset, end),
-			loaded => item.progress(offset + loaded, file.size, 'Uploading (resumable)'));
-		if (r.status === 204)
+			loaded => item.progress(offset + loaded, file.size, 'Uploading (resumable)'), item);
+		if (r.status === 204) {
+			item.docId = idOf(r.header('Location'));
 			return Number(r.header('Upload-Offset'));
+		}
 		const busy = r.status === 409 && /upload_busy/.test(r.text);
 		const failed = r.status === 0 || r.status >= 500;
 		if ((busy && waited < TUS_BUSY_WAIT_MS) || (failed && ++failures <= 5)) {
@@ -171,11 +271,11 @@ async function tusPatch(url, file, offset, item) {
 			continue;
 		}
 		if (r.status === 409 && /offset_mismatch/.test(r.text)) {
-			const at = await tusOffset(url);
+			const at = await tusOffset(url, item);
 			if (at)
 				return at.offset;
 		}
-		throw new Failure(r, 'a chunk was refused');
+		throw new Failure(r);
 	}
 }
 
@@ -183,9 +283,10 @@ async function tusUpload(file, name, item) {
 	const key = tusKey(file);
 	let url = localStorage.getItem(key), offset = 0;
 	if (url) {
-		const at = await tusOffset(url);
+		const at = await tusOffset(url, item);
 		if (at && at.location && at.offset === file.size) {
 			localStorage.removeItem(key);
+			item.docId = idOf(at.location);
 			return true;
 		}
 		if (at) {
@@ -197,15 +298,23 @@ async function tusUpload(file, name, item) {
 		}
 	}
 	if (!url) {
-		url = await tusCreate(file, name);
+		url = await tusCreate(file, name, item);
 		localStorage.setItem(key, url);
 	}
 	// At least one PATCH: after a crash the server may hold every byte but
 	// the last block unacknowledged, and only re-sending it finishes.
-	do {
-		offset = await tusPatch(url, file, offset, item);
-		item.progress(offset, file.size, 'Uploading (resumable)');
-	} while (offset < file.size);
+	try {
+		do {
+			offset = await tusPatch(url, file, offset, item);
+			item.progress(offset, file.size, 'Uploading (resumable)');
+		} while (offset < file.size);
+	} catch (e) {
+		if (e instanceof Cancelled) {
+			localStorage.removeItem(key);
+			await tusTerminate(url);
+		}
+		throw e;
+	}
 	localStorage.removeItem(key);
 	return true;
 }
@@ -214,23 +323,26 @@ async function tusUpload(file, name, item) {
 
 // Returns false when the server will not take this file directly (413:
 // over the single-put limit; 404: no direct uploads here): tus takes it.
+// Cancelled at any step, what is left is an intent nobody finalizes, which
+// the sweeper resolves when it expires.
 async function directUpload(file, name, item) {
 	const type = file.type || 'application/octet-stream';
 	const r = await send('POST', appUrl('/documents/direct'), Object.assign({ 'Content-Type': 'application/json' },
-		auth()), JSON.stringify({ name, size: file.size, content_type: type }));
+		auth()), JSON.stringify({ name, size: file.size, content_type: type }), null, item);
 	if (r.status === 413 || r.status === 404)
 		return false;
 	if (r.status !== 201)
-		throw new Failure(r, 'the direct upload could not start');
+		throw new Failure(r, 'The upload could not start. Try again.');
 	const grant = JSON.parse(r.text);
 	const put = await send('PUT', grant.upload_url, grant.headers, file,
-		loaded => item.progress(loaded, file.size, 'Uploading to storage'));
+		loaded => item.progress(loaded, file.size, 'Uploading'), item);
 	if (put.status !== 201)
-		throw new Failure(put, 'storage refused the file');
+		throw new Failure(put, 'The file could not be saved. Try again.');
 	item.say('Checking the stored file…');
-	const fin = await send('POST', grant.finalize_url, auth());
+	const fin = await send('POST', grant.finalize_url, auth(), undefined, null, item);
 	if (fin.status !== 200)
-		throw new Failure(fin, 'the upload could not be finished');
+		throw new Failure(fin, 'The file could not be checked after saving. Try again.');
+	item.docId = JSON.parse(fin.text).id;
 	return true;
 }
 
@@ -239,17 +351,18 @@ async function formUpload(file, name, item) {
 	form.append('name', name);
 	form.append('file', file, file.name);
 	const r = await send('POST', appUrl('/documents'), Object.assign({ Accept: 'application/json' }, auth()), form,
-		loaded => item.progress(Math.min(loaded, file.size), file.size, 'Uploading'));
+		loaded => item.progress(Math.min(loaded, file.size), file.size, 'Uploading'), item);
 	if (r.status !== 201)
 		throw new Failure(r);
+	item.docId = JSON.parse(r.text).id;
 }
 
 // Which way a file goes: direct to storage when the server has it on and
 // the file fits one Put Blob (data-direct-max); beyond that, or from
 // data-tus-min bytes on when direct is off, tus; anything else (and an
 // empty file, which tus and a Put Blob of nothing gain nothing from) one POST.
-async function uploadOne(file, name) {
-	const item = uploadItem(name);
+async function uploadOne(file, name, batch) {
+	const item = uploadItem(name, batch);
 	const direct = settings.direct === '1';
 	try {
 		let done = false;
@@ -260,32 +373,83 @@ async function uploadOne(file, name) {
 		if (!done)
 			await formUpload(file, name, item);
 		item.say('Done', 'done');
-		return true;
+		return { ok: true, id: item.docId, name };
 	} catch (e) {
+		if (e instanceof Cancelled) {
+			item.say('Cancelled', 'muted');
+			return { cancelled: true };
+		}
 		item.say('Failed: ' + e.message, 'err');
-		$('msg').textContent = e.message;
-		return false;
+		return {};
+	} finally {
+		item.finished();
 	}
 }
 
+// The documents this tab just uploaded, highlighted in the list until the
+// page is left: by id, and by name when the id did not come back.
+const justUploaded = { ids: new Set(), names: new Set() };
+
 // One file after another: each gets the link to itself, and a slow link is
-// not split between several.
+// not split between several.  The batch's own line says how it went.
 async function uploadAll(files, oneName) {
-	$('msg').textContent = '';
-	let ok = 0;
-	for (const f of files)
-		ok += (await uploadOne(f, files.length === 1 && oneName ? oneName : f.name)) ? 1 : 0;
+	const batch = uploadBatch(files.length);
+	let ok = 0, cancelled = 0;
+	for (const f of files) {
+		const r = await uploadOne(f, files.length === 1 && oneName ? oneName : f.name, batch);
+		if (r.ok) {
+			ok++;
+			if (r.id)
+				justUploaded.ids.add(String(r.id));
+			else
+				justUploaded.names.add(r.name);
+		}
+		cancelled += r.cancelled ? 1 : 0;
+	}
+	const failed = files.length - ok - cancelled;
+	const parts = [files.length === 1 ? (ok ? 'Uploaded.' : '') : `${ok} of ${files.length} files uploaded.`];
+	if (failed)
+		parts.push(failed === 1 ? '1 failed.' : `${failed} failed.`);
+	if (cancelled)
+		parts.push(`${cancelled} cancelled.`);
+	batch.li.textContent = parts.filter(Boolean).join(' ');
+	batch.li.classList.add(failed ? 'err' : 'done');
 	if (ok)
-		await refreshList();
-	if (ok === files.length)
-		$('msg').textContent = ok === 1 ? 'Uploaded 1 file.' : `Uploaded ${ok} files.`;
+		await refreshList(true);
 }
 
 // ---- the list ----
 
+// What a row says about its own Replace or Delete (progress, done, why it
+// failed), by document id: it stays in the row, also after the list is
+// fetched again, so nobody has to look for it at the top of the page.
+const rowNotes = new Map();
+
+function rowSay(row, text, cls) {
+	rowNotes.set(row.dataset.id, { text, cls });
+	showRowNote(row);
+}
+
+function showRowNote(row) {
+	const note = rowNotes.get(row.dataset.id);
+	let span = row.querySelector('.rowerr');
+	if (!note) {
+		if (span)
+			span.remove();
+		return;
+	}
+	if (!span) {
+		span = document.createElement('span');
+		row.lastElementChild.append(span);
+	}
+	span.className = 'rowerr ' + (note.cls || '');
+	span.setAttribute('role', note.cls === 'err' ? 'alert' : 'status');
+	span.textContent = note.text;
+}
+
 function decorate(root) {
 	for (const b of root.querySelectorAll('button.replace, button.delete'))
-		b.hidden = false;
+		b.hidden = !canWrite();
 	for (const t of root.querySelectorAll('time[datetime]')) {
 		const d = new Date(t.dateTime);
 		if (!isNaN(d)) {
@@ -293,12 +457,33 @@ function decorate(root) {
 			t.textContent = d.toLocaleString(undefined, { dateStyle: 'medium', timeStyle: 'short' });
 		}
 	}
+	for (const row of root.querySelectorAll('tr[data-id]')) {
+		const link = row.querySelector('a.dl');
+		if ((justUploaded.ids.has(row.dataset.id) || justUploaded.names.has(link.textContent)) &&
+		    !row.classList.contains('new')) {
+			row.classList.add('new');
+			const badge = document.createElement('span');
+			badge.className = 'badge';
+			badge.textContent = 'just uploaded';
+			link.after(badge);
+		}
+		showRowNote(row);
+	}
 }
 
-// Fetch this same page again and swap its list in: the uploads' lines and
-// the form keep their state.
-async function refreshList() {
-	const r = await fetch(location.href, { headers: { Accept: 'text/html' }, cache: 'no-store' });
+// Fetch the page again and swap its list in: the uploads' lines and the
+// form keep their state.  After an upload (first) it is the first page of
+// the same order and filter, where a new document is when newest first:
+// the cursor and a form post's message are left behind.
+async function refreshList(first) {
+	const url = new URL(location.href);
+	if (first) {
+		for (const k of ['after', 'created', 'error'])
+			url.searchParams.delete(k);
+		if (url.href !== location.href)
+			history.replaceState(null, '', url.href);
+	}
+	const r = await fetch(url.href, { headers: { Accept: 'text/html' }, cache: 'no-store' });
 	if (!r.ok)
 		return;
 	const fresh = new DOMParser().parseFromString(await r.text(), 'text/html').getElementById('list');
@@ -315,19 +500,14 @@ function replaceDoc(row) {
 		const file = pick.files[0];
 		if (!file)
 			return;
-		const name = row.querySelector('a.dl').textContent;
-		const item = uploadItem(name + ' (replace)');
 		const r = await send('PUT', appUrl(`/documents/${row.dataset.id}/content`), Object.assign({
 			'If-Match': row.dataset.etag, 'Content-Type': file.type || 'application/octet-stream' },
-			auth()), file, loaded => item.progress(loaded, file.size, 'Replacing'));
+			auth()), file, loaded => rowSay(row, `Replacing: ${readableSize(loaded)} of ${readableSize(file.size)}`));
 		if (r.status === 200) {
-			item.say('Replaced', 'done');
-			await refreshList();
+			rowSay(row, 'Replaced.', 'done');
+			await refreshList(false);
 		} else {
-			const why = r.status === 412 ? 'it changed since this page was loaded; reload and try again'
-				: reason(r);
-			item.say('Failed: ' + why, 'err');
-			$('msg').textContent = why;
+			rowSay(row, 'Not replaced: ' + reason(r), 'err');
 		}
 	});
 	pick.click();
@@ -341,10 +521,9 @@ async function deleteDoc(row) {
 		auth()));
 	if (r.status === 204) {
 		$('msg').textContent = `Deleted ${name}.`;
-		await refreshList();
+		await refreshList(false);
 	} else {
-		$('msg').textContent = r.status === 412 ? `${name} changed since this page was loaded; reload`
-			: reason(r);
+		rowSay(row, 'Not deleted: ' + reason(r), 'err');
 	}
 }
 

@@ -508,10 +508,33 @@ resp_json(struct request *r, int status, json_t *body, const char *extra)
 	free(text);
 }
 
+/*
+ * A browser's form post (no script) that failed goes back to the page with
+ * the error's code, which the page turns into words of its own: a person
+ * sees the page and what went wrong, not a JSON body.  The code is one of
+ * ours (a literal), so the URL needs no escaping.
+ */
+static void
+resp_back_to_page(struct request *r, const char *code)
+{
+	struct buf extra = BUF_INIT(512);
+
+	if (req_location_append(r, &extra, "/?error=%s", code) != BUF_OK ||
+	    buf_append_cstr(&extra, "Cache-Control: no-store\r\n") != BUF_OK)
+		buf_reset(&extra);
+	resp_begin(r, 303, "text/plain", 0, extra.len ? buf_cstr(&extra) : NULL);
+	buf_free(&extra);
+}
+
 void
 resp_error(struct request *r, int status, const char *code, const char *message)
 {
 	const char *extra = NULL;
+
+	if (r->back_to_page && status >= 400) {
+		resp_back_to_page(r, code);
+		return;
+	}
 
 	/* RFC 6750 3.1: a request without a token gets the bare challenge; one
 	 * whose token we do not know is told so, so a client does not ask its
@@ -529,6 +552,10 @@ resp_error_retry(struct request *r, int status, const char *code, const char *me
 {
 	char extra[64];
 
+	if (r->back_to_page && status >= 400) {
+		resp_back_to_page(r, code);
+		return;
+	}
 	snprintf(extra, sizeof extra, "Retry-After: %u\r\n", retry_after);
 	resp_json(r, status, json_pack("{s:s, s:s}", "error", code, "message", message), extra);
 }

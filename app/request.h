@@ -39,6 +39,8 @@ struct request {
 	const char *owner;		/* authenticated caller, or NULL */
 	int token_rejected;		/* a Bearer credential named no caller: a 401
 					 * says invalid_token (RFC 6750 3.1) */
+	int back_to_page;		/* a browser's form post: an error is a 303 to
+					 * the page with ?error=CODE, not JSON */
 
 	int64_t content_length;		/* -1 when absent */
 	uint64_t body_read;
@@ -101,9 +103,12 @@ void resp_begin(struct request *r, int status, const char *content_type, int64_t
 		const char *extra);
 /* A complete JSON answer; steals the reference to body. */
 void resp_json(struct request *r, int status, json_t *body, const char *extra);
-/* A complete error answer {"error":code,"message":message}. */
+/* A complete error answer {"error":code,"message":message}; for a request
+ * marked back_to_page, a 303 to the page's /?error=code instead (code must
+ * be one of ours: [a-z_]). */
 void resp_error(struct request *r, int status, const char *code, const char *message);
-/* An error answer with Retry-After (503, or 409 for a key in progress). */
+/* An error answer with Retry-After (503, or 409 for a key in progress);
+ * back_to_page as resp_error. */
 void resp_error_retry(struct request *r, int status, const char *code, const char *message,
 		      unsigned retry_after);
 

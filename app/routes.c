@@ -22,6 +22,7 @@ struct route_path {
 static const struct route_path table[] = {
 	{ { NULL }, 0, "GET, HEAD", { { "GET", ROUTE_INDEX } } },
 	{ { "page.js" }, 1, "GET, HEAD", { { "GET", ROUTE_PAGE_SCRIPT } } },
+	{ { "favicon.ico" }, 1, "GET, HEAD", { { "GET", ROUTE_FAVICON } } },
 	{ { "healthz" }, 1, "GET, HEAD", { { "GET", ROUTE_HEALTHZ } } },
 	{ { "metrics" }, 1, "GET, HEAD", { { "GET", ROUTE_METRICS } } },
 	{ { "documents" }, 1, "GET, HEAD, POST",
@@ -45,6 +46,7 @@ static const char *const names[] = {
 	[ROUTE_METHOD_NOT_ALLOWED] = "method_not_allowed",
 	[ROUTE_INDEX] = "GET /",
 	[ROUTE_PAGE_SCRIPT] = "GET /page.js",
+	[ROUTE_FAVICON] = "GET /favicon.ico",
 	[ROUTE_HEALTHZ] = "GET /healthz",
 	[ROUTE_METRICS] = "GET /metrics",
 	[ROUTE_DOCUMENTS_LIST] = "GET /documents",

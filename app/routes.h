@@ -15,6 +15,7 @@ enum route_id {
 	ROUTE_METHOD_NOT_ALLOWED,
 	ROUTE_INDEX,		/* GET / */
 	ROUTE_PAGE_SCRIPT,	/* GET /page.js (the page's script, so its CSP needs no inline) */
+	ROUTE_FAVICON,		/* GET /favicon.ico (the page's icon) */
 	ROUTE_HEALTHZ,		/* GET /healthz */
 	ROUTE_METRICS,		/* GET /metrics (Prometheus; [metrics] enabled) */
 	ROUTE_DOCUMENTS_LIST,	/* GET /documents */

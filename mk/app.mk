@@ -6,13 +6,17 @@ app_bindery_fcgi_SOURCES = app/bindery_fcgi.c app/app.h app/routes.c app/routes.
 	app/body_pace.c app/body_pace.h app/admit.c app/admit.h app/pool.c app/pool.h app/status_render.c app/status_render.h
 # The page's script is a file of its own (app/page.js) and part of the
 # binary: a header generated from it, rebuilt whenever it changes.
-nodist_app_bindery_fcgi_SOURCES = app/page_js.h
-BUILT_SOURCES = app/page_js.h
-CLEANFILES = app/page_js.h
+nodist_app_bindery_fcgi_SOURCES = app/page_js.h app/favicon_ico.h
+BUILT_SOURCES = app/page_js.h app/favicon_ico.h
+CLEANFILES = app/page_js.h app/favicon_ico.h
 app/page_js.h: $(top_srcdir)/app/page.js $(top_srcdir)/mk/embed.sh
 	@$(MKDIR_P) app
 	$(SHELL) $(top_srcdir)/mk/embed.sh page_js <$(top_srcdir)/app/page.js >$@.tmp && mv -f $@.tmp $@
-EXTRA_DIST += app/page.js mk/embed.sh
+# The page's icon likewise (16x16, 32-bit: a blue square, three white lines).
+app/favicon_ico.h: $(top_srcdir)/app/favicon.ico $(top_srcdir)/mk/embed.sh
+	@$(MKDIR_P) app
+	$(SHELL) $(top_srcdir)/mk/embed.sh favicon_ico <$(top_srcdir)/app/favicon.ico >$@.tmp && mv -f $@.tmp $@
+EXTRA_DIST += app/page.js app/favicon.ico mk/embed.sh
 # The admin CLI is a system administrator's program: sbindir.
 sbin_PROGRAMS += app/bindery
 app_bindery_SOURCES = app/bindery_cli.c app/cli.c app/cli.h \

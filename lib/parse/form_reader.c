@@ -15,11 +15,12 @@ struct form_reader {
 	uint64_t max_file;
 	uint64_t file_bytes;
 	struct buf name;		/* the "name" field, if it came first */
+	struct buf token;		/* the "token" field, if it came first (a secret) */
 	struct buf filename;
 	struct buf content_type;
 	struct buf staged;		/* file bytes parsed but not yet handed out */
 	size_t staged_off;
-	int in_name, in_file, file_seen, file_done, input_done;
+	int in_name, in_token, in_file, file_seen, file_done, input_done;
 	enum form_fault fault;
 };
 
@@ -30,12 +31,21 @@ fail(struct form_reader *f, enum form_fault why)
 	return 1;
 }
 
+/* A token is a secret: its bytes do not outlive their use in memory. */
+static void
+form_token_wipe(struct form_reader *f)
+{
+	if (f->token.ptr)
+		explicit_bzero(f->token.ptr, f->token.len);
+	buf_reset(&f->token);
+}
+
 static int
 on_part_begin(void *ctx, const struct multipart_part *p)
 {
 	struct form_reader *f = ctx;
 
-	f->in_name = f->in_file = 0;
+	f->in_name = f->in_token = f->in_file = 0;
 	if (span_eq_cstr(p->name, "file")) {
 		if (f->file_seen)
 			return fail(f, FORM_SECOND_FILE);
@@ -50,6 +60,11 @@ on_part_begin(void *ctx, const struct multipart_part *p)
 			return fail(f, FORM_FIELD_ORDER);
 		buf_reset(&f->name);
 		f->in_name = 1;
+	} else if (span_eq_cstr(p->name, "token") && !f->file_seen) {
+		/* After the file it is ignored like any other field: the caller
+		 * had to be known before the file's first byte (form_reader.h). */
+		form_token_wipe(f);
+		f->in_token = 1;
 	}
 	return 0;	/* other fields are ignored */
 }
@@ -61,6 +76,9 @@ on_part_data(void *ctx, const char *data, size_t len)
 
 	if (f->in_name) {
 		if (buf_append(&f->name, data, len) != BUF_OK)
+			return fail(f, FORM_MALFORMED);
+	} else if (f->in_token) {
+		if (buf_append(&f->token, data, len) != BUF_OK)
 			return fail(f, FORM_MALFORMED);
 	} else if (f->in_file) {
 		f->file_bytes += len;
@@ -79,7 +97,7 @@ on_part_end(void *ctx)
 
 	if (f->in_file)
 		f->file_done = 1;
-	f->in_name = f->in_file = 0;
+	f->in_name = f->in_token = f->in_file = 0;
 	return 0;
 }
 
@@ -102,6 +120,7 @@ form_reader_new(struct span boundary, const struct form_limits *limits, form_inp
 	f->input_ctx = input_ctx;
 	f->max_file = limits->max_file;
 	f->name = BUF_INIT(limits->max_field);
+	f->token = BUF_INIT(limits->max_field);
 	f->filename = BUF_INIT(limits->max_field);
 	f->content_type = BUF_INIT(limits->max_content_type);
 	f->staged = BUF_INIT(2 * FORM_CHUNK);
@@ -120,6 +139,8 @@ form_reader_free(struct form_reader *f)
 	if (f == NULL)
 		return;
 	multipart_parser_free(f->mp);
+	form_token_wipe(f);
+	buf_free(&f->token);
 	buf_free(&f->name);
 	buf_free(&f->filename);
 	buf_free(&f->content_type);
@@ -172,6 +193,18 @@ struct span
 form_reader_name(const struct form_reader *f)
 {
 	return buf_span(&f->name);
+}
+
+struct span
+form_reader_token(const struct form_reader *f)
+{
+	return buf_span(&f->token);
+}
+
+void
+form_reader_forget_token(struct form_reader *f)
+{
+	form_token_wipe(f);
 }
 
 struct span

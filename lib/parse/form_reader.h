@@ -4,7 +4,9 @@
  * The multipart parser is pushed bytes; an upload pulls them.  A form
  * reader sits between the two: it reads the request body from a read
  * callback, feeds the parser, keeps the small fields that come before the
- * file (doc/design.md: `name` must come before `file`), and hands out the file
+ * file (doc/design.md: `name` must come before `file`; so must `token`, a
+ * browser form's credential, so that the caller is known before any byte
+ * of the file is stored), and hands out the file
  * part's bytes through form_reader_read(), whose signature is that of a
  * storage read callback (blob_read_fn).  The file ends cleanly (0) only
  * when the whole form parsed: a late `name`, a second file or a cut body
@@ -66,6 +68,12 @@ BINDERY_NODISCARD enum form_fault form_reader_start(struct form_reader *f);
  * The spans stay valid until form_reader_free. */
 struct span form_reader_name(const struct form_reader *f);
 struct span form_reader_filename(const struct form_reader *f);
+/* The "token" field when it came before the file, else "" (one after the
+ * file is ignored, as unknown fields are).  A secret: compare it, never
+ * log it, and forget it once it has been compared. */
+struct span form_reader_token(const struct form_reader *f);
+/* Wipe the token's bytes (form_reader_free does too). */
+void form_reader_forget_token(struct form_reader *f);
 struct span form_reader_content_type(const struct form_reader *f);
 
 /*

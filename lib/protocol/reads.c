@@ -27,12 +27,18 @@ reads_by_name(struct services *s, struct span name, struct doc *out)
 }
 
 enum proto_result
-reads_list(struct services *s, uint64_t after, struct span prefix, unsigned limit, reads_doc_fn on_doc,
-	   void *ctx)
+reads_list(struct services *s, enum doc_order order, uint64_t after, struct span prefix, unsigned limit,
+	   reads_doc_fn on_doc, void *ctx)
 {
-	enum db_err e = docs_list_ready(s->db, after, prefix, limit, on_doc, ctx);
+	enum db_err e = docs_list_ready(s->db, order, after, prefix, limit, on_doc, ctx);
 
 	return e == DB_OK ? PROTO_OK : PROTO_UNAVAILABLE;
+}
+
+enum proto_result
+reads_count(struct services *s, struct span prefix, uint64_t *out)
+{
+	return docs_count_ready(s->db, prefix, out) == DB_OK ? PROTO_OK : PROTO_UNAVAILABLE;
 }
 
 enum proto_result

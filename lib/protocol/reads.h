@@ -25,13 +25,20 @@ BINDERY_NODISCARD enum proto_result reads_by_name(struct services *s, struct spa
 typedef int (*reads_doc_fn)(void *ctx, const struct doc *d);
 
 /*
- * At most limit ready documents whose place in the list (ready_seq) is
- * after `after`, in the order they became ready, and whose names begin
- * with prefix (empty: every name; at most DOCS_PREFIX_MAX bytes).
- * PROTO_OK, or PROTO_UNAVAILABLE.
+ * At most limit ready documents past the cursor after (the ready_seq of
+ * the last one a reader saw; 0: from the start) in order: oldest first is
+ * the order they became ready, newest first its reverse; either way a
+ * keyset cursor, so documents that become ready meanwhile are neither
+ * skipped nor repeated.  Only names that begin with prefix (empty: every
+ * name; at most DOCS_PREFIX_MAX bytes).  PROTO_OK, or PROTO_UNAVAILABLE.
  */
-BINDERY_NODISCARD enum proto_result reads_list(struct services *s, uint64_t after, struct span prefix,
-					       unsigned limit, reads_doc_fn on_doc, void *ctx);
+BINDERY_NODISCARD enum proto_result reads_list(struct services *s, enum doc_order order, uint64_t after,
+					       struct span prefix, unsigned limit, reads_doc_fn on_doc,
+					       void *ctx);
+
+/* How many ready documents reads_list would walk through for prefix, in
+ * all, into *out.  PROTO_OK, or PROTO_UNAVAILABLE. */
+BINDERY_NODISCARD enum proto_result reads_count(struct services *s, struct span prefix, uint64_t *out);
 
 /*
  * Stream bytes [start, start + len) of d's blob (len 0: to the end) while

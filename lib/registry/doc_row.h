@@ -25,6 +25,15 @@
 /* DATE_FORMAT's pattern for a DATETIME(6) as RFC 3339 UTC (fits DOC_TIME_MAX). */
 #define DOC_TIME_SQL "'%Y-%m-%dT%H:%i:%s.%fZ'"
 
+/* Which way a list of ready documents runs, by ready_seq: the order they
+ * became ready, or the reverse.  A cursor (the last ready_seq seen) is a
+ * keyset position in either direction, so rows that become ready while a
+ * reader pages are neither skipped nor repeated. */
+enum doc_order {
+	DOC_ORDER_OLDEST = 0,	/* ready_seq ascending: the API's default */
+	DOC_ORDER_NEWEST,	/* ready_seq descending: the page's default */
+};
+
 struct doc {
 	uint64_t id;
 	char name[DOC_NAME_MAX];

@@ -258,12 +258,22 @@ list_row(void *arg)
 
 static const char sql_list_ready[] =
 	"SELECT " DOC_COLUMNS " FROM documents WHERE ready_seq > ? ORDER BY ready_seq LIMIT ?";
+static const char sql_list_ready_desc[] =
+	"SELECT " DOC_COLUMNS " FROM documents WHERE ready_seq < ? ORDER BY ready_seq DESC LIMIT ?";
 /* LIKE's default escape is the backslash; naming it keeps the pattern's
  * meaning fixed should a server's sql_mode ever make it something else.
  * ('\\' is one backslash: DB_SQL_MODE leaves NO_BACKSLASH_ESCAPES out.) */
 static const char sql_list_ready_prefix[] =
 	"SELECT " DOC_COLUMNS " FROM documents WHERE ready_seq > ? AND name LIKE ? ESCAPE '\\\\'"
 	" ORDER BY ready_seq LIMIT ?";
+static const char sql_list_ready_prefix_desc[] =
+	"SELECT " DOC_COLUMNS " FROM documents WHERE ready_seq < ? AND name LIKE ? ESCAPE '\\\\'"
+	" ORDER BY ready_seq DESC LIMIT ?";
+/* Pending rows have no ready_seq (sql/009): these count ready documents. */
+static const char sql_count_ready[] =
+	"SELECT COUNT(*) FROM documents WHERE ready_seq IS NOT NULL";
+static const char sql_count_ready_prefix[] =
+	"SELECT COUNT(*) FROM documents WHERE ready_seq IS NOT NULL AND name LIKE ? ESCAPE '\\\\'";
 
 /*
  * The LIKE pattern "prefix%": every '%', '_' and '\\' of the prefix is
@@ -285,13 +295,16 @@ like_prefix_pattern(struct span prefix, char *out)
 }
 
 enum db_err
-docs_list_ready(struct db *db, uint64_t after, struct span prefix, unsigned limit,
+docs_list_ready(struct db *db, enum doc_order order, uint64_t after, struct span prefix, unsigned limit,
 		int (*on_doc)(void *ctx, const struct doc *d), void *ctx)
 {
 	char pattern[2 * DOCS_PREFIX_MAX + 2];
 	struct span like = { pattern, 0 };
 	struct list_ctx lc;
 	struct db_col c[DOC_NCOLS];
+	int newest = order == DOC_ORDER_NEWEST;
+	/* Newest first, no cursor yet: below every place there is. */
+	uint64_t from = newest && after == 0 ? UINT64_MAX : after;
 
 	assert(prefix.len <= DOCS_PREFIX_MAX);
 	memset(&lc, 0, sizeof lc);
@@ -299,15 +312,36 @@ docs_list_ready(struct db *db, uint64_t after, struct span prefix, unsigned limi
 	lc.ctx = ctx;
 	doc_cols(&lc.row, &lc.text, c);
 	if (prefix.len == 0) {
-		struct db_param p[] = { DBP_U64(after), DBP_U64(limit) };
+		struct db_param p[] = { DBP_U64(from), DBP_U64(limit) };
 
-		return db_query(db, sql_list_ready, p, ARRAY_LEN(p), c, DOC_NCOLS, list_row, &lc);
+		return db_query(db, newest ? sql_list_ready_desc : sql_list_ready, p, ARRAY_LEN(p), c,
+				DOC_NCOLS, list_row, &lc);
 	}
 	like.len = like_prefix_pattern(prefix, pattern);
 	{
-		struct db_param p[] = { DBP_U64(after), DBP_SPAN(like), DBP_U64(limit) };
+		struct db_param p[] = { DBP_U64(from), DBP_SPAN(like), DBP_U64(limit) };
 
-		return db_query(db, sql_list_ready_prefix, p, ARRAY_LEN(p), c, DOC_NCOLS, list_row, &lc);
+		return db_query(db, newest ? sql_list_ready_prefix_desc : sql_list_ready_prefix, p,
+				ARRAY_LEN(p), c, DOC_NCOLS, list_row, &lc);
+	}
+}
+
+enum db_err
+docs_count_ready(struct db *db, struct span prefix, uint64_t *out)
+{
+	char pattern[2 * DOCS_PREFIX_MAX + 2];
+	struct span like = { pattern, 0 };
+	struct db_col c[] = { DBC_U64(out) };
+
+	assert(prefix.len <= DOCS_PREFIX_MAX);
+	*out = 0;
+	if (prefix.len == 0)
+		return db_query(db, sql_count_ready, NULL, 0, c, 1, NULL, NULL);
+	like.len = like_prefix_pattern(prefix, pattern);
+	{
+		struct db_param p[] = { DBP_SPAN(like) };
+
+		return db_query(db, sql_count_ready_prefix, p, ARRAY_LEN(p), c, 1, NULL, NULL);
 	}
 }
 

@@ -95,14 +95,20 @@ BINDERY_NODISCARD enum db_err docs_assign_ready_seq(struct db *db, uint64_t doc_
 
 #define DOCS_PREFIX_MAX 255	/* a name prefix is at most a whole name */
 
-/* Ready documents with ready_seq > after, in the order they became ready,
- * at most limit; on_doc per row.  A non-empty prefix (at most
+/* Ready documents past the cursor after (a ready_seq; 0: from the start)
+ * in order: DOC_ORDER_OLDEST takes ready_seq > after ascending, the order
+ * they became ready; DOC_ORDER_NEWEST ready_seq < after descending.  At
+ * most limit; on_doc per row.  A non-empty prefix (at most
  * DOCS_PREFIX_MAX bytes) keeps the names that begin with it, compared as
  * names are (exactly, bytewise): '%', '_' and '\\' in it are plain
  * characters, never wildcards. */
-BINDERY_NODISCARD enum db_err docs_list_ready(struct db *db, uint64_t after, struct span prefix,
-					      unsigned limit,
+BINDERY_NODISCARD enum db_err docs_list_ready(struct db *db, enum doc_order order, uint64_t after,
+					      struct span prefix, unsigned limit,
 					      int (*on_doc)(void *ctx, const struct doc *d), void *ctx);
+
+/* How many ready documents there are whose names begin with prefix (the
+ * same filter as docs_list_ready's; empty: all) into *out. */
+BINDERY_NODISCARD enum db_err docs_count_ready(struct db *db, struct span prefix, uint64_t *out);
 
 /*
  * The ready document called name, compared exactly (the column's

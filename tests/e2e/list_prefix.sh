@@ -4,11 +4,12 @@
 # - the API lists the ready documents whose names begin with P, in ready
 #   order; '%', '_' and '\' in P are characters, not wildcards; the cursor
 #   pages the filtered list; a bad prefix, or one beside name=, is 400 JSON;
-# - GET /?prefix=P&limit=N shows those rows and a "Next page" link whose
-#   href carries the cursor and the prefix; following the links (as a
-#   browser without script does) walks every document once, past the
-#   first page, and past 200 documents at the page's own 100 rows; a bad
-#   prefix on the page is 400 JSON too.
+# - GET /?order=oldest&prefix=P&limit=N shows those rows and a "Next page"
+#   link whose href carries the cursor, the order and the prefix; following
+#   the links (as a browser without script does) walks every document once,
+#   past the first page, and, newest first as the page is by default, past
+#   200 documents at the page's own 100 rows; a bad prefix on the page is
+#   400 JSON too.
 [ -n "${BASH_VERSION:-}" ] || exec bash "$0" "$@"
 here=$(cd "$(dirname "$0")" && pwd)
 . "$here/../lib/tap.sh"
@@ -104,12 +105,12 @@ for s in "lighttpd=$BINDERY_TEST_LIGHTTPD_URL" "apache=$BINDERY_TEST_APACHE_URL"
 		"$srv: an empty prefix (an empty form field) filters nothing"
 
 	# The page, followed link by link as a browser without script would.
-	curl -s -o "$work/p1.html" -w '%{http_code}' "$url/?prefix=$(urlenc "$t")&limit=4" >"$work/code"
+	curl -s -o "$work/p1.html" -w '%{http_code}' "$url/?order=oldest&prefix=$(urlenc "$t")&limit=4" >"$work/code"
 	is "$(cat "$work/code") $(page_names "$work/p1.html")" "200 50%off,50xoff,a_b,axb" \
-		"$srv: GET /?prefix=&limit=4 shows the first four rows"
+		"$srv: GET /?order=oldest&prefix=&limit=4 shows the first four rows"
 	href=$(next_href "$work/p1.html")
-	like "$href" "^/\\?after=[0-9]+&prefix=$t&limit=4\$" \
-		"$srv: ... and a Next link with the cursor, the prefix and the limit ($href)"
+	like "$href" "^/\\?after=[0-9]+&order=oldest&prefix=$t&limit=4\$" \
+		"$srv: ... and a Next link with the cursor, the order, the prefix and the limit ($href)"
 	walked=$(page_names "$work/p1.html") pages=1
 	while [ -n "$href" ] && [ "$pages" -lt 10 ]; do
 		curl -s -o "$work/pn.html" "$url$href"
@@ -119,8 +120,8 @@ for s in "lighttpd=$BINDERY_TEST_LIGHTTPD_URL" "apache=$BINDERY_TEST_APACHE_URL"
 	done
 	is "$pages|$walked" "3|50%off,50xoff,a_b,axb,A_b,r 1,r 2,r 3,r 4,r 5" \
 		"$srv: the Next links walk all ten over three pages"
-	grep -q '<a id="first" href="/?after=0&amp;prefix=' "$work/pn.html"
-	is "$?" 0 "$srv: a later page links back to the first, keeping the prefix"
+	grep -q '<a id="first" href="/?after=0&amp;order=oldest&amp;prefix=' "$work/pn.html"
+	is "$?" 0 "$srv: a later page links back to the first, keeping the order and the prefix"
 	like "$(grep -o '<input id="prefix" name="prefix" maxlength="255" value="[^"]*"' "$work/p1.html")" \
 		"value=\"$t\"" "$srv: the filter field shows the prefix"
 	req GET "$url/?prefix=a%2Fb"
@@ -134,7 +135,8 @@ done
 # Past 200 at the page's own size (100 rows): 205 documents through
 # lighttpd (four at a time: the order is whatever order they became ready
 # in, which the API's list tells), and the page's Next links, followed
-# without script, show each once, in that order, over three pages.
+# without script, show each once, newest first (that order reversed), over
+# three pages.
 url=$BINDERY_TEST_LIGHTTPD_URL t="pfx-many-$$-$RANDOM-"
 # (Four curls of 52 URLs each, every URL with its own "-o /dev/null": a curl
 # process per document cost more CPU than the rest of the test.)
@@ -154,7 +156,8 @@ while [ -n "$href" ] && [ "$pages" -lt 10 ]; do
 	href=$(next_href "$work/m.html")
 	pages=$((pages + 1))
 done
-is "$pages|$walked" "3|$ready_order" "the page's Next links walk the 205 at 100 a page, each once, in ready order"
+is "$pages|$walked" "3|$(printf '%s\n' "$ready_order" | tr ',' '\n' | tac | paste -sd,)" \
+	"the page's Next links walk the 205 at 100 a page, each once, newest first"
 printf '%s' "$HTTP_BODY" | jq -r '.documents[].id' | sed -e "s|^|$url/documents/|" |
 	xargs -n 52 -P 4 curl -s -X DELETE "${auth[@]}" >/dev/null
 done_testing

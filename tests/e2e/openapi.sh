@@ -116,6 +116,9 @@ for s in "lighttpd=$BINDERY_TEST_LIGHTTPD_URL" "apache=$BINDERY_TEST_APACHE_URL"
 	rec "$srv" GET response=NoRoute "no such route" "$url/no-such-route"
 	rec "$srv" HEAD / "" "$url/"
 	rec "$srv" HEAD /page.js "" "$url/page.js"
+	rec "$srv" GET /favicon.ico "" "$url/favicon.ico"
+	rec "$srv" HEAD /favicon.ico "" "$url/favicon.ico"
+	rec "$srv" GET / "oldest first" "$url/?limit=5&order=oldest"
 	rec "$srv" HEAD /healthz "" "$url/healthz"
 	rec "$srv" HEAD /documents "" "$url/documents?limit=1"
 
@@ -154,12 +157,16 @@ for s in "lighttpd=$BINDERY_TEST_LIGHTTPD_URL" "apache=$BINDERY_TEST_APACHE_URL"
 	rec "$srv" POST /documents "too large" "$url/documents?name=$t-huge" "${AUTH[@]}" "${OCTET[@]}" \
 		-H 'Expect:' -H "Content-Length: $big" --data-binary "@$work/five"
 	# The web server's own authentication (Basic), as REMOTE_USER.
+	rec "$srv" POST /documents "a form with its token" "$url/documents" -H 'Accept: text/html' \
+		-F "token=$BINDERY_TEST_TOKEN" -F "name=$t-formtok" -F "file=@$work/small.txt"
 	rec "$srv" POST /documents "Basic" "$url/documents?name=$t-basic" -u "$BINDERY_TEST_WEBAUTH" \
 		-H 'Content-Type: text/plain' --data-binary "@$work/small.txt"
 	rec "$srv" GET /documents "a page" "$url/documents?limit=2"
 	rec "$srv" GET /documents "by name" "$url/documents?name=$t-raw"
 	rec "$srv" GET /documents "prefix" "$url/documents?prefix=$t"
 	rec "$srv" GET /documents "bad cursor" "$url/documents?after=x"
+	rec "$srv" GET /documents "newest first" "$url/documents?prefix=$t&order=newest&limit=1"
+	rec "$srv" GET /documents "bad order" "$url/documents?order=up"
 	rec "$srv" GET /documents/{id} "" "$url/documents/$id"
 	rec "$srv" HEAD /documents/{id} "" "$url/documents/$id"
 	rec "$srv" GET /documents/{id} "unknown" "$url/documents/999999999"
@@ -247,7 +254,7 @@ for s in "lighttpd=$BINDERY_TEST_LIGHTTPD_URL" "apache=$BINDERY_TEST_APACHE_URL"
 		-H 'Content-Length: 0'
 
 	# --- 405 on every path: its Allow is exactly the document's methods ---
-	for p in "/=/" "/page.js=/page.js" "/healthz=/healthz" "/documents=/documents" \
+	for p in "/=/" "/page.js=/page.js" "/favicon.ico=/favicon.ico" "/healthz=/healthz" "/documents=/documents" \
 		"/documents/direct=/documents/direct" "/documents/{id}=/documents/1" \
 		"/documents/{id}/finalize=/documents/1/finalize" "/documents/{id}/content=/documents/1/content" \
 		"/uploads=/uploads" "/uploads/{upload}=/uploads/0123456789abcdef0123456789abcdef"; do

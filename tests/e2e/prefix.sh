@@ -11,7 +11,7 @@
 # the root's), all in front of the test stack's MariaDB and Azurite with
 # direct uploads on.  On each:
 #   - POST {P}/documents: 201, Location {P}/documents/N, which GET answers;
-#   - a browser form post (Accept: text/html): 303 to {P}/;
+#   - a browser form post (Accept: text/html): 303 to {P}/?created=ID;
 #   - the page at {P}/ and {P}: its form action, download links, search
 #     form, script and data-prefix all under {P}; {P}/page.js is served;
 #   - tus: POST {P}/uploads, Location {P}/uploads/ID, the final PATCH's
@@ -120,7 +120,7 @@ check_mount() {
 	# a browser's form post lands back on the page under the prefix
 	req POST "$base$p/documents" "${auth[@]}" -H 'Accept: text/html' -F "name=$name-form" \
 		-F "file=@$work/body;filename=x.txt"
-	is "$HTTP_CODE $(header location)" "303 $p/" "$s: a form post (Accept: text/html) is 303 to $p/"
+	like "$HTTP_CODE $(header location)" "^303 $p/\\?created=[0-9]+\$" "$s: a form post (Accept: text/html) is 303 to $p/?created=ID"
 
 	# the page, filtered to this run's names (earlier tests' documents
 	# would push ours off its first page)

@@ -81,7 +81,7 @@ is "$(sql "SELECT COUNT(*) FROM blobs b JOIN documents d ON d.id = b.document_id
 printf 'form' >"$work/form.txt"
 code=$(curl -s -o /dev/null -w '%{http_code} %{redirect_url}' -H "Authorization: Bearer $BINDERY_TEST_TOKEN" \
 	-H 'Accept: text/html,application/xhtml+xml' -F "name=$t-nojs" -F "file=@$work/form.txt" "$url/documents")
-like "$code" '^303 .*/$' "a browser form post is answered 303 to the page"
+like "$code" '^303 .*/\?created=[0-9]+$' "a browser form post is answered 303 to the page, naming the new document"
 req GET "$url/documents?limit=1000"
 like "$HTTP_BODY" "\"$t-nojs\"" "... and the document exists"
 done_testing

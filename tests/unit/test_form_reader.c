@@ -3,7 +3,8 @@
  * a form read from an input cut into chunks of every awkward size, the file
  * pulled back in reads of every awkward size, and each way a form must fail
  * the upload rather than end it (a late name, a second file, a cut body, a
- * file over the limit, a failing input, no file at all).
+ * file over the limit, a failing input, no file at all); a token field is
+ * kept only when it comes before the file, and wiped on request.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -66,6 +67,7 @@ make_form(const char *before, const char *file, size_t file_len, const char *aft
 }
 
 #define NAME_FIELD "Content-Disposition: form-data; name=\"name\"\r\n\r\nreport.pdf\r\n"
+#define TOKEN_FIELD "Content-Disposition: form-data; name=\"token\"\r\n\r\ns3cret-token\r\n"
 
 /* Pull the whole file in reads of rstep; returns the last result (0 or -1). */
 static long
@@ -190,6 +192,24 @@ test_faults(void)
 	form = make_form(NAME_FIELD, "hello", 5, NULL, 0, &len);
 	last = run(form, len, 5, 1, &limits, &sf, &ff, NULL);
 	tap_ok(last == -1 && ff == FORM_INPUT_FAILED, "a failing input fails the upload");
+	free(form);
+
+	form = make_form(TOKEN_FIELD "--" BOUNDARY "\r\n" NAME_FIELD, "hello", 5, NULL, 1, &len);
+	last = run(form, len, 3, 0, &limits, &sf, &ff, &f);
+	tap_ok(sf == FORM_FINE && last == 0 && span_eq_cstr(form_reader_token(f), "s3cret-token") &&
+	       span_eq_cstr(form_reader_name(f), "report.pdf"),
+	       "a token before the file is kept, beside the name (input in 3-byte pieces)");
+	form_reader_forget_token(f);
+	tap_ok(form_reader_token(f).len == 0, "... and forgotten on request");
+	form_reader_free(f);
+	free(form);
+
+	form = make_form(NAME_FIELD, "hello", 5, TOKEN_FIELD, 1, &len);
+	last = run(form, len, 4096, 0, &limits, &sf, &ff, &f);
+	tap_ok(sf == FORM_FINE && form_reader_token(f).len == 0,
+	       "a token after the file is not there when the file starts");
+	tap_ok(last == 0 && form_reader_token(f).len == 0, "... nor later: it is ignored");
+	form_reader_free(f);
 	free(form);
 
 	small.max_file = 4;
