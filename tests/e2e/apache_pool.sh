@@ -120,7 +120,9 @@ is "$(sql "SELECT state FROM blobs WHERE name = '$(blob_of "$name")'")" pending 
 wait "$client"
 read -r code secs err _ <"$work/stream.out"
 is "$code" 201 "the trickled 6 MiB upload answers 201 after $secs s"
-ok "awk -v s='$secs' -v t='$seen' 'BEGIN { exit !(s > t) }'" "... after the block was seen staged"
+# (The client's own clock starts when it connects, $seen when python3 was
+# started: comparing them said more about the machine's load than about
+# streaming; "still sends" above is the fact.)
 id=$(sql "SELECT id FROM documents WHERE name = '$name' AND status = 'ready'")
 curl -s -m 60 -o "$work/x6.read" "$url/documents/${id:-0}/content"
 is "$(sha "$work/x6.read")" "$(sha "$work/x6.bin")" "... and reads back whole (SHA-256)"
