@@ -33,6 +33,10 @@ EXTRA_DIST += tests/e2e/stopped_responder.sh
 # the rest after sweep_cutoff, the audit calls the younger ones in flight.
 E2E_TESTS += tests/e2e/strays.sh
 EXTRA_DIST += tests/e2e/strays.sh
+# Blobs that describe themselves: the committing call's metadata names the
+# installation and the document, read back from the real service.
+E2E_TESTS += tests/e2e/stamp.sh
+EXTRA_DIST += tests/e2e/stamp.sh
 # An upload that keeps making progress holds its intent by a lease, not a
 # request deadline (doc/design.md "Leases"): a 3 MiB upload trickled over
 # 31 s with request_deadline = 3, and a sweep during it; through lighttpd

@@ -140,7 +140,7 @@ enum proto_result
 direct_create(struct services *s, const struct direct_request *req, struct buf *upload_url,
 	      struct direct_grant *out)
 {
-	char blob_name[DOC_BLOB_NAME_MAX], holder[DOC_HOLDER_MAX];
+	char blob_name[DOC_BLOB_NAME_MAX], holder[DOC_HOLDER_MAX], created_at[DOC_TIME_MAX];
 	struct direct_new n;
 	enum proto_result pr;
 	enum db_err e;
@@ -165,7 +165,7 @@ direct_create(struct services *s, const struct direct_request *req, struct buf *
 		/* The clock is read before the lease is written: the SAS
 		 * can only expire earlier than the lease assumes. */
 		n.grant = grant_now(s);
-		e = direct_db_create_intent(s->db, &n, &out->doc_id);
+		e = direct_db_create_intent(s->db, &n, &out->doc_id, created_at);
 		if (e == DB_OK)
 			break;
 		if (e != DB_DUPLICATE)

@@ -111,6 +111,17 @@ struct blob_tag_set {
 	char value[BLOB_MAX_TAGS][257];
 };
 
+/* One metadata entry; names are C identifiers, values visible ASCII.  At
+ * most BLOB_MAX_META in one call. */
+#define BLOB_MAX_META 8
+struct blob_meta {
+	const char *name;
+	const char *value;
+};
+/* A value of a creating call's metadata: at most this long (all of a
+ * blob's metadata together at most 8 KiB, the service's limit). */
+#define BLOB_META_VALUE_MAX 4096
+
 struct blob_upload_opts {
 	const char *content_type;	/* NULL: application/octet-stream */
 	const struct blob_tag *tags;
@@ -123,6 +134,12 @@ struct blob_upload_opts {
 	 * layer renews its lease here.) */
 	int (*before_commit)(void *ctx);
 	void *commit_ctx;
+	/* More metadata for the committing call, beside size and sha256
+	 * (at most BLOB_MAX_META; bad names or values are BLOB_BAD_INPUT,
+	 * nothing sent).  It goes on that call only: Set Metadata after the
+	 * commit would change the ETag readers are pinned to. */
+	const struct blob_meta *meta;
+	size_t nmeta;
 };
 
 /* Fills up to len bytes; returns the count, 0 at EOF, -1 on error. */
@@ -258,13 +275,6 @@ BINDERY_NODISCARD int blob_get(struct blob_client *, const char *name,
     blob_headers_fn on_headers, blob_data_fn on_data, void *ctx,
     struct blob_result *res);
 
-/* One metadata entry; names are C identifiers, values visible ASCII.  At
- * most BLOB_MAX_META in one call. */
-#define BLOB_MAX_META 8
-struct blob_meta {
-	const char *name;
-	const char *value;
-};
 /* Set Blob Metadata: the blob's metadata becomes exactly meta[0..n), only
  * while its ETag is if_match (required; another is BLOB_CONDITION_NOT_MET).
  * The ETag changes: new_etag (128 bytes) receives the new one. */
@@ -313,7 +323,11 @@ struct blob_list_item {		/* all borrowed for the callback's duration */
 	const char *last_modified;	/* an HTTP-date (RFC 1123); "" if the listing had none */
 	const struct blob_tag *tags;	/* only with BLOB_LIST_TAGS */
 	size_t ntags;
+	const struct blob_meta *meta;	/* only with BLOB_LIST_METADATA: every entry,
+					 * in the listing's order (at most BLOB_LIST_META) */
+	size_t nmeta;
 };
+#define BLOB_LIST_META 16
 typedef int (*blob_list_fn)(void *ctx, const struct blob_list_item *);
 /* List Blobs under prefix (NULL: all), following NextMarker to the end;
  * on_item returning nonzero stops with BLOB_ABORTED. */

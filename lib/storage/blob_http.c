@@ -108,8 +108,11 @@ blob_request_free(struct blob_request *r)
 {
 	size_t i;
 
-	for (i = 0; i < r->nhdr; i++)
+	for (i = 0; i < r->nhdr; i++) {
 		free(r->hdr_value[i]);
+		free(r->hdr_name[i]);
+		r->hdr_name[i] = NULL;
+	}
 	r->nhdr = 0;
 	buf_free(&r->path);
 	buf_free(&r->query);
@@ -139,7 +142,29 @@ blob_request_header(struct blob_request *r, const char *name, const char *value)
 	r->hdr[r->nhdr].name = name;
 	r->hdr[r->nhdr].value = v;
 	r->hdr_value[r->nhdr] = v;
+	r->hdr_name[r->nhdr] = NULL;
 	r->nhdr++;
+	return 0;
+}
+
+int
+blob_request_meta(struct blob_request *r, const char *name, const char *value)
+{
+	char hname[80];
+	char *owned;
+	int n = snprintf(hname, sizeof hname, "x-ms-meta-%s", name);
+
+	if (n < 0 || (size_t)n >= sizeof hname || (owned = strdup(hname)) == NULL)
+		return -1;
+	if (blob_request_header(r, owned, value) != 0) {
+		free(owned);
+		return -1;
+	}
+	/* The header just added (or replaced: then its old name stays its own). */
+	if (r->hdr[r->nhdr - 1].name == owned)
+		r->hdr_name[r->nhdr - 1] = owned;
+	else
+		free(owned);
 	return 0;
 }
 

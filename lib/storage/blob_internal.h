@@ -72,6 +72,7 @@ struct blob_request {
 	struct buf query;		/* encoded, without '?' or the SAS */
 	struct sign_header hdr[BLOB_REQUEST_MAX_HEADERS];
 	char *hdr_value[BLOB_REQUEST_MAX_HEADERS];	/* owned copies of hdr[].value */
+	char *hdr_name[BLOB_REQUEST_MAX_HEADERS];	/* owned names (x-ms-meta-*), else NULL */
 	size_t nhdr;
 	const char *body;		/* borrowed */
 	size_t body_len, body_off;
@@ -140,6 +141,13 @@ void blob_request_free(struct blob_request *r);
 int blob_request_header(struct blob_request *r, const char *name,
     const char *value);
 /* Append name=value (value percent-encoded) to r's query; -1 on failure. */
+/* An x-ms-meta-<name> header, name and value copied (checked by
+ * blob_meta_ok first). */
+int blob_request_meta(struct blob_request *r, const char *name, const char *value);
+/* Metadata a creating call may carry: names C identifiers of at most 64
+ * characters, values visible ASCII of at most BLOB_META_VALUE_MAX, all of
+ * them together at most the service's 8 KiB. */
+int blob_meta_ok(const struct blob_meta *meta, size_t n);
 int blob_request_query(struct blob_request *r, const char *name,
     const char *value);
 /* Append the container's encoded path to r's path; -1 on failure. */

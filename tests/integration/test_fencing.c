@@ -108,12 +108,13 @@ static uint64_t
 new_intent(const char *tag, const char *blob, const char *holder)
 {
 	char doc_name[256];
+	char created[DOC_TIME_MAX];
 	uint64_t id = 0;
 	enum db_err e;
 
 	snprintf(doc_name, sizeof doc_name, "fence-%s%s", RUN, tag);
 	e = docs_create_intent(S->db, span_from_cstr(doc_name), "fencetest", "text/plain", blob,
-			       LEASE(holder), NULL, &id);
+			       LEASE(holder), NULL, &id, created);
 	if (e != DB_OK)
 		tap_bail("create intent %s: %s", blob, db_err_name(e));
 	return id;
