@@ -842,6 +842,21 @@ out:
 	return pr;
 }
 
+void
+proto_mark_retired(struct services *s, const char *blob_name)
+{
+	const struct blob_tag retired[] = { { TAG_STATE_KEY, tag_state_name(TAG_STATE_RETIRED) } };
+	struct blob_result r;
+
+	if (blob_name[0] == '\0' || FAILPOINT("retire.before_tag"))
+		return;
+	blob_client_set_deadline(s->blob, clock_now_ms() + COMPENSATION_BUDGET_MS);
+	if (blob_set_tags(s->blob, blob_name, retired, 1, tag_state_guard(TAG_STATE_COMMITTED), &r) != 0)
+		log_info("retired blob %s left for the outbox to tag (%s, HTTP %ld %s)", blob_name,
+			 blob_status_name(r.status), r.http_status, r.code);
+	blob_client_set_deadline(s->blob, 0);	/* the last step: the next sets its own */
+}
+
 /* A replace that will not be committed: its new blob goes through the
  * outbox now, if we still hold its row (else the sweeper rolls it back). */
 void
@@ -860,12 +875,14 @@ replace_upload_commit(struct services *s, struct held_intent *hi, const struct p
 		      const struct stamp *st, uint64_t expected_version, struct proto_answer *out)
 {
 	static const struct upload_failpoints replace_fp = { "replace.after_upload", "replace.after_tag" };
+	char retired[DOC_BLOB_NAME_MAX] = "";
 	struct blob_upload_info info;
 	struct replace_blob nb;
 	enum proto_result pr;
 	enum db_err e;
 	int stale = 0;
 
+	memset(&nb, 0, sizeof nb);
 	pr = upload_and_commit_tag(s, hi, body, st, &replace_fp, 0, &info);
 	if (pr != PROTO_OK) {
 		(void)proto_compensate_pending(s, hi);	/* what it leaves, the sweeper finishes */
@@ -877,10 +894,15 @@ replace_upload_commit(struct services *s, struct held_intent *hi, const struct p
 	nb.sha256_hex = info.sha256_hex;
 	nb.etag = info.etag;
 	nb.content_type = body->content_type;
+	nb.retired = retired;
 	e = docs_replace_commit(s->db, hi->doc_id, &nb, expected_version, s->cfg->retire_grace, &stale,
 				&out->doc);
-	if (e == DB_OK)
-		return FAILPOINT("replace.after_commit") ? PROTO_UNAVAILABLE : PROTO_OK;
+	if (e == DB_OK) {
+		if (FAILPOINT("replace.after_commit"))
+			return PROTO_UNAVAILABLE;
+		proto_mark_retired(s, retired);
+		return PROTO_OK;
+	}
 	if (e == DB_NOT_FOUND || stale) {
 		/* Deleted or changed while we uploaded: the new bytes are nobody's. */
 		proto_roll_back_replace(s, hi);
@@ -980,8 +1002,12 @@ proto_delete(struct services *s, uint64_t doc_id, const char *owner,
 	if (e != DB_OK)
 		return proto_from_db(e);
 	/* The blob stays for the grace period: a download under way or a SAS
-	 * link already handed out may still need it.  The outbox deletes it. */
-	return FAILPOINT("delete.after_commit") ? PROTO_UNAVAILABLE : PROTO_OK;
+	 * link already handed out may still need it.  The outbox deletes it;
+	 * the tag says at once that no document holds it any more. */
+	if (FAILPOINT("delete.after_commit"))
+		return PROTO_UNAVAILABLE;
+	proto_mark_retired(s, d.blob_name);
+	return PROTO_OK;
 }
 
 /* Give the claim back so a later run retries; a failure here only delays that until the lease ends. */

@@ -646,11 +646,14 @@ make_ready(struct patch_run *p, const struct blob_upload_info *info)
 	int stale = 0;
 
 	if (p->u.purpose == PURPOSE_REPLACE) {
+		char retired[DOC_BLOB_NAME_MAX] = "";
 		struct replace_blob nb = { p->u.blob_name, p->hi.holder, p->u.length, info->sha256_hex,
-					   info->etag, p->u.content_type };
+					   info->etag, p->u.content_type, retired };
 
 		e = docs_replace_commit(s->db, p->u.document_id, &nb, p->u.replace_version,
 					s->cfg->retire_grace, &stale, &d);
+		if (e == DB_OK)
+			proto_mark_retired(s, retired);
 		if (e == DB_NOT_FOUND || stale) {
 			proto_roll_back_replace(s, &p->hi);
 			return stale ? PROTO_STALE : PROTO_NOT_FOUND;

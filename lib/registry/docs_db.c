@@ -451,6 +451,8 @@ replace_commit_tx(struct db *db, uint64_t doc_id, const struct replace_blob *nb,
 	}
 	if ((e = uploads_record_ready(db, nb->name)) != DB_OK)
 		return e;
+	if (nb->retired != NULL)
+		memcpy(nb->retired, old_blob, sizeof old_blob);
 	return doc_finish(db_query(db, sql_get_doc, id, 1, c, DOC_NCOLS, NULL, NULL), out, &t);
 }
 
@@ -490,6 +492,8 @@ docs_replace_commit(struct db *db, uint64_t doc_id, const struct replace_blob *n
 		raced = 0;
 		*stale = 0;
 		memset(out, 0, sizeof *out);
+		if (nb->retired != NULL)
+			nb->retired[0] = '\0';
 		if ((e = db_begin(db)) == DB_OK)
 			e = replace_commit_tx(db, doc_id, nb, expected_version, grace, stale, &raced, out);
 		e = tx_finish(db, e);

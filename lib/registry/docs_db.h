@@ -129,6 +129,8 @@ struct replace_blob {
 	const char *sha256_hex;
 	const char *etag;		/* its storage ETag, pinned for reads */
 	const char *content_type;
+	char *retired;			/* out (DOC_BLOB_NAME_MAX bytes), or NULL: the blob
+					 * the commit retired, "" until it commits */
 };
 
 /*

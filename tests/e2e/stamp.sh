@@ -34,6 +34,12 @@ field() { sed -n "s/^$2=//p" "$1"; }
 # RFC 3986 percent-decoding, as doc/operating.md describes it.
 pct_decode() { local v=${1//\\/\\\\}; printf '%b' "${v//%/\\x}"; }
 blob_of() { sql "SELECT blob_name FROM documents WHERE id = $1"; }
+# state_tag BLOB: the value of its state tag (Get Blob Tags through a SAS with t).
+state_tag() {
+	local sas
+	sas=$("$blobtool" sas "$1" t 60) || return 1
+	curl -sS "$sas&comp=tags" | sed -n 's|.*<Key>state</Key><Value>\([a-z]*\)</Value>.*|\1|p'
+}
 
 name="$RUN-r$(printf '\xc3\xa9')sum$(printf '\xc3\xa9') 100%+~.txt"
 req POST "$url/documents?name=$(urlenc "$name")" "${CHAOS_AUTH[@]}" -H 'Content-Type: text/plain; charset=utf-8' \
@@ -55,9 +61,18 @@ is "$(field "$work/m1" bindery_created)" "$created" "... the creation time the A
 is "$(field "$work/m1" size)" 3000 "... the size"
 is "$(field "$work/m1" sha256)" "$(sha256sum "$work/one" | cut -d' ' -f1)" "... the SHA-256"
 
+old=$(blob_of "$id")
+old_etag=$("$blobtool" stat "$old" | sed -n 's/.* etag=//p')
+old_sas=$("$blobtool" sas "$old" r 300)
 req PUT "$url/documents/$id/content" "${CHAOS_AUTH[@]}" -H 'Content-Type: application/octet-stream' \
 	--data-binary "@$work/two"
 is "$HTTP_CODE" 200 "a replace"
+# Deletes leave a mark: the blob a replace retired is tagged so at once.
+is "$(state_tag "$old")" retired "the replaced blob is tagged retired right after the commit"
+is "$("$blobtool" stat "$old" | sed -n 's/.* etag=//p')" "$old_etag" "... which leaves its ETag (a read pinned to it goes on)"
+curl -sS -o "$work/old.out" "$old_sas"
+is "$(sha256sum <"$work/old.out" | cut -d' ' -f1)" "$(sha256sum <"$work/one" | cut -d' ' -f1)" \
+	"... and a link handed out before still reads its bytes"
 meta "$(blob_of "$id")" >"$work/m2"
 is "$(field "$work/m2" bindery_version)" "$(sql "SELECT version FROM documents WHERE id = $id")" "its blob names the version it committed (2)"
 is "$(field "$work/m2" bindery_document)" "$id" "... the same document"
@@ -75,5 +90,8 @@ meta "$(blob_of "$t")" >"$work/m3"
 is "$(field "$work/m3" bindery_document)" "$t" "its block list names the document"
 is "$(pct_decode "$(field "$work/m3" bindery_name)")" "$RUN-t" "... and its name"
 
+last=$(blob_of "$id")
 for d in "$id" "$t"; do req DELETE "$url/documents/$d" "${CHAOS_AUTH[@]}"; done
+is "$HTTP_CODE" 204 "a delete"
+is "$(state_tag "$last")" retired "the deleted document's blob is tagged retired right after the commit"
 done_testing
