@@ -11,7 +11,8 @@ lib_libbindery_a_SOURCES += lib/registry/db.c lib/registry/db.h \
 	lib/registry/uploads_db.c lib/registry/uploads_db.h \
 	lib/registry/direct_db.c lib/registry/direct_db.h \
 	lib/registry/status_db.c lib/registry/status_db.h \
-	lib/registry/install_db.c lib/registry/install_db.h
+	lib/registry/install_db.c lib/registry/install_db.h \
+	lib/registry/adopt_db.c lib/registry/adopt_db.h
 dist_sql_DATA += sql/001_schema.sql sql/002_idempotency_blob_index.sql \
 	sql/003_idempotency_answer_fields.sql \
 	sql/004_fencing.sql sql/005_idempotency_fingerprint.sql \

@@ -248,6 +248,8 @@ struct blob_props {
 	char etag[128];
 	char content_md5[32];	/* base64, "" if none */
 	char meta_sha256[65];	/* "" if absent */
+	char meta_installation[40]; /* x-ms-meta-bindery_installation, "" if absent:
+				 * which bindery installation committed it */
 	int64_t meta_size;	/* -1 if absent */
 	char last_modified[64];
 	unsigned tag_count;

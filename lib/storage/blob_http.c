@@ -374,6 +374,8 @@ on_header_line(char *line, size_t size, size_t nmemb, void *ud)
 		rh->content_extras = 1;
 	else if (span_eq_nocase_cstr(name, "x-ms-meta-sha256"))
 		blob_copy_field(rh->meta_sha256, sizeof rh->meta_sha256, v, n);
+	else if (span_eq_nocase_cstr(name, "x-ms-meta-bindery_installation"))
+		blob_copy_field(rh->meta_installation, sizeof rh->meta_installation, v, n);
 	else if (span_eq_nocase_cstr(name, "Last-Modified"))
 		blob_copy_field(rh->last_modified, sizeof rh->last_modified, v, n);
 	else if (span_eq_nocase_cstr(name, "Date"))
@@ -422,6 +424,8 @@ blob_props_from_answer(const struct blob_answer_headers *rh, struct blob_props *
 		    strlen(rh->content_md5));
 	blob_copy_field(p->meta_sha256, sizeof p->meta_sha256, rh->meta_sha256,
 	    strlen(rh->meta_sha256));
+	blob_copy_field(p->meta_installation, sizeof p->meta_installation,
+	    rh->meta_installation, strlen(rh->meta_installation));
 	p->meta_size = rh->meta_size;
 	blob_copy_field(p->last_modified, sizeof p->last_modified, rh->last_modified,
 	    strlen(rh->last_modified));

@@ -50,6 +50,7 @@ struct blob_answer_headers {
 	char content_md5[32];
 	char blob_content_md5[32];
 	char meta_sha256[65];
+	char meta_installation[40];
 	char last_modified[64];
 	int64_t date;			/* the answer's Date, unix seconds; -1 without */
 	int64_t meta_size;
