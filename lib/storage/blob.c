@@ -279,10 +279,9 @@ blob_set_metadata(struct blob_client *c, const char *name,
 	new_etag[0] = '\0';
 	if (n > BLOB_MAX_META || if_match == NULL || if_match[0] == '\0')
 		return blob_result_set(res, BLOB_BAD_INPUT, "bad metadata or no ETag");
+	if (!blob_meta_ok(meta, n))
+		return blob_result_set(res, BLOB_BAD_INPUT, "bad metadata");
 	for (i = 0; i < n; i++) {
-		if (!meta_name_ok(meta[i].name) || meta[i].value == NULL ||
-		    !blob_header_value_ok(meta[i].value))
-			return blob_result_set(res, BLOB_BAD_INPUT, "bad metadata");
 		snprintf(names[i], sizeof names[i], "x-ms-meta-%s", meta[i].name);
 		hdr[i][0] = names[i];
 		hdr[i][1] = meta[i].value;

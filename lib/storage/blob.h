@@ -113,7 +113,7 @@ struct blob_tag_set {
 
 /* One metadata entry; names are C identifiers, values visible ASCII.  At
  * most BLOB_MAX_META in one call. */
-#define BLOB_MAX_META 8
+#define BLOB_MAX_META 12
 struct blob_meta {
 	const char *name;
 	const char *value;
@@ -121,6 +121,10 @@ struct blob_meta {
 /* A value of a creating call's metadata: at most this long (all of a
  * blob's metadata together at most 8 KiB, the service's limit). */
 #define BLOB_META_VALUE_MAX 4096
+/* Metadata read back: at most this many entries, this many bytes of names
+ * and values (the service's 8 KiB, and room for the NULs). */
+#define BLOB_LIST_META 16
+#define BLOB_META_TEXT_MAX (8192 + 2 * BLOB_LIST_META)
 
 struct blob_upload_opts {
 	const char *content_type;	/* NULL: application/octet-stream */
@@ -254,11 +258,18 @@ struct blob_props {
 	char last_modified[64];
 	unsigned tag_count;
 	unsigned meta_count;	/* metadata entries, whatever their names */
+	/* Every entry (the first BLOB_LIST_META), packed: blob_props_meta reads them. */
+	char meta_text[BLOB_META_TEXT_MAX];
+	size_t meta_at[BLOB_LIST_META][2];
+	size_t meta_n;
 	char blob_type[16];	/* "BlockBlob", "PageBlob", "AppendBlob" */
 	int copied;		/* the blob is (or is becoming) a copy: x-ms-copy-* */
 	int content_extras;	/* Content-Encoding, -Language, -Disposition or
 				 * Cache-Control is set */
 };
+/* The metadata entries of p, as pointers into p, into out[max]; returns
+ * how many. */
+size_t blob_props_meta(const struct blob_props *p, struct blob_meta *out, size_t max);
 /* Get Blob Properties (a HEAD) into *out, which is reset first. */
 BINDERY_NODISCARD int blob_get_properties(struct blob_client *, const char *name,
     struct blob_props *out, struct blob_result *res);
@@ -329,7 +340,6 @@ struct blob_list_item {		/* all borrowed for the callback's duration */
 					 * in the listing's order (at most BLOB_LIST_META) */
 	size_t nmeta;
 };
-#define BLOB_LIST_META 16
 typedef int (*blob_list_fn)(void *ctx, const struct blob_list_item *);
 /* List Blobs under prefix (NULL: all), following NextMarker to the end;
  * on_item returning nonzero stops with BLOB_ABORTED. */

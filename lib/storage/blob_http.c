@@ -15,6 +15,7 @@
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <ctype.h>
 #include <string.h>
 #include <strings.h>
 #include <time.h>
@@ -318,6 +319,27 @@ answer_headers_reset(struct blob_answer_headers *rh)
 	rh->retry_after_ms = -1;
 }
 
+/* Keep one x-ms-meta-* entry, name (lower-cased, as the service compares
+ * them) and value, while there is room. */
+static void
+answer_meta_keep(struct blob_answer_headers *rh, const char *name, size_t nlen, const char *v,
+    size_t n)
+{
+	size_t at = rh->meta_len, i;
+
+	if (rh->meta_n == BLOB_LIST_META || at + nlen + n + 2 > sizeof rh->meta_text)
+		return;
+	for (i = 0; i < nlen; i++)
+		rh->meta_text[at + i] = (char)tolower((unsigned char)name[i]);
+	rh->meta_text[at + nlen] = '\0';
+	memcpy(rh->meta_text + at + nlen + 1, v, n);
+	rh->meta_text[at + nlen + 1 + n] = '\0';
+	rh->meta_at[rh->meta_n][0] = at;
+	rh->meta_at[rh->meta_n][1] = at + nlen + 1;
+	rh->meta_n++;
+	rh->meta_len = at + nlen + n + 2;
+}
+
 static size_t
 on_header_line(char *line, size_t size, size_t nmemb, void *ud)
 {
@@ -342,14 +364,16 @@ on_header_line(char *line, size_t size, size_t nmemb, void *ud)
 	nlen = (size_t)(colon - line);
 	name.ptr = line;
 	name.len = nlen;
-	if (nlen > 10 && strncasecmp(line, "x-ms-meta-", 10) == 0)
-		rh->meta_count++;
 	v = colon + 1;
 	while (v < line + n && (*v == ' ' || *v == '\t'))
 		v++;
 	n = (size_t)(line + n - v);
 	while (n > 0 && (v[n - 1] == '\r' || v[n - 1] == '\n' || v[n - 1] == ' '))
 		n--;
+	if (nlen > 10 && strncasecmp(line, "x-ms-meta-", 10) == 0) {
+		rh->meta_count++;
+		answer_meta_keep(rh, line + 10, nlen - 10, v, n);
+	}
 	if (span_eq_nocase_cstr(name, "ETag"))
 		blob_copy_field(rh->etag, sizeof rh->etag, v, n);
 	else if (span_eq_nocase_cstr(name, "x-ms-error-code"))
@@ -431,6 +455,9 @@ blob_props_from_answer(const struct blob_answer_headers *rh, struct blob_props *
 	    strlen(rh->last_modified));
 	p->tag_count = rh->tag_count;
 	p->meta_count = rh->meta_count;
+	memcpy(p->meta_text, rh->meta_text, rh->meta_len);
+	memcpy(p->meta_at, rh->meta_at, sizeof p->meta_at);
+	p->meta_n = rh->meta_n;
 	blob_copy_field(p->blob_type, sizeof p->blob_type, rh->blob_type,
 	    strlen(rh->blob_type));
 	p->copied = rh->copied;
@@ -1238,4 +1265,16 @@ blob_exec_run(struct blob_client *c, struct blob_request *r, struct blob_result 
 	} while (done != NULL && done != r);
 	*res = r->res;
 	return res->status;
+}
+
+size_t
+blob_props_meta(const struct blob_props *p, struct blob_meta *out, size_t max)
+{
+	size_t i;
+
+	for (i = 0; i < p->meta_n && i < max; i++) {
+		out[i].name = p->meta_text + p->meta_at[i][0];
+		out[i].value = p->meta_text + p->meta_at[i][1];
+	}
+	return i;
 }

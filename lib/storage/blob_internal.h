@@ -58,6 +58,9 @@ struct blob_answer_headers {
 	int64_t range_total;
 	unsigned tag_count;
 	unsigned meta_count;		/* x-ms-meta-* headers, whatever their names */
+	char meta_text[BLOB_META_TEXT_MAX];	/* the first BLOB_LIST_META of them, packed */
+	size_t meta_at[BLOB_LIST_META][2];
+	size_t meta_n, meta_len;
 	char blob_type[16];		/* x-ms-blob-type: BlockBlob, PageBlob, AppendBlob */
 	int copied;			/* x-ms-copy-id or x-ms-copy-status came */
 	int content_extras;		/* Content-Encoding, -Language, -Disposition or Cache-Control came */
