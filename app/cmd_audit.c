@@ -8,6 +8,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "protocol/adopt.h"
 #include "protocol/audit.h"
 #include "cli.h"
 
@@ -15,11 +16,16 @@ static void
 audit_usage(FILE *fp)
 {
 	fprintf(fp,
-		"usage: bindery audit [--json] [--prefix P] [--deep] [--repair [--min-age SECONDS]]\n\n"
+		"usage: bindery audit [--json] [--prefix P] [--deep]\n"
+		"                     [--repair [--min-age SECONDS] [--adopt [--dry-run]]]\n\n"
 		"Lists the container (with tags) and walks the database, and reports orphan\n"
 		"blobs, dangling documents, tag mismatches, stale intents and staged blocks.\n"
 		"--repair deletes orphans older than --min-age (default [limits] sweep_cutoff),\n"
-		"guarded by ETag and tag, and tags a ready document's blob committed.\n"
+		"guarded by ETag and tag, and tags a ready document's blob committed; it never\n"
+		"deletes a committed blob whose metadata names a document (adoptable).\n"
+		"--adopt, after a restore from an older backup, first rebuilds the rows from\n"
+		"the blobs' metadata (documents created or replaced since come back, those\n"
+		"deleted since go); --dry-run prints every decision and changes nothing.\n"
 		"--prefix P audits only blob names starting with the configured prefix + P.\n"
 		"--deep re-reads every ready document's bytes and checks their SHA-256.\n"
 		"Exit 0 clean, 1 problems, 2 a dangling document.  See bindery(8).\n");
@@ -39,11 +45,12 @@ print_text(const struct audit_report *rep, int repair, double secs)
 		       json_string_value(json_object_get(f, "detail")),
 		       repair_note ? " [" : "", repair_note ? repair_note : "", repair_note ? "]" : "");
 	}
-	printf("audit: %llu blobs, %llu rows; %llu orphans, %llu dangling, %llu tag mismatches,"
-	       " %llu committed unreferenced, %llu unregistered, %llu stale intents,"
-	       " %llu with staged blocks, %llu in flight",
+	printf("audit: %llu blobs, %llu rows; %llu orphans, %llu adoptable, %llu dangling,"
+	       " %llu tag mismatches, %llu committed unreferenced, %llu unregistered,"
+	       " %llu stale intents, %llu with staged blocks, %llu in flight",
 	       (unsigned long long)rep->listed, (unsigned long long)rep->rows,
-	       (unsigned long long)rep->orphans, (unsigned long long)rep->dangling,
+	       (unsigned long long)rep->orphans, (unsigned long long)rep->adoptable,
+	       (unsigned long long)rep->dangling,
 	       (unsigned long long)rep->tag_mismatches, (unsigned long long)rep->committed_unreferenced,
 	       (unsigned long long)rep->unregistered, (unsigned long long)rep->stale_pending,
 	       (unsigned long long)rep->uncommitted, (unsigned long long)rep->in_flight);
@@ -60,10 +67,11 @@ print_text(const struct audit_report *rep, int repair, double secs)
 static int
 print_json(const struct audit_report *rep, int repair, double secs)
 {
-	json_t *j = json_pack("{s:b, s:{s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I}, s:O, s:f}",
+	json_t *j = json_pack("{s:b, s:{s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I}, s:O, s:f}",
 			      "clean", audit_problems_left(rep) == 0, "counts",
 			      "blobs_listed", (json_int_t)rep->listed, "rows", (json_int_t)rep->rows,
-			      "orphans", (json_int_t)rep->orphans, "dangling", (json_int_t)rep->dangling,
+			      "orphans", (json_int_t)rep->orphans, "adoptable", (json_int_t)rep->adoptable,
+			      "dangling", (json_int_t)rep->dangling,
 			      "tag_mismatches", (json_int_t)rep->tag_mismatches,
 			      "committed_unreferenced", (json_int_t)rep->committed_unreferenced,
 			      "unregistered", (json_int_t)rep->unregistered,
@@ -101,6 +109,8 @@ cmd_audit(struct cli *cli, int argc, char **argv)
 		{ "min-age", required_argument, NULL, 'm' },
 		{ "prefix", required_argument, NULL, 'p' },
 		{ "deep", no_argument, NULL, 'd' },
+		{ "adopt", no_argument, NULL, 'a' },
+		{ "dry-run", no_argument, NULL, 'n' },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
@@ -111,13 +121,15 @@ cmd_audit(struct cli *cli, int argc, char **argv)
 	const char *narrow = "";
 	char prefix[512];
 	unsigned min_age = 0;
-	int json = 0, have_min_age = 0, c, rc;
+	int json = 0, have_min_age = 0, adopt = 0, dry_run = 0, adopt_left = 0, c, rc;
 	enum audit_err ae;
 	double secs;
 
 	memset(&ao, 0, sizeof ao);
-	while ((c = getopt_long(argc, argv, "jrm:p:dvh", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "jrm:p:dvhan", opts, NULL)) != -1) {
 		switch (c) {
+		case 'a': adopt = 1; break;
+		case 'n': dry_run = 1; break;
 		case 'j': json = 1; break;
 		case 'r': ao.repair = 1; break;
 		case 'd': ao.deep = 1; break;
@@ -139,6 +151,11 @@ cmd_audit(struct cli *cli, int argc, char **argv)
 		audit_usage(stderr);
 		return EXIT_USAGE;
 	}
+	if ((adopt && !ao.repair) || (dry_run && !adopt)) {
+		fprintf(stderr, "bindery audit: --adopt goes with --repair, --dry-run with --adopt\n");
+		audit_usage(stderr);
+		return EXIT_USAGE;
+	}
 	if ((rc = cli_services(cli)) != 0)
 		return rc;
 	/* --prefix narrows the audit inside the configured prefix, never outside it. */
@@ -151,6 +168,27 @@ cmd_audit(struct cli *cli, int argc, char **argv)
 	ao.stale_cutoff = cli->cfg->sweep_cutoff;
 	ao.min_age = have_min_age ? min_age : cli->cfg->sweep_cutoff;
 	clock_gettime(CLOCK_MONOTONIC, &t0);
+	if (adopt) {
+		struct adopt_opts ado = { prefix, dry_run };
+		struct adopt_report ar;
+
+		/* Its decisions on stdout, or beside the JSON on stderr. */
+		if (adopt_run(cli->svc, &ado, json ? stderr : stdout, &ar) != 0) {
+			fprintf(stderr, "bindery audit: --adopt could not read the container or the"
+					" database (the log says why); nothing more was done\n");
+			return EXIT_UNAVAILABLE;
+		}
+		fprintf(json ? stderr : stdout, "adopt: %s%llu made again, %llu moved to a newer version,"
+			" %llu deleted, %llu into the outbox; %llu left for a human, %llu failed\n",
+			dry_run ? "(dry run) " : "", (unsigned long long)ar.created,
+			(unsigned long long)ar.replaced, (unsigned long long)ar.deleted,
+			(unsigned long long)ar.retired, (unsigned long long)ar.conflicts,
+			(unsigned long long)ar.failed);
+		adopt_left = ar.conflicts || ar.failed;
+		/* A dry run repairs nothing: the audit after it only reports. */
+		if (dry_run)
+			ao.repair = 0;
+	}
 	ae = audit_run(cli->svc, &ao, &rep);
 	clock_gettime(CLOCK_MONOTONIC, &t1);
 	secs = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
@@ -173,7 +211,7 @@ cmd_audit(struct cli *cli, int argc, char **argv)
 	else if (cli->verbose || json_array_size(rep.findings) > 0)
 		print_text(&rep, ao.repair, secs);
 	if (rc == 0)
-		rc = rep.dangling ? EXIT_DANGLING : audit_problems_left(&rep) ? EXIT_PROBLEMS : 0;
+		rc = rep.dangling ? EXIT_DANGLING : audit_problems_left(&rep) || adopt_left ? EXIT_PROBLEMS : 0;
 	audit_report_clear(&rep);
 	return rc;
 }

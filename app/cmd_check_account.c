@@ -54,7 +54,7 @@ check_tags(struct services *s, int *problems)
 {
 	const struct blob_tag pending[] = { { TAG_STATE_KEY, tag_state_name(TAG_STATE_PENDING) } };
 	const struct blob_tag retired[] = { { TAG_STATE_KEY, tag_state_name(TAG_STATE_RETIRED) } };
-	struct blob_upload_opts o = { "text/plain", pending, 1, 5, NULL, NULL };
+	struct blob_upload_opts o = { "text/plain", pending, 1, 5, NULL, NULL, NULL, 0 };
 	struct blob_upload_info info;
 	struct blob_tag_set tags;
 	struct blob_result r;

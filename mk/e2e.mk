@@ -37,6 +37,15 @@ EXTRA_DIST += tests/e2e/stopped_responder.sh
 # the rest after sweep_cutoff, the audit calls the younger ones in flight.
 E2E_TESTS += tests/e2e/strays.sh
 EXTRA_DIST += tests/e2e/strays.sh
+# Blobs that describe themselves: the committing call's metadata names the
+# installation and the document, read back from the real service.
+E2E_TESTS += tests/e2e/stamp.sh
+EXTRA_DIST += tests/e2e/stamp.sh
+# The restore drill: a database restored from an older backup while storage
+# kept today's blobs, made right by audit --repair --adopt (crashed half-way
+# and run again); a database and a prefix of its own, bindery.fcgi as CGI.
+E2E_TESTS += tests/e2e/restore_drill.sh
+EXTRA_DIST += tests/e2e/restore_drill.sh
 # An upload that keeps making progress holds its intent by a lease, not a
 # request deadline (doc/design.md "Leases"): a 3 MiB upload trickled over
 # 31 s with request_deadline = 3, and a sweep during it; through lighttpd

@@ -9,10 +9,14 @@ lib_libbindery_a_SOURCES += lib/protocol/services.c lib/protocol/services.h \
 	lib/protocol/audit.c lib/protocol/audit.h \
 	lib/protocol/reads.c lib/protocol/reads.h \
 	lib/protocol/status.c lib/protocol/status.h \
-	lib/protocol/stray.c lib/protocol/stray.h
+	lib/protocol/stray.c lib/protocol/stray.h \
+	lib/protocol/stamp.c lib/protocol/stamp.h \
+	lib/protocol/adopt.c lib/protocol/adopt.h
 
-check_PROGRAMS += tests/unit/test_sweep_decide tests/unit/test_create_decide tests/unit/test_tus_decide
-UNIT_TESTS += tests/unit/test_sweep_decide tests/unit/test_create_decide tests/unit/test_tus_decide
+check_PROGRAMS += tests/unit/test_sweep_decide tests/unit/test_create_decide tests/unit/test_tus_decide \
+	tests/unit/test_stamp tests/unit/test_adopt_decide
+UNIT_TESTS += tests/unit/test_sweep_decide tests/unit/test_create_decide tests/unit/test_tus_decide \
+	tests/unit/test_stamp tests/unit/test_adopt_decide
 
 check_PROGRAMS += tests/integration/test_experiments \
 	tests/integration/test_sweep tests/integration/test_audit tests/integration/test_fencing

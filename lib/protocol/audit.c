@@ -12,6 +12,7 @@
 #include "base/http_date.h"
 #include "base/log.h"
 #include "protocol/protocol.h"
+#include "protocol/stamp.h"
 #include "registry/audit_db.h"
 
 /* One blob as the listing showed it. */
@@ -25,12 +26,14 @@ struct listed {
 	int has_state;
 	enum tag_state tag;
 	int seen;		/* a registry row or document names it */
+	int stamped;		/* its stamp names this installation and a document */
 };
 
 struct listing {
 	struct listed *v;
 	size_t n, cap;
 	int oom;
+	const char *install;	/* this installation's id, or NULL when unreadable */
 };
 
 /* Record one of a blob's tags; only the state tag matters here. */
@@ -77,6 +80,14 @@ on_listed(void *ctx, const struct blob_list_item *it)
 		x->last_modified[0] = '\0';
 	for (i = 0; i < it->ntags; i++)
 		listed_tag(x, it->tags[i].key, it->tags[i].value);
+	{
+		struct stamp st;
+
+		/* Without the installation's id every stamp counts as ours: the
+		 * repair must never delete what could be an acknowledged document. */
+		x->stamped = stamp_decode(it->meta, it->nmeta, &st) &&
+			     (l->install == NULL || strcmp(st.install, l->install) == 0);
+	}
 	l->n++;
 	return 0;
 oom:
@@ -214,6 +225,14 @@ repair_tag(struct services *s, const struct listed *x, char *why, size_t whylen)
 	if (x->has_state &&
 	    (x->state[0] == '?' || tag_guard_for_value(x->state, guard, sizeof guard) != 0)) {
 		snprintf(why, whylen, "odd state tag; left");
+		return 0;
+	}
+	/* A retired tag is a delete or replace that committed: the row is
+	 * older than that (a restore from a backup), and a user's delete
+	 * stands.  --adopt decides it; nothing tags it committed again. */
+	if (x->has_state && x->tag == TAG_STATE_RETIRED) {
+		snprintf(why, whylen, "retired: deleted or replaced after a restored backup?"
+			 " audit --repair --adopt; left");
 		return 0;
 	}
 	if (blob_set_tags(s->blob, x->name, committed, 1, x->has_state ? guard : NULL, &r) != 0) {
@@ -597,6 +616,16 @@ check_orphan(struct services *s, const struct audit_opts *o, const struct listed
 		rep->in_flight++;
 		return;
 	}
+	if (listed->stamped && x->has_state && x->tag == TAG_STATE_COMMITTED) {
+		/* An acknowledged document the database does not know (a restore
+		 * from an older backup): --adopt makes it again; nothing deletes it. */
+		snprintf(detail, sizeof detail, "committed, no row, its metadata names a document of this"
+			 " installation; %llu bytes: adoptable (audit --repair --adopt)",
+			 (unsigned long long)x->size);
+		(void)finding(rep, "adoptable", x->name, 0, detail);
+		rep->adoptable++;
+		return;
+	}
 	snprintf(detail, sizeof detail, "no registry row or document; %llu bytes, tag %s",
 		 (unsigned long long)x->size, x->has_state ? x->state : "(none)");
 	f = finding(rep, "orphan", x->name, 0, detail);
@@ -629,6 +658,7 @@ audit_run(struct services *s, const struct audit_opts *o, struct audit_report *r
 	rep->findings = json_array();
 	if (rep->findings == NULL)
 		goto out;
+	l.install = services_install_id(s);
 	if ((e = db_ensure(s->db)) != DB_OK) {
 		rc = e == DB_UNAVAILABLE ? AUDIT_DB_UNAVAILABLE : AUDIT_FAILED;
 		goto out;
@@ -681,7 +711,7 @@ audit_report_clear(struct audit_report *rep)
 uint64_t
 audit_problems_left(const struct audit_report *rep)
 {
-	return rep->orphans - rep->orphans_deleted + rep->dangling + rep->tag_mismatches -
+	return rep->orphans - rep->orphans_deleted + rep->adoptable + rep->dangling + rep->tag_mismatches -
 	       rep->retagged + rep->committed_unreferenced + rep->unregistered + rep->stale_pending +
 	       rep->uncommitted + rep->unreadable;
 }

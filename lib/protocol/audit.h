@@ -11,7 +11,10 @@
  * orphans (no row anywhere) older than min_age, each delete guarded by the
  * ETag seen in the listing and by the state tag where the blob has one, and
  * tags a ready document's blob `committed`.  It never re-tags a committed
- * blob, and never deletes a name any document references.
+ * blob, never deletes a name any document references, and never deletes a
+ * committed blob whose stamp (stamp.h) names a document of this
+ * installation: that is an acknowledged document a restore lost, reported
+ * as adoptable (adopt.h).
  */
 #ifndef BINDERY_AUDIT_H
 #define BINDERY_AUDIT_H
@@ -35,6 +38,8 @@ struct audit_report {
 	uint64_t listed;		/* blobs in the listing */
 	uint64_t rows;			/* registry rows and unregistered documents walked */
 	uint64_t orphans;		/* blobs with no registry row and no document */
+	uint64_t adoptable;		/* committed blobs with no row whose stamp names a document
+					 * of this installation: never deleted; --adopt */
 	uint64_t in_flight;		/* pending blobs with no row, younger than stale_cutoff:
 					 * the writer or the sweep removes them; no problem */
 	uint64_t dangling;		/* ready documents whose blob is missing or differs */

@@ -12,6 +12,7 @@
 #include "base/rand.h"
 #include "protocol/direct.h"
 #include "protocol/protocol_internal.h"
+#include "protocol/stamp.h"
 #include "registry/direct_db.h"
 #include "registry/docs_db.h"
 #include "registry/idem_db.h"
@@ -141,7 +142,7 @@ enum proto_result
 direct_create(struct services *s, const struct direct_request *req, struct buf *upload_url,
 	      struct direct_grant *out)
 {
-	char blob_name[DOC_BLOB_NAME_MAX], holder[DOC_HOLDER_MAX];
+	char blob_name[DOC_BLOB_NAME_MAX], holder[DOC_HOLDER_MAX], created_at[DOC_TIME_MAX];
 	struct direct_new n;
 	enum proto_result pr;
 	enum db_err e;
@@ -166,7 +167,7 @@ direct_create(struct services *s, const struct direct_request *req, struct buf *
 		/* The clock is read before the lease is written: the SAS
 		 * can only expire earlier than the lease assumes. */
 		n.grant = grant_now(s);
-		e = direct_db_create_intent(s->db, &n, &out->doc_id);
+		e = direct_db_create_intent(s->db, &n, &out->doc_id, created_at);
 		if (e == DB_OK)
 			break;
 		if (e != DB_DUPLICATE)
@@ -283,15 +284,26 @@ verify_bytes(struct services *s, const struct direct_row *row, const struct blob
 	return pr;
 }
 
-/* The blob describes itself as a server upload's does: metadata size and
- * sha256 only, the intent's Content-Type, the MD5 of its bytes, and no
- * other content header. */
+/* The blob describes itself as a server upload's does: metadata size,
+ * sha256 and the stamp (stamp.h) exactly, the intent's Content-Type, the
+ * MD5 of its bytes, and no other content header.  Every stamp entry is
+ * compared: a client can write any metadata with its Put Blob, and
+ * adoption after a restore trusts only the stamp finalize wrote. */
 static int
-server_headers_hold(const struct blob_props *p, const char *content_type, const struct verified *v)
+server_headers_hold(const struct blob_props *p, const struct stamp *want, const struct verified *v)
 {
-	return p->meta_count == 2 && p->meta_size == (int64_t)v->size &&
-	       strcmp(p->meta_sha256, v->sha256_hex) == 0 && strcmp(p->content_type, content_type) == 0 &&
-	       !p->content_extras && strcmp(p->content_md5, v->md5_b64) == 0;
+	struct blob_meta meta[BLOB_LIST_META];
+	size_t n = blob_props_meta(p, meta, BLOB_LIST_META);
+	struct stamp got;
+
+	return p->meta_count == 2 + STAMP_NMETA && n == p->meta_count && stamp_decode(meta, n, &got) &&
+	       got.size == (int64_t)v->size && strcmp(got.sha256, v->sha256_hex) == 0 &&
+	       strcmp(got.install, want->install) == 0 && got.doc_id == want->doc_id &&
+	       got.version == want->version && strcmp(got.owner, want->owner) == 0 &&
+	       strcmp(got.name, want->name) == 0 && strcmp(got.content_type, want->content_type) == 0 &&
+	       strcmp(got.created_at, want->created_at) == 0 &&
+	       strcmp(p->content_type, want->content_type) == 0 && !p->content_extras &&
+	       strcmp(p->content_md5, v->md5_b64) == 0;
 }
 
 /*
@@ -304,18 +316,31 @@ server_headers_hold(const struct blob_props *p, const char *content_type, const 
  * PROTO_RETRY: another finalize changed it first.
  */
 static enum proto_result
-rewrite_headers(struct services *s, const char *blob_name, const char *content_type,
+rewrite_headers(struct services *s, const char *blob_name, const struct doc *d,
 		const struct blob_props *p, struct verified *v)
 {
 	char size[24], mid_etag[DOC_ETAG_MAX];
-	const struct blob_meta meta[] = { { "size", size }, { "sha256", v->sha256_hex } };
+	const char *install = services_install_id(s);
+	struct blob_meta meta[2 + STAMP_NMETA];
+	struct stamp_meta sm;
+	struct stamp st;
 	struct blob_result r;
+	size_t i;
 
-	if (server_headers_hold(p, content_type, v))
+	if (install == NULL)
+		return PROTO_UNAVAILABLE;
+	/* A direct upload only creates: version 1. */
+	if (stamp_of_doc(&st, install, d, 1) != 0 || stamp_encode(&st, &sm) != 0)
+		return PROTO_FAILED;
+	if (server_headers_hold(p, &st, v))
 		return copy_cstr(v->etag, sizeof v->etag, p->etag) == 0 ? PROTO_OK : PROTO_FAILED;
 	snprintf(size, sizeof size, "%llu", (unsigned long long)v->size);
+	meta[0] = (struct blob_meta){ "size", size };
+	meta[1] = (struct blob_meta){ "sha256", v->sha256_hex };
+	for (i = 0; i < STAMP_NMETA; i++)
+		meta[2 + i] = sm.v[i];
 	if (blob_set_metadata(s->blob, blob_name, meta, ARRAY_LEN(meta), p->etag, mid_etag, &r) != BLOB_OK ||
-	    blob_set_content_headers(s->blob, blob_name, content_type, v->md5_b64, mid_etag, v->etag,
+	    blob_set_content_headers(s->blob, blob_name, d->content_type, v->md5_b64, mid_etag, v->etag,
 				     &r) != BLOB_OK) {
 		if (r.status == BLOB_CONDITION_NOT_MET)
 			return PROTO_RETRY;
@@ -441,7 +466,7 @@ finalize_once(struct services *s, uint64_t doc_id, const char *owner, struct doc
 		return pr;
 	}
 	if ((pr = verify_bytes(s, &row, &p, &v)) != PROTO_OK ||
-	    (pr = rewrite_headers(s, row.blob_name, d->content_type, &p, &v)) != PROTO_OK)
+	    (pr = rewrite_headers(s, row.blob_name, d, &p, &v)) != PROTO_OK)
 		return pr;
 	e = direct_db_record(s->db, row.blob_name, row.holder, row.etag, v.etag, v.size, v.sha256_hex);
 	if (e == DB_CONFLICT)

@@ -16,6 +16,7 @@
 #include "registry/docs_db.h"
 #include "registry/idem_db.h"
 #include "registry/sweep_db.h"
+#include "protocol/stamp.h"
 #include "protocol/stray.h"
 
 int
@@ -368,18 +369,24 @@ struct upload_failpoints {
 
 static enum proto_result
 upload_and_commit_tag(struct services *s, struct held_intent *hi, const struct proto_body *body,
-		      const struct upload_failpoints *fp, int resuming, struct blob_upload_info *info)
+		      const struct stamp *st, const struct upload_failpoints *fp, int resuming,
+		      struct blob_upload_info *info)
 {
 	const char *blob_name = hi->blob_name;
 	const struct blob_tag pending[] = { { TAG_STATE_KEY, tag_state_name(TAG_STATE_PENDING) } };
 	struct lease_body lb = { s, hi, body->read, body->ctx, 0, 0 };
 	struct blob_upload_opts opts = { body->content_type, pending, 1, body->expected_size,
-					 lease_before_commit, &lb };
+					 lease_before_commit, &lb, NULL, 0 };
+	struct stamp_meta sm;
 	struct blob_result r;
 	enum proto_result pr;
 
 	(void)fp;	/* only failpoint builds look at it */
 	memset(info, 0, sizeof *info);
+	if (stamp_encode(st, &sm) != 0)
+		return PROTO_FAILED;
+	opts.meta = sm.v;
+	opts.nmeta = STAMP_NMETA;
 	lease_deadline(s, hi);
 	if (blob_upload_create(s->blob, blob_name, &opts, lease_read, &lb, info, &r) != 0 &&
 	    (r.status == BLOB_EXISTS || r.status == BLOB_EXISTS_MAYBE_OURS)) {
@@ -438,13 +445,29 @@ hash_body(const struct proto_body *body, char hex[65])
 	return PROTO_OK;
 }
 
+/* The stamp of document doc_id as it now is, committed as version (the
+ * paths that did not just write the document read it). */
+static enum proto_result
+stamp_read_doc(struct services *s, uint64_t doc_id, uint64_t version, struct stamp *st)
+{
+	const char *install = services_install_id(s);
+	struct doc d;
+	enum db_err e;
+
+	if (install == NULL)
+		return PROTO_UNAVAILABLE;
+	if ((e = docs_get(s->db, doc_id, &d)) != DB_OK)
+		return proto_from_db(e);
+	return stamp_of_doc(st, install, &d, version) == 0 ? PROTO_OK : PROTO_FAILED;
+}
+
 /*
  * Steps 2-4 for an intent we hold (fresh or resumed).  An Idempotency-Key's
  * answer needs no step here: step 4 records it in its own transaction, and
  * so does the sweeper's roll forward.
  */
 static enum proto_result
-finish_create(struct services *s, struct held_intent *hi,
+finish_create(struct services *s, struct held_intent *hi, const struct stamp *st,
 	      const struct proto_body *body, int resuming, struct proto_answer *out)
 {
 	uint64_t doc_id = hi->doc_id;
@@ -455,7 +478,7 @@ finish_create(struct services *s, struct held_intent *hi,
 
 	static const struct upload_failpoints fp = { "create.after_upload", "create.after_tag" };
 
-	pr = upload_and_commit_tag(s, hi, body, &fp, resuming, &info);
+	pr = upload_and_commit_tag(s, hi, body, st, &fp, resuming, &info);
 	if (pr != PROTO_OK) {
 		/* Before the flip (or a flip that did not happen: the guard
 		 * refuses a committed blob) compensation is safe, if we still
@@ -636,7 +659,9 @@ static enum proto_result
 resume(struct services *s, struct create_req *c, struct proto_answer *out)
 {
 	struct held_intent hi;
+	struct stamp st;
 	struct lease l;
+	enum proto_result pr;
 	enum db_err e;
 
 	if (proto_held_intent_init(&hi, c->key.document_id, c->key.blob_name) != 0)
@@ -653,7 +678,9 @@ resume(struct services *s, struct create_req *c, struct proto_answer *out)
 	if (FAILPOINT("resume.after_claim"))
 		return PROTO_UNAVAILABLE;
 	log_info("resuming create of %s onto %s", c->key.doc_name, c->key.blob_name);
-	return finish_create(s, &hi, c->body, 1, out);
+	if ((pr = stamp_read_doc(s, hi.doc_id, 1, &st)) != PROTO_OK)
+		return pr;	/* the row stays ours until its lease ends: the sweeper's */
+	return finish_create(s, &hi, &st, c->body, 1, out);
 }
 
 /* The sweeper took the old intent: start a new one under the same key. */
@@ -662,7 +689,9 @@ restart(struct services *s, struct create_req *c, struct proto_answer *out)
 {
 	char blob_name[DOC_BLOB_NAME_MAX];
 	struct held_intent hi;
+	struct stamp st;
 	struct lease l;
+	enum proto_result pr;
 	enum db_err e;
 
 	if (proto_new_blob_name(s->cfg, blob_name, sizeof blob_name) ||
@@ -675,7 +704,11 @@ restart(struct services *s, struct create_req *c, struct proto_answer *out)
 		return PROTO_UNAVAILABLE;	/* the old pending row still holds the name */
 	if (e != DB_OK)
 		return e == DB_CONFLICT ? PROTO_IDEM_IN_PROGRESS : proto_from_db(e);
-	return finish_create(s, &hi, c->body, 0, out);
+	if ((pr = stamp_read_doc(s, hi.doc_id, 1, &st)) != PROTO_OK) {
+		(void)proto_compensate_pending(s, &hi);
+		return pr;
+	}
+	return finish_create(s, &hi, &st, c->body, 0, out);
 }
 
 /*
@@ -686,18 +719,29 @@ static enum proto_result
 start_intent(struct services *s, struct create_req *c, struct proto_answer *out, int *taken)
 {
 	char blob_name[DOC_BLOB_NAME_MAX];
+	const char *install = services_install_id(s);
 	struct held_intent hi;
+	struct stamp st;
 	struct lease l;
 	enum db_err e;
 
 	*taken = 0;
+	if (install == NULL)
+		return PROTO_UNAVAILABLE;	/* a blob must name its installation */
 	if (proto_new_blob_name(s->cfg, blob_name, sizeof blob_name) ||
 	    proto_held_intent_init(&hi, 0, blob_name) != 0)
 		return PROTO_FAILED;
+	memset(&st, 0, sizeof st);
+	if (copy_cstr(st.install, sizeof st.install, install) != 0 ||
+	    copy_span(st.name, sizeof st.name, c->name) != 0 ||
+	    copy_cstr(st.owner, sizeof st.owner, c->owner) != 0 ||
+	    copy_cstr(st.content_type, sizeof st.content_type, c->body->content_type) != 0)
+		return PROTO_FAILED;
+	st.version = 1;
 	/* Step 1: the database learns the name before any byte is sent. */
 	l = lease_of(s, &hi);
 	e = docs_create_intent(s->db, c->name, c->owner, c->body->content_type, blob_name, &l,
-			       c->idem_key, &hi.doc_id);
+			       c->idem_key, &hi.doc_id, st.created_at);
 	if (e == DB_DUPLICATE) {
 		*taken = 1;
 		return PROTO_OK;
@@ -708,7 +752,8 @@ start_intent(struct services *s, struct create_req *c, struct proto_answer *out,
 		return PROTO_UNAVAILABLE;
 	/* A POST or PUT is never a tus upload; it has a key only if it sent one. */
 	hi.extras = c->idem_key != NULL ? READY_KEY : 0;
-	return finish_create(s, &hi, c->body, 0, out);
+	st.doc_id = hi.doc_id;
+	return finish_create(s, &hi, &st, c->body, 0, out);
 }
 
 /*
@@ -799,6 +844,21 @@ out:
 	return pr;
 }
 
+void
+proto_mark_retired(struct services *s, const char *blob_name)
+{
+	const struct blob_tag retired[] = { { TAG_STATE_KEY, tag_state_name(TAG_STATE_RETIRED) } };
+	struct blob_result r;
+
+	if (blob_name[0] == '\0' || FAILPOINT("retire.before_tag"))
+		return;
+	blob_client_set_deadline(s->blob, clock_now_ms() + COMPENSATION_BUDGET_MS);
+	if (blob_set_tags(s->blob, blob_name, retired, 1, tag_state_guard(TAG_STATE_COMMITTED), &r) != 0)
+		log_info("retired blob %s left for the outbox to tag (%s, HTTP %ld %s)", blob_name,
+			 blob_status_name(r.status), r.http_status, r.code);
+	blob_client_set_deadline(s->blob, 0);	/* the last step: the next sets its own */
+}
+
 /* A replace that will not be committed: its new blob goes through the
  * outbox now, if we still hold its row (else the sweeper rolls it back). */
 void
@@ -814,16 +874,18 @@ proto_roll_back_replace(struct services *s, const struct held_intent *hi)
 /* Replace steps 2 to the commit, for the intent hi we hold on document doc_id. */
 static enum proto_result
 replace_upload_commit(struct services *s, struct held_intent *hi, const struct proto_body *body,
-		      uint64_t expected_version, struct proto_answer *out)
+		      const struct stamp *st, uint64_t expected_version, struct proto_answer *out)
 {
 	static const struct upload_failpoints replace_fp = { "replace.after_upload", "replace.after_tag" };
+	char retired[DOC_BLOB_NAME_MAX] = "";
 	struct blob_upload_info info;
 	struct replace_blob nb;
 	enum proto_result pr;
 	enum db_err e;
 	int stale = 0;
 
-	pr = upload_and_commit_tag(s, hi, body, &replace_fp, 0, &info);
+	memset(&nb, 0, sizeof nb);
+	pr = upload_and_commit_tag(s, hi, body, st, &replace_fp, 0, &info);
 	if (pr != PROTO_OK) {
 		(void)proto_compensate_pending(s, hi);	/* what it leaves, the sweeper finishes */
 		return pr;
@@ -834,11 +896,15 @@ replace_upload_commit(struct services *s, struct held_intent *hi, const struct p
 	nb.sha256_hex = info.sha256_hex;
 	nb.etag = info.etag;
 	nb.content_type = body->content_type;
+	nb.retired = retired;
 	e = docs_replace_commit(s->db, hi->doc_id, &nb, expected_version, s->cfg->retire_grace, &stale,
 				&out->doc);
 	if (e == DB_OK) {
 		counters_add(COUNTER_DOCUMENTS_REPLACED, 1);
-		return FAILPOINT("replace.after_commit") ? PROTO_UNAVAILABLE : PROTO_OK;
+		if (FAILPOINT("replace.after_commit"))
+			return PROTO_UNAVAILABLE;
+		proto_mark_retired(s, retired);
+		return PROTO_OK;
 	}
 	if (e == DB_NOT_FOUND || stale) {
 		/* Deleted or changed while we uploaded: the new bytes are nobody's. */
@@ -874,7 +940,9 @@ proto_replace(struct services *s, uint64_t doc_id, const char *owner, const stru
 	      const struct proto_precondition *pre, struct proto_answer *out)
 {
 	char blob_name[DOC_BLOB_NAME_MAX];
+	const char *install;
 	struct held_intent hi;
+	struct stamp st;
 	struct lease l;
 	uint64_t expected_version;
 	enum proto_result pr;
@@ -884,6 +952,18 @@ proto_replace(struct services *s, uint64_t doc_id, const char *owner, const stru
 	proto_start_deadline(s);
 	if ((pr = proto_replace_target(s, doc_id, owner, pre, &out->doc, &expected_version)) != PROTO_OK)
 		goto out;
+	if ((install = services_install_id(s)) == NULL) {
+		pr = PROTO_UNAVAILABLE;
+		goto out;
+	}
+	/* The version it expects to commit: a concurrent replace that commits
+	 * first makes this one the version after (without If-Match), and the
+	 * stamp one behind: adoption takes the highest version per id. */
+	if (stamp_of_doc(&st, install, &out->doc, out->doc.version + 1) != 0 ||
+	    copy_cstr(st.content_type, sizeof st.content_type, body->content_type) != 0) {
+		pr = PROTO_FAILED;
+		goto out;
+	}
 	if (proto_new_blob_name(s->cfg, blob_name, sizeof blob_name) ||
 	    proto_held_intent_init(&hi, doc_id, blob_name) != 0) {
 		pr = PROTO_FAILED;
@@ -898,7 +978,7 @@ proto_replace(struct services *s, uint64_t doc_id, const char *owner, const stru
 		pr = PROTO_UNAVAILABLE;
 		goto out;
 	}
-	pr = replace_upload_commit(s, &hi, body, expected_version, out);
+	pr = replace_upload_commit(s, &hi, body, &st, expected_version, out);
 out:
 	blob_client_set_deadline(s->blob, 0);
 	return pr;
@@ -926,8 +1006,12 @@ proto_delete(struct services *s, uint64_t doc_id, const char *owner,
 		return proto_from_db(e);
 	counters_add(COUNTER_DOCUMENTS_DELETED, 1);
 	/* The blob stays for the grace period: a download under way or a SAS
-	 * link already handed out may still need it.  The outbox deletes it. */
-	return FAILPOINT("delete.after_commit") ? PROTO_UNAVAILABLE : PROTO_OK;
+	 * link already handed out may still need it.  The outbox deletes it;
+	 * the tag says at once that no document holds it any more. */
+	if (FAILPOINT("delete.after_commit"))
+		return PROTO_UNAVAILABLE;
+	proto_mark_retired(s, d.blob_name);
+	return PROTO_OK;
 }
 
 /* Give the claim back so a later run retries; a failure here only delays that until the lease ends. */

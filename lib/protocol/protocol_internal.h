@@ -74,6 +74,15 @@ BINDERY_NODISCARD enum proto_result proto_replace_target(struct services *s, uin
 						   const struct proto_precondition *pre, struct doc *d,
 						   uint64_t *expected_version);
 
+/*
+ * Right after a delete or a replace commits: tag the blob it retired
+ * `retired`, guarded by `committed` (doc/design.md, "Deletes leave a
+ * mark").  Best effort within the compensation budget: the outbox tags it
+ * anyway before it deletes.  The ETag stays and reads do not look at tags,
+ * so a download under way finishes.
+ */
+void proto_mark_retired(struct services *s, const char *blob_name);
+
 /* A replace that will not be committed: its new blob goes through the
  * outbox now, if hi still holds its row (else the sweeper rolls it back). */
 void proto_roll_back_replace(struct services *s, const struct held_intent *hi);

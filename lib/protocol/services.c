@@ -102,3 +102,17 @@ services_db_ready(struct services *s)
 {
 	return db_ensure(s->db) == DB_OK ? 0 : -1;
 }
+
+const char *
+services_install_id(struct services *s)
+{
+	enum db_err e;
+
+	if (s->install_id[0] != '\0')
+		return s->install_id;
+	if ((e = install_id_get(s->db, s->install_id, sizeof s->install_id)) != DB_OK) {
+		s->install_id[0] = '\0';
+		return NULL;
+	}
+	return s->install_id;
+}

@@ -11,11 +11,13 @@
 #include "base/compat.h"
 #include "parse/config.h"
 #include "registry/db.h"
+#include "registry/install_db.h"
 
 struct services {
 	const struct bindery_config *cfg;	/* borrowed */
 	struct db *db;
 	struct blob_client *blob;
+	char install_id[INSTALL_ID_LEN + 1];	/* "" until first read (services_install_id) */
 };
 
 /* On failure err says why (never with a secret) and *out is NULL.  The
@@ -33,5 +35,9 @@ void services_free(struct services *s);
  * lost: 0, or -1 when the database does not answer.  A request that will
  * need the database asks first, so an outage costs it one quick 503. */
 BINDERY_NODISCARD int services_db_ready(struct services *s);
+
+/* The installation's id (install_db.h), read from the database once per
+ * process and kept; NULL when it could not be read. */
+const char *services_install_id(struct services *s);
 
 #endif

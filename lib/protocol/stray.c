@@ -134,12 +134,14 @@ stray_sweep(struct services *s, const char *prefix, unsigned cutoff, unsigned li
 	struct candidates c;
 	struct blob_result r;
 	struct blob_props p;
+	const char *install;
 	int64_t now = (int64_t)time(NULL);
 	int rc = -1;
 	size_t i;
 
 	memset(out, 0, sizeof *out);
 	memset(&c, 0, sizeof c);
+	install = services_install_id(s);
 	c.own = s->cfg->storage_prefix;
 	c.own_len = strlen(c.own);
 	c.prefix = prefix;
@@ -168,6 +170,11 @@ stray_sweep(struct services *s, const char *prefix, unsigned cutoff, unsigned li
 		}
 		if (!old_enough(p.last_modified, now, cutoff))
 			continue;	/* a live upload's, or one its writer may still remove */
+		/* Another installation's, sharing the container (its names may
+		 * have our shape): its own sweep decides. */
+		if (p.meta_installation[0] != '\0' &&
+		    (install == NULL || strcmp(p.meta_installation, install) != 0))
+			continue;
 		switch (plan ? named(s, c.v[i]) : stray_remove(s, c.v[i], p.etag)) {
 		case STRAY_REMOVED:
 			if (plan)

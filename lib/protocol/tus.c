@@ -14,6 +14,7 @@
 #include "base/rand.h"
 #include "base/sha256_state.h"
 #include "protocol/protocol_internal.h"
+#include "protocol/stamp.h"
 #include "protocol/tus.h"
 #include "registry/docs_db.h"
 #include "storage/sign.h"
@@ -578,12 +579,32 @@ commit_blocks(struct patch_run *p, struct blob_upload_info *info)
 {
 	const struct blob_tag pending[] = { { TAG_STATE_KEY, tag_state_name(TAG_STATE_PENDING) } };
 	struct blob_upload_opts opts = { p->u.content_type, pending, 1, (int64_t)p->u.length,
-					 renew_before_commit, p };
+					 renew_before_commit, p, NULL, 0 };
 	struct id_list l = { NULL, NULL, 0, p->u.nblocks };
+	const char *install = services_install_id(p->s);
+	struct stamp_meta sm;
+	struct stamp st;
 	struct blob_result r;
+	struct doc d;
 	enum proto_result pr = PROTO_FAILED;
 	enum db_err e;
 
+	/* The stamp: the document as it is now, as the version this commit
+	 * makes it (a replace: the current one's next). */
+	if (install == NULL) {
+		pr = PROTO_UNAVAILABLE;
+		goto out;
+	}
+	if ((e = docs_get(p->s->db, p->u.document_id, &d)) != DB_OK) {
+		pr = proto_from_db(e);
+		goto out;
+	}
+	if (stamp_of_doc(&st, install, &d, p->u.purpose == PURPOSE_REPLACE ? d.version + 1 : 1) != 0 ||
+	    copy_cstr(st.content_type, sizeof st.content_type, p->u.content_type) != 0 ||
+	    stamp_encode(&st, &sm) != 0)
+		goto out;
+	opts.meta = sm.v;
+	opts.nmeta = STAMP_NMETA;
 	l.ids = alloc_calloc(l.cap ? l.cap : 1, sizeof *l.ids);
 	l.ptrs = alloc_calloc(l.cap ? l.cap : 1, sizeof *l.ptrs);
 	if (l.ids == NULL || l.ptrs == NULL)
@@ -626,11 +647,14 @@ make_ready(struct patch_run *p, const struct blob_upload_info *info)
 	int stale = 0;
 
 	if (p->u.purpose == PURPOSE_REPLACE) {
+		char retired[DOC_BLOB_NAME_MAX] = "";
 		struct replace_blob nb = { p->u.blob_name, p->hi.holder, p->u.length, info->sha256_hex,
-					   info->etag, p->u.content_type };
+					   info->etag, p->u.content_type, retired };
 
 		e = docs_replace_commit(s->db, p->u.document_id, &nb, p->u.replace_version,
 					s->cfg->retire_grace, &stale, &d);
+		if (e == DB_OK)
+			proto_mark_retired(s, retired);
 		if (e == DB_NOT_FOUND || stale) {
 			proto_roll_back_replace(s, &p->hi);
 			return stale ? PROTO_STALE : PROTO_NOT_FOUND;

@@ -12,7 +12,7 @@ static const char sql_mark_key_direct[] =
 	"UPDATE idempotency_keys SET route = 'direct' WHERE owner = ? AND idem_key = ?";
 
 static enum db_err
-create_tx(struct db *db, const struct direct_new *n, uint64_t *doc_id)
+create_tx(struct db *db, const struct direct_new *n, uint64_t *doc_id, char *created_at)
 {
 	struct db_param p[] = { DBP_U64(n->size), DBP_STR_OR_NULL(n->sha256), DBP_I64(n->grant.signed_at),
 				DBP_I64(n->grant.expires), DBP_STR(n->blob_name) };
@@ -20,6 +20,8 @@ create_tx(struct db *db, const struct direct_new *n, uint64_t *doc_id)
 
 	e = docs_create_intent_tx(db, n->name, n->owner, n->content_type, n->blob_name, &n->lease,
 				  n->idem_key, doc_id);
+	if (e == DB_OK)
+		e = docs_created_at(db, *doc_id, created_at);
 	if (e != DB_OK)
 		return e;
 	if ((e = db_exec_one(db, sql_mark_direct, p, ARRAY_LEN(p))) != DB_OK || n->idem_key == NULL)
@@ -34,9 +36,10 @@ create_tx(struct db *db, const struct direct_new *n, uint64_t *doc_id)
 /* Re-run whole on a certification failure, and on a lost commit (its SAS
  * would create a blob no row names), as a server create is. */
 enum db_err
-direct_db_create_intent(struct db *db, const struct direct_new *n, uint64_t *doc_id)
+direct_db_create_intent(struct db *db, const struct direct_new *n, uint64_t *doc_id,
+			char *created_at)
 {
-	DB_IN_TX_CHECKED(db, "direct.intent_commit_lost", create_tx(db, n, doc_id),
+	DB_IN_TX_CHECKED(db, "direct.intent_commit_lost", create_tx(db, n, doc_id, created_at),
 			 docs_create_intent_check(db, n->blob_name, *doc_id));
 }
 

@@ -45,10 +45,11 @@ struct direct_new {
 /*
  * One transaction: the pending document and its registry row (as
  * docs_create_intent_tx writes them) marked direct with the declared size
- * and hash.  DB_DUPLICATE when the name (or the key) is taken.
+ * and hash.  DB_DUPLICATE when the name (or the key) is taken.  created_at
+ * (DOC_TIME_MAX bytes) receives the document's creation time.
  */
 BINDERY_NODISCARD enum db_err direct_db_create_intent(struct db *db, const struct direct_new *n,
-						      uint64_t *doc_id);
+						      uint64_t *doc_id, char *created_at);
 
 /* A registry row as finalize and the idempotent retry need it. */
 struct direct_row {

@@ -74,12 +74,41 @@ docs_create_intent_check(struct db *db, const char *blob_name, uint64_t doc_id)
 	return e;
 }
 
+static const char sql_created_at[] =
+	"SELECT DATE_FORMAT(created_at, " DOC_TIME_SQL ") FROM documents WHERE id = ?";
+
+enum db_err
+docs_created_at(struct db *db, uint64_t doc_id, char *created_at)
+{
+	struct db_param p[] = { DBP_U64(doc_id) };
+	char at[DOC_TIME_MAX] = "";
+	struct db_col c[] = { DBC_STR(at) };
+	enum db_err e = db_query(db, sql_created_at, p, ARRAY_LEN(p), c, 1, NULL, NULL);
+
+	if (e == DB_OK && (at[0] == '\0' || copy_cstr(created_at, DOC_TIME_MAX, at) != 0))
+		return DB_FAILED;
+	return e;
+}
+
+static enum db_err
+create_intent_tx(struct db *db, struct span name, const char *owner, const char *content_type,
+		 const char *blob_name, const struct lease *l, const char *idem_key, uint64_t *doc_id,
+		 char *created_at)
+{
+	enum db_err e = docs_create_intent_tx(db, name, owner, content_type, blob_name, l, idem_key,
+					      doc_id);
+
+	return e == DB_OK ? docs_created_at(db, *doc_id, created_at) : e;
+}
+
 enum db_err
 docs_create_intent(struct db *db, struct span name, const char *owner, const char *content_type,
-		   const char *blob_name, const struct lease *l, const char *idem_key, uint64_t *doc_id)
+		   const char *blob_name, const struct lease *l, const char *idem_key, uint64_t *doc_id,
+		   char *created_at)
 {
 	DB_IN_TX_CHECKED(db, "create.intent_commit_lost",
-			 docs_create_intent_tx(db, name, owner, content_type, blob_name, l, idem_key, doc_id),
+			 create_intent_tx(db, name, owner, content_type, blob_name, l, idem_key, doc_id,
+					  created_at),
 			 docs_create_intent_check(db, blob_name, *doc_id));
 }
 
@@ -456,6 +485,8 @@ replace_commit_tx(struct db *db, uint64_t doc_id, const struct replace_blob *nb,
 	}
 	if ((e = uploads_record_ready(db, nb->name)) != DB_OK)
 		return e;
+	if (nb->retired != NULL)
+		memcpy(nb->retired, old_blob, sizeof old_blob);
 	return doc_finish(db_query(db, sql_get_doc, id, 1, c, DOC_NCOLS, NULL, NULL), out, &t);
 }
 
@@ -495,6 +526,8 @@ docs_replace_commit(struct db *db, uint64_t doc_id, const struct replace_blob *n
 		raced = 0;
 		*stale = 0;
 		memset(out, 0, sizeof *out);
+		if (nb->retired != NULL)
+			nb->retired[0] = '\0';
 		if ((e = db_begin(db)) == DB_OK)
 			e = replace_commit_tx(db, doc_id, nb, expected_version, grace, stale, &raced, out);
 		e = tx_finish(db, e);

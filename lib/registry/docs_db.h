@@ -29,12 +29,13 @@
  * pending registry row held by holder (and, with an idempotency key, the
  * key's row, which keeps the request's name and content_type as its
  * fingerprint).  DB_DUPLICATE when the name (or the key) is taken.  *doc_id
- * is the new id.
+ * is the new id, created_at (DOC_TIME_MAX bytes) its creation time as the
+ * database recorded it (what the blob's stamp names).
  */
 BINDERY_NODISCARD enum db_err docs_create_intent(struct db *db, struct span name, const char *owner,
 						 const char *content_type, const char *blob_name,
 						 const struct lease *l, const char *idem_key,
-						 uint64_t *doc_id);
+						 uint64_t *doc_id, char *created_at);
 
 /* docs_create_intent's statements, inside a transaction the caller holds
  * (an upload's intent adds its own row in the same one); l->holder may be
@@ -46,6 +47,10 @@ BINDERY_NODISCARD enum db_err docs_create_intent_tx(struct db *db, struct span n
 /* After a create intent's COMMIT: DB_OK when its row (blob_name of doc_id)
  * is there, else db_set_lost_commit (for DB_IN_TX_CHECKED). */
 BINDERY_NODISCARD enum db_err docs_create_intent_check(struct db *db, const char *blob_name, uint64_t doc_id);
+/* Document doc_id's creation time as the API shows it (RFC 3339 UTC) into
+ * created_at (DOC_TIME_MAX bytes): read inside the intent's transaction,
+ * one primary-key lookup, for the blob's stamp. */
+BINDERY_NODISCARD enum db_err docs_created_at(struct db *db, uint64_t doc_id, char *created_at);
 
 /*
  * What may hang on an intent besides its two rows, for docs_mark_ready to
@@ -130,6 +135,8 @@ struct replace_blob {
 	const char *sha256_hex;
 	const char *etag;		/* its storage ETag, pinned for reads */
 	const char *content_type;
+	char *retired;			/* out (DOC_BLOB_NAME_MAX bytes), or NULL: the blob
+					 * the commit retired, "" until it commits */
 };
 
 /*

@@ -245,6 +245,26 @@ meta_name_ok(const char *name)
 }
 
 int
+blob_meta_ok(const struct blob_meta *meta, size_t n)
+{
+	size_t i, j, total = 0;
+
+	if (n > BLOB_MAX_META || (n > 0 && meta == NULL))
+		return 0;
+	for (i = 0; i < n; i++) {
+		const char *v = meta[i].value;
+
+		if (!meta_name_ok(meta[i].name) || v == NULL)
+			return 0;
+		for (j = 0; v[j] != '\0'; j++)
+			if (j >= BLOB_META_VALUE_MAX || v[j] < ' ' || v[j] > '~')
+				return 0;
+		total += strlen(meta[i].name) + j;
+	}
+	return total <= 8192;
+}
+
+int
 blob_set_metadata(struct blob_client *c, const char *name,
     const struct blob_meta *meta, size_t n, const char *if_match,
     char *new_etag, struct blob_result *res)
@@ -259,10 +279,9 @@ blob_set_metadata(struct blob_client *c, const char *name,
 	new_etag[0] = '\0';
 	if (n > BLOB_MAX_META || if_match == NULL || if_match[0] == '\0')
 		return blob_result_set(res, BLOB_BAD_INPUT, "bad metadata or no ETag");
+	if (!blob_meta_ok(meta, n))
+		return blob_result_set(res, BLOB_BAD_INPUT, "bad metadata");
 	for (i = 0; i < n; i++) {
-		if (!meta_name_ok(meta[i].name) || meta[i].value == NULL ||
-		    !blob_header_value_ok(meta[i].value))
-			return blob_result_set(res, BLOB_BAD_INPUT, "bad metadata");
 		snprintf(names[i], sizeof names[i], "x-ms-meta-%s", meta[i].name);
 		hdr[i][0] = names[i];
 		hdr[i][1] = meta[i].value;
@@ -538,6 +557,12 @@ struct list_parse {
 	uint64_t size;
 	struct blob_tag_set tags;
 	struct blob_tag tagv[BLOB_MAX_TAGS];
+	/* Metadata: names and values packed in meta_text, at the offsets in
+	 * meta_at (pointers are made once the blob is whole). */
+	struct buf meta_text;
+	size_t meta_at[BLOB_LIST_META][2];
+	size_t nmeta;
+	struct blob_meta metav[BLOB_LIST_META];
 	struct buf *marker;
 	blob_list_fn on_item;
 	int (*on_name)(void *, const char *);
@@ -557,7 +582,30 @@ list_start(void *ctx, const char *path)
 		lp->size = 0;
 		/* A Tag without Key or Value must not inherit the last blob's. */
 		memset(&lp->tags, 0, sizeof lp->tags);
+		buf_reset(&lp->meta_text);
+		lp->nmeta = 0;
 	}
+	return 0;
+}
+
+/* Keep one metadata entry (name, then text); past BLOB_LIST_META, or past
+ * the capped buffer, the rest are left out (the service allows 8 KiB). */
+static int
+list_meta(struct list_parse *lp, const char *name, const char *text, size_t len)
+{
+	size_t at = lp->meta_text.len;
+
+	if (lp->nmeta == BLOB_LIST_META)
+		return 0;
+	if (buf_append(&lp->meta_text, name, strlen(name) + 1) != BUF_OK ||
+	    buf_append(&lp->meta_text, text, len) != BUF_OK ||
+	    buf_append(&lp->meta_text, "", 1) != BUF_OK) {
+		lp->meta_text.len = at;
+		return 0;
+	}
+	lp->meta_at[lp->nmeta][0] = at;
+	lp->meta_at[lp->nmeta][1] = at + strlen(name) + 1;
+	lp->nmeta++;
 	return 0;
 }
 
@@ -601,8 +649,12 @@ list_end(void *ctx, const char *path, const char *text, size_t len)
 		blob_copy_field(lp->etag, sizeof lp->etag, text, len);
 	else if (strcmp(rest, "/Properties/Last-Modified") == 0)
 		blob_copy_field(lp->last_modified, sizeof lp->last_modified, text, len);
-	else if (strcmp(rest, "/Metadata/sha256") == 0)
-		blob_copy_field(lp->sha, sizeof lp->sha, text, len);
+	else if (strncmp(rest, "/Metadata/", 10) == 0 && rest[10] != '\0' &&
+	    strchr(rest + 10, '/') == NULL) {
+		if (strcmp(rest + 10, "sha256") == 0)
+			blob_copy_field(lp->sha, sizeof lp->sha, text, len);
+		return list_meta(lp, rest + 10, text, len);
+	}
 	else if (strcmp(rest, "/Tags/TagSet/Tag") == 0) {
 		if (lp->tags.n < BLOB_MAX_TAGS)
 			lp->tags.n++;
@@ -633,6 +685,12 @@ list_end(void *ctx, const char *path, const char *text, size_t len)
 			it.last_modified = lp->last_modified;
 			it.tags = lp->tagv;
 			it.ntags = lp->tags.n;
+			for (i = 0; i < lp->nmeta; i++) {
+				lp->metav[i].name = lp->meta_text.ptr + lp->meta_at[i][0];
+				lp->metav[i].value = lp->meta_text.ptr + lp->meta_at[i][1];
+			}
+			it.meta = lp->metav;
+			it.nmeta = lp->nmeta;
 			if (lp->on_item(lp->ctx, &it) != 0)
 				lp->stopped = 1;
 		}
@@ -655,6 +713,7 @@ blob_parse_list_answer(const char *xml, size_t len, blob_list_fn on_item,
 	if (lp == NULL)
 		return BLOB_XML_NOMEM;
 	buf_init(&lp->name, 4096);
+	buf_init(&lp->meta_text, 16384);
 	lp->marker = next_marker;
 	lp->on_item = on_item;
 	lp->on_name = on_name;
@@ -666,6 +725,7 @@ blob_parse_list_answer(const char *xml, size_t len, blob_list_fn on_item,
 	else if (e == BLOB_XML_STOPPED)	/* a name or marker did not fit */
 		e = lp->nomem ? BLOB_XML_NOMEM : BLOB_XML_MALFORMED;
 	buf_free(&lp->name);
+	buf_free(&lp->meta_text);
 	alloc_free(lp);
 	return e;
 }

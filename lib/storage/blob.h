@@ -111,6 +111,21 @@ struct blob_tag_set {
 	char value[BLOB_MAX_TAGS][257];
 };
 
+/* One metadata entry; names are C identifiers, values visible ASCII.  At
+ * most BLOB_MAX_META in one call. */
+#define BLOB_MAX_META 12
+struct blob_meta {
+	const char *name;
+	const char *value;
+};
+/* A value of a creating call's metadata: at most this long (all of a
+ * blob's metadata together at most 8 KiB, the service's limit). */
+#define BLOB_META_VALUE_MAX 4096
+/* Metadata read back: at most this many entries, this many bytes of names
+ * and values (the service's 8 KiB, and room for the NULs). */
+#define BLOB_LIST_META 16
+#define BLOB_META_TEXT_MAX (8192 + 2 * BLOB_LIST_META)
+
 struct blob_upload_opts {
 	const char *content_type;	/* NULL: application/octet-stream */
 	const struct blob_tag *tags;
@@ -123,6 +138,12 @@ struct blob_upload_opts {
 	 * layer renews its lease here.) */
 	int (*before_commit)(void *ctx);
 	void *commit_ctx;
+	/* More metadata for the committing call, beside size and sha256
+	 * (at most BLOB_MAX_META; bad names or values are BLOB_BAD_INPUT,
+	 * nothing sent).  It goes on that call only: Set Metadata after the
+	 * commit would change the ETag readers are pinned to. */
+	const struct blob_meta *meta;
+	size_t nmeta;
 };
 
 /* Fills up to len bytes; returns the count, 0 at EOF, -1 on error. */
@@ -231,15 +252,24 @@ struct blob_props {
 	char etag[128];
 	char content_md5[32];	/* base64, "" if none */
 	char meta_sha256[65];	/* "" if absent */
+	char meta_installation[40]; /* x-ms-meta-bindery_installation, "" if absent:
+				 * which bindery installation committed it */
 	int64_t meta_size;	/* -1 if absent */
 	char last_modified[64];
 	unsigned tag_count;
 	unsigned meta_count;	/* metadata entries, whatever their names */
+	/* Every entry (the first BLOB_LIST_META), packed: blob_props_meta reads them. */
+	char meta_text[BLOB_META_TEXT_MAX];
+	size_t meta_at[BLOB_LIST_META][2];
+	size_t meta_n;
 	char blob_type[16];	/* "BlockBlob", "PageBlob", "AppendBlob" */
 	int copied;		/* the blob is (or is becoming) a copy: x-ms-copy-* */
 	int content_extras;	/* Content-Encoding, -Language, -Disposition or
 				 * Cache-Control is set */
 };
+/* The metadata entries of p, as pointers into p, into out[max]; returns
+ * how many. */
+size_t blob_props_meta(const struct blob_props *p, struct blob_meta *out, size_t max);
 /* Get Blob Properties (a HEAD) into *out, which is reset first. */
 BINDERY_NODISCARD int blob_get_properties(struct blob_client *, const char *name,
     struct blob_props *out, struct blob_result *res);
@@ -258,13 +288,6 @@ BINDERY_NODISCARD int blob_get(struct blob_client *, const char *name,
     blob_headers_fn on_headers, blob_data_fn on_data, void *ctx,
     struct blob_result *res);
 
-/* One metadata entry; names are C identifiers, values visible ASCII.  At
- * most BLOB_MAX_META in one call. */
-#define BLOB_MAX_META 8
-struct blob_meta {
-	const char *name;
-	const char *value;
-};
 /* Set Blob Metadata: the blob's metadata becomes exactly meta[0..n), only
  * while its ETag is if_match (required; another is BLOB_CONDITION_NOT_MET).
  * The ETag changes: new_etag (128 bytes) receives the new one. */
@@ -313,6 +336,9 @@ struct blob_list_item {		/* all borrowed for the callback's duration */
 	const char *last_modified;	/* an HTTP-date (RFC 1123); "" if the listing had none */
 	const struct blob_tag *tags;	/* only with BLOB_LIST_TAGS */
 	size_t ntags;
+	const struct blob_meta *meta;	/* only with BLOB_LIST_METADATA: every entry,
+					 * in the listing's order (at most BLOB_LIST_META) */
+	size_t nmeta;
 };
 typedef int (*blob_list_fn)(void *ctx, const struct blob_list_item *);
 /* List Blobs under prefix (NULL: all), following NextMarker to the end;

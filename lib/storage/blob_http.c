@@ -15,6 +15,7 @@
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <ctype.h>
 #include <string.h>
 #include <strings.h>
 #include <time.h>
@@ -109,8 +110,11 @@ blob_request_free(struct blob_request *r)
 {
 	size_t i;
 
-	for (i = 0; i < r->nhdr; i++)
+	for (i = 0; i < r->nhdr; i++) {
 		free(r->hdr_value[i]);
+		free(r->hdr_name[i]);
+		r->hdr_name[i] = NULL;
+	}
 	r->nhdr = 0;
 	buf_free(&r->path);
 	buf_free(&r->query);
@@ -140,7 +144,29 @@ blob_request_header(struct blob_request *r, const char *name, const char *value)
 	r->hdr[r->nhdr].name = name;
 	r->hdr[r->nhdr].value = v;
 	r->hdr_value[r->nhdr] = v;
+	r->hdr_name[r->nhdr] = NULL;
 	r->nhdr++;
+	return 0;
+}
+
+int
+blob_request_meta(struct blob_request *r, const char *name, const char *value)
+{
+	char hname[80];
+	char *owned;
+	int n = snprintf(hname, sizeof hname, "x-ms-meta-%s", name);
+
+	if (n < 0 || (size_t)n >= sizeof hname || (owned = strdup(hname)) == NULL)
+		return -1;
+	if (blob_request_header(r, owned, value) != 0) {
+		free(owned);
+		return -1;
+	}
+	/* The header just added (or replaced: then its old name stays its own). */
+	if (r->hdr[r->nhdr - 1].name == owned)
+		r->hdr_name[r->nhdr - 1] = owned;
+	else
+		free(owned);
 	return 0;
 }
 
@@ -294,6 +320,27 @@ answer_headers_reset(struct blob_answer_headers *rh)
 	rh->retry_after_ms = -1;
 }
 
+/* Keep one x-ms-meta-* entry, name (lower-cased, as the service compares
+ * them) and value, while there is room. */
+static void
+answer_meta_keep(struct blob_answer_headers *rh, const char *name, size_t nlen, const char *v,
+    size_t n)
+{
+	size_t at = rh->meta_len, i;
+
+	if (rh->meta_n == BLOB_LIST_META || at + nlen + n + 2 > sizeof rh->meta_text)
+		return;
+	for (i = 0; i < nlen; i++)
+		rh->meta_text[at + i] = (char)tolower((unsigned char)name[i]);
+	rh->meta_text[at + nlen] = '\0';
+	memcpy(rh->meta_text + at + nlen + 1, v, n);
+	rh->meta_text[at + nlen + 1 + n] = '\0';
+	rh->meta_at[rh->meta_n][0] = at;
+	rh->meta_at[rh->meta_n][1] = at + nlen + 1;
+	rh->meta_n++;
+	rh->meta_len = at + nlen + n + 2;
+}
+
 static size_t
 on_header_line(char *line, size_t size, size_t nmemb, void *ud)
 {
@@ -318,14 +365,16 @@ on_header_line(char *line, size_t size, size_t nmemb, void *ud)
 	nlen = (size_t)(colon - line);
 	name.ptr = line;
 	name.len = nlen;
-	if (nlen > 10 && strncasecmp(line, "x-ms-meta-", 10) == 0)
-		rh->meta_count++;
 	v = colon + 1;
 	while (v < line + n && (*v == ' ' || *v == '\t'))
 		v++;
 	n = (size_t)(line + n - v);
 	while (n > 0 && (v[n - 1] == '\r' || v[n - 1] == '\n' || v[n - 1] == ' '))
 		n--;
+	if (nlen > 10 && strncasecmp(line, "x-ms-meta-", 10) == 0) {
+		rh->meta_count++;
+		answer_meta_keep(rh, line + 10, nlen - 10, v, n);
+	}
 	if (span_eq_nocase_cstr(name, "ETag"))
 		blob_copy_field(rh->etag, sizeof rh->etag, v, n);
 	else if (span_eq_nocase_cstr(name, "x-ms-error-code"))
@@ -350,6 +399,8 @@ on_header_line(char *line, size_t size, size_t nmemb, void *ud)
 		rh->content_extras = 1;
 	else if (span_eq_nocase_cstr(name, "x-ms-meta-sha256"))
 		blob_copy_field(rh->meta_sha256, sizeof rh->meta_sha256, v, n);
+	else if (span_eq_nocase_cstr(name, "x-ms-meta-bindery_installation"))
+		blob_copy_field(rh->meta_installation, sizeof rh->meta_installation, v, n);
 	else if (span_eq_nocase_cstr(name, "Last-Modified"))
 		blob_copy_field(rh->last_modified, sizeof rh->last_modified, v, n);
 	else if (span_eq_nocase_cstr(name, "Date"))
@@ -398,11 +449,16 @@ blob_props_from_answer(const struct blob_answer_headers *rh, struct blob_props *
 		    strlen(rh->content_md5));
 	blob_copy_field(p->meta_sha256, sizeof p->meta_sha256, rh->meta_sha256,
 	    strlen(rh->meta_sha256));
+	blob_copy_field(p->meta_installation, sizeof p->meta_installation,
+	    rh->meta_installation, strlen(rh->meta_installation));
 	p->meta_size = rh->meta_size;
 	blob_copy_field(p->last_modified, sizeof p->last_modified, rh->last_modified,
 	    strlen(rh->last_modified));
 	p->tag_count = rh->tag_count;
 	p->meta_count = rh->meta_count;
+	memcpy(p->meta_text, rh->meta_text, rh->meta_len);
+	memcpy(p->meta_at, rh->meta_at, sizeof p->meta_at);
+	p->meta_n = rh->meta_n;
 	blob_copy_field(p->blob_type, sizeof p->blob_type, rh->blob_type,
 	    strlen(rh->blob_type));
 	p->copied = rh->copied;
@@ -1236,4 +1292,16 @@ blob_exec_run(struct blob_client *c, struct blob_request *r, struct blob_result 
 	} while (done != NULL && done != r);
 	*res = r->res;
 	return res->status;
+}
+
+size_t
+blob_props_meta(const struct blob_props *p, struct blob_meta *out, size_t max)
+{
+	size_t i;
+
+	for (i = 0; i < p->meta_n && i < max; i++) {
+		out[i].name = p->meta_text + p->meta_at[i][0];
+		out[i].value = p->meta_text + p->meta_at[i][1];
+	}
+	return i;
 }

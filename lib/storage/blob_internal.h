@@ -50,6 +50,7 @@ struct blob_answer_headers {
 	char content_md5[32];
 	char blob_content_md5[32];
 	char meta_sha256[65];
+	char meta_installation[40];
 	char last_modified[64];
 	int64_t date;			/* the answer's Date, unix seconds; -1 without */
 	int64_t meta_size;
@@ -57,6 +58,9 @@ struct blob_answer_headers {
 	int64_t range_total;
 	unsigned tag_count;
 	unsigned meta_count;		/* x-ms-meta-* headers, whatever their names */
+	char meta_text[BLOB_META_TEXT_MAX];	/* the first BLOB_LIST_META of them, packed */
+	size_t meta_at[BLOB_LIST_META][2];
+	size_t meta_n, meta_len;
 	char blob_type[16];		/* x-ms-blob-type: BlockBlob, PageBlob, AppendBlob */
 	int copied;			/* x-ms-copy-id or x-ms-copy-status came */
 	int content_extras;		/* Content-Encoding, -Language, -Disposition or Cache-Control came */
@@ -72,6 +76,7 @@ struct blob_request {
 	struct buf query;		/* encoded, without '?' or the SAS */
 	struct sign_header hdr[BLOB_REQUEST_MAX_HEADERS];
 	char *hdr_value[BLOB_REQUEST_MAX_HEADERS];	/* owned copies of hdr[].value */
+	char *hdr_name[BLOB_REQUEST_MAX_HEADERS];	/* owned names (x-ms-meta-*), else NULL */
 	size_t nhdr;
 	const char *body;		/* borrowed */
 	size_t body_len, body_off;
@@ -140,6 +145,13 @@ void blob_request_free(struct blob_request *r);
 int blob_request_header(struct blob_request *r, const char *name,
     const char *value);
 /* Append name=value (value percent-encoded) to r's query; -1 on failure. */
+/* An x-ms-meta-<name> header, name and value copied (checked by
+ * blob_meta_ok first). */
+int blob_request_meta(struct blob_request *r, const char *name, const char *value);
+/* Metadata a creating call may carry: names C identifiers of at most 64
+ * characters, values visible ASCII of at most BLOB_META_VALUE_MAX, all of
+ * them together at most the service's 8 KiB. */
+int blob_meta_ok(const struct blob_meta *meta, size_t n);
 int blob_request_query(struct blob_request *r, const char *name,
     const char *value);
 /* Append the container's encoded path to r's path; -1 on failure. */

@@ -62,6 +62,7 @@ creating_headers(struct blob_request *r, const struct blob_upload_opts *o,
     const char *sha_hex)
 {
 	struct buf tags = BUF_INIT(8192);
+	size_t i;
 	int rc = -1;
 	const char *ct = o->content_type && o->content_type[0] ?
 	    o->content_type : "application/octet-stream";
@@ -81,6 +82,9 @@ creating_headers(struct blob_request *r, const struct blob_upload_opts *o,
 		goto out;
 	if (sha_hex && blob_request_header(r, "x-ms-meta-sha256", sha_hex) != 0)
 		goto out;
+	for (i = 0; i < o->nmeta; i++)
+		if (blob_request_meta(r, o->meta[i].name, o->meta[i].value) != 0)
+			goto out;
 	rc = 0;
 out:
 	buf_free(&tags);
@@ -195,7 +199,7 @@ blob_put_block_list_create(struct blob_client *c, const char *name,
     const char *const *ids, size_t nids, const struct blob_upload_opts *opts,
     struct blob_result *res)
 {
-	static const struct blob_upload_opts none = { NULL, NULL, 0, -1, NULL, NULL };
+	static const struct blob_upload_opts none = { NULL, NULL, 0, -1, NULL, NULL, NULL, 0 };
 	struct blob_request r;
 	int rc;
 
@@ -203,8 +207,8 @@ blob_put_block_list_create(struct blob_client *c, const char *name,
 	if (opts == NULL)
 		opts = &none;
 	if (!blob_name_ok(name) || nids > MAX_BLOCKS || (nids > 0 && ids == NULL) ||
-	    !blob_tags_ok(opts->tags, opts->ntags))
-		return blob_result_set(res, BLOB_BAD_INPUT, "bad blob name, ids or tags");
+	    !blob_tags_ok(opts->tags, opts->ntags) || !blob_meta_ok(opts->meta, opts->nmeta))
+		return blob_result_set(res, BLOB_BAD_INPUT, "bad blob name, ids, tags or metadata");
 	rc = commit_block_list(c, name, ids, nids, opts, 1, NULL, NULL, &r, res);
 	blob_request_free(&r);
 	return rc;
@@ -221,8 +225,9 @@ blob_commit_blocks(struct blob_client *c, const char *name, const char *const *i
 	blob_result_clear(res);
 	info->etag[0] = '\0';
 	if (!blob_name_ok(name) || n > MAX_BLOCKS || (n > 0 && ids == NULL) || opts == NULL ||
-	    !blob_tags_ok(opts->tags, opts->ntags) || strlen(info->sha256_hex) != 64)
-		return blob_result_set(res, BLOB_BAD_INPUT, "bad blob name, ids, tags or digest");
+	    !blob_tags_ok(opts->tags, opts->ntags) || !blob_meta_ok(opts->meta, opts->nmeta) ||
+	    strlen(info->sha256_hex) != 64)
+		return blob_result_set(res, BLOB_BAD_INPUT, "bad blob name, ids, tags, metadata or digest");
 	if (opts->before_commit && opts->before_commit(opts->commit_ctx) != 0)
 		return blob_result_set(res, BLOB_ABORTED, "stopped before the commit");
 	snprintf(size_str, sizeof size_str, "%llu", (unsigned long long)info->size);
@@ -983,7 +988,7 @@ blob_upload_stream(struct blob_client *c, const char *name,
     const struct blob_upload_opts *opts, blob_read_fn read_fn, void *ctx,
     struct blob_upload_info *info, struct blob_result *res, int create_only)
 {
-	static const struct blob_upload_opts none = { NULL, NULL, 0, -1, NULL, NULL };
+	static const struct blob_upload_opts none = { NULL, NULL, 0, -1, NULL, NULL, NULL, 0 };
 	struct upload u;
 	int rc;
 
@@ -991,8 +996,9 @@ blob_upload_stream(struct blob_client *c, const char *name,
 	memset(info, 0, sizeof *info);
 	if (opts == NULL)
 		opts = &none;
-	if (!blob_name_ok(name) || read_fn == NULL || !blob_tags_ok(opts->tags, opts->ntags))
-		return blob_result_set(res, BLOB_BAD_INPUT, "bad blob name, reader or tags");
+	if (!blob_name_ok(name) || read_fn == NULL || !blob_tags_ok(opts->tags, opts->ntags) ||
+	    !blob_meta_ok(opts->meta, opts->nmeta))
+		return blob_result_set(res, BLOB_BAD_INPUT, "bad blob name, reader, tags or metadata");
 	if (blob_deadline_passed(c))
 		return blob_result_set(res, BLOB_DEADLINE, "deadline passed before the call");
 	upload_init(&u, c, name, read_fn, ctx, res);
@@ -1058,7 +1064,7 @@ blob_purge_uncommitted(struct blob_client *c, const char *name,
     struct blob_result *res)
 {
 	const struct blob_tag pending[] = { { TAG_STATE_KEY, tag_state_name(TAG_STATE_PENDING) } };
-	struct blob_upload_opts o = { NULL, pending, 1, 0, NULL, NULL };
+	struct blob_upload_opts o = { NULL, pending, 1, 0, NULL, NULL, NULL, 0 };
 	int rc;
 
 	rc = blob_put_block_list_create(c, name, NULL, 0, &o, res);

@@ -209,7 +209,8 @@ for server in lighttpd apache; do
 	code=$(curl -s -o /dev/null -w '%{http_code}' -X PUT -H 'x-ms-blob-type: BlockBlob' \
 		-H 'x-ms-tags: state=pending' -H 'If-None-Match: *' -H 'Content-Type: text/html' \
 		-H 'x-ms-meta-sha256: 0000000000000000000000000000000000000000000000000000000000000000' \
-		-H 'x-ms-meta-size: 5000' -H 'x-ms-meta-owner: mallory' -H 'x-ms-blob-content-disposition: inline' \
+		-H 'x-ms-meta-size: 5000' -H 'x-ms-meta-owner: mallory' -H 'x-ms-meta-bindery_owner: mallory' \
+		-H 'x-ms-meta-bindery_name: not-its-name' -H 'x-ms-blob-content-disposition: inline' \
 		-H 'x-ms-blob-content-encoding: gzip' -H 'x-ms-blob-cache-control: public' \
 		--data-binary "@$work/small" "$UPLOAD_URL")
 	is "$code" 201 "$s: headers: a Put Blob with the client's own metadata and content headers"
@@ -218,7 +219,11 @@ for server in lighttpd apache; do
 	is "$HTTP_CODE $(jfield "$HTTP_BODY" content_type)" "200 application/x-test" "$s: ... finalize: 200"
 	"$blobtool" stat "$hdrs_blob" >"$work/stat"
 	like "$(cat "$work/stat")" " sha256=$SMALL_SHA meta_size=5000 " "$s: ... the metadata is the server's: size, sha256"
-	like "$(cat "$work/stat")" ' type=application/x-test meta=2 ' "$s: ... nothing else, and the intent's Content-Type"
+	like "$(cat "$work/stat")" ' type=application/x-test meta=9 ' \
+		"$s: ... and the stamp naming installation and document (7 more), nothing else, and the intent's Content-Type"
+	curl -sS -I "$("$blobtool" sas "$hdrs_blob" r 60)" | tr -d '\r' >"$work/head"
+	has "$(cat "$work/head")" "x-ms-meta-bindery_owner: demo" "$s: ... the stamp's owner is the intent's, not the client's"
+	has "$(cat "$work/head")" "x-ms-meta-bindery_name: $RUN-$s-hdrs" "$s: ... and so is its name"
 	has "$(cat "$work/stat")" " md5=$SMALL_MD5 kind=BlockBlob copied=0 extras=0 " \
 		"$s: ... the bytes' own MD5, no encoding, disposition or cache control"
 	after=$(etag_of "$hdrs_blob")

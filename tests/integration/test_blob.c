@@ -224,7 +224,7 @@ static void
 test_basics(struct blob_client *c)
 {
 	static const struct blob_tag pending[] = { { "state", "pending" } };
-	struct blob_upload_opts o = { "text/plain", pending, 1, 11, NULL, NULL };
+	struct blob_upload_opts o = { "text/plain", pending, 1, 11, NULL, NULL, NULL, 0 };
 	struct blob_upload_info info;
 	struct blob_props p;
 	struct blob_result r;
@@ -287,7 +287,7 @@ test_basics(struct blob_client *c)
 		buf_free(&s.b);
 	}
 	{
-		struct blob_upload_opts bad = { NULL, pending, 1, 99, NULL, NULL };
+		struct blob_upload_opts bad = { NULL, pending, 1, 99, NULL, NULL, NULL, 0 };
 
 		tap_ok(upload_str(c, "short", "abc", &bad, &info, &r) == BLOB_BAD_INPUT &&
 		    blob_get_properties(c, "short", &p, &r) == BLOB_NOT_FOUND,
@@ -361,7 +361,7 @@ test_experiment_j(struct blob_client *c)
 {
 	static const struct blob_tag pending[] = { { "state", "pending" } };
 	static const struct blob_tag committed[] = { { "state", "committed" } };
-	struct blob_upload_opts o = { NULL, pending, 1, -1, NULL, NULL };
+	struct blob_upload_opts o = { NULL, pending, 1, -1, NULL, NULL, NULL, 0 };
 	struct blob_upload_info info;
 	struct blob_result r;
 	struct blob_props p;
@@ -413,7 +413,7 @@ test_etag_pin(struct blob_client *c)
 {
 	static const struct blob_tag pending[] = { { "state", "pending" } };
 	static const struct blob_tag committed[] = { { "state", "committed" } };
-	struct blob_upload_opts o = { NULL, pending, 1, -1, NULL, NULL };
+	struct blob_upload_opts o = { NULL, pending, 1, -1, NULL, NULL, NULL, 0 };
 	struct blob_upload_info info;
 	struct blob_result r;
 	struct blob_props p;
@@ -633,7 +633,7 @@ test_list_find_batch(struct blob_client *c)
 {
 	static const struct blob_tag listed[] = { { "state", "listed" } };
 	static const struct blob_tag other[] = { { "state", "other" } };
-	struct blob_upload_opts o = { NULL, listed, 1, -1, NULL, NULL };
+	struct blob_upload_opts o = { NULL, listed, 1, -1, NULL, NULL, NULL, 0 };
 	struct blob_upload_info info;
 	struct blob_result r, each[5];
 	char name[32];

@@ -27,13 +27,14 @@ static uint64_t
 new_intent(const char *tail, const char *tag, char *blob, size_t bloblen)
 {
 	char name[256];
+	char created[DOC_TIME_MAX];
 	uint64_t id = 0;
 	enum db_err e;
 
 	snprintf(name, sizeof name, "byname-%s%s", RUN, tail);
 	snprintf(blob, bloblen, "%s%s", P, tag);
 	e = docs_create_intent(S->db, span_from_cstr(name), "bynametest", "text/plain", blob,
-			       LEASE("H0"), NULL, &id);
+			       LEASE("H0"), NULL, &id, created);
 	if (e != DB_OK)
 		tap_bail("create intent %s: %s", name, db_err_name(e));
 	return id;

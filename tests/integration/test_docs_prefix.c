@@ -37,12 +37,13 @@ static void
 plant(const char *tail, const char *tag, int pending)
 {
 	char name[256], blob[256];
+	char created[DOC_TIME_MAX];
 	uint64_t id = 0;
 
 	snprintf(name, sizeof name, "pfx-%s%s", RUN, tail);
 	snprintf(blob, sizeof blob, "%s%s", P, tag);
 	if (docs_create_intent(S->db, span_from_cstr(name), "prefixtest", "text/plain", blob,
-			       LEASE("H0"), NULL, &id) != DB_OK)
+			       LEASE("H0"), NULL, &id, created) != DB_OK)
 		tap_bail("create intent %s: %s", name, db_last_error(S->db));
 	if (!pending && docs_mark_ready(S->db, id, blob, "H0", 3, SHA_A, "\"0xA\"", READY_ALL) != DB_OK)
 		tap_bail("mark ready %s: %s", blob, db_last_error(S->db));

@@ -31,7 +31,7 @@ static int
 upload(const char *name, const char *text)
 {
 	struct mem_reader m = { text, strlen(text), 0 };
-	struct blob_upload_opts o = { "text/plain", NULL, 0, -1, NULL, NULL };
+	struct blob_upload_opts o = { "text/plain", NULL, 0, -1, NULL, NULL, NULL, 0 };
 	struct blob_upload_info info;
 	struct blob_result r;
 

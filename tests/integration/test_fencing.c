@@ -108,12 +108,13 @@ static uint64_t
 new_intent(const char *tag, const char *blob, const char *holder)
 {
 	char doc_name[256];
+	char created[DOC_TIME_MAX];
 	uint64_t id = 0;
 	enum db_err e;
 
 	snprintf(doc_name, sizeof doc_name, "fence-%s%s", RUN, tag);
 	e = docs_create_intent(S->db, span_from_cstr(doc_name), "fencetest", "text/plain", blob,
-			       LEASE(holder), NULL, &id);
+			       LEASE(holder), NULL, &id, created);
 	if (e != DB_OK)
 		tap_bail("create intent %s: %s", blob, db_err_name(e));
 	return id;
@@ -199,7 +200,7 @@ test_sweeper_fences_out(uint64_t doc, const char *a, char *b, size_t blen, char 
 	tap_ok(sweep_db_release(S->db, claimer, b) == DB_OK && row_is(b, "pending", claimer),
 	       "sweeper: a released claim stays fenced (pending, the claimer still its holder)");
 	{
-		struct replace_blob nb = { b, "HB", 5, SHA_B, "\"0xB\"", "text/plain" };
+		struct replace_blob nb = { b, "HB", 5, SHA_B, "\"0xB\"", "text/plain", NULL };
 		struct doc out;
 		int stale = 0;
 
@@ -227,7 +228,7 @@ test_version_guard(uint64_t doc, const char *a, const char *c)
 	nm(d, sizeof d, "d");
 	nm(f, sizeof f, "f");
 	{
-		struct replace_blob nb = { c, "HC", 5, SHA_B, "\"0xB\"", "text/plain" };
+		struct replace_blob nb = { c, "HC", 5, SHA_B, "\"0xB\"", "text/plain", NULL };
 
 		tap_ok(docs_replace_commit(S->db, doc, &nb, 1, 60, &stale, &out) == DB_OK && !stale &&
 		       out.version == 2 && doc_is(doc, "ready", 2, c) && row_is(c, "committed", "HC") &&
@@ -237,7 +238,7 @@ test_version_guard(uint64_t doc, const char *a, const char *c)
 	if (docs_replace_intent(S->db, doc, d, LEASE("HD")) != DB_OK)
 		tap_bail("replace intent %s: %s", d, db_last_error(S->db));
 	{
-		struct replace_blob nb = { d, "HD", 5, SHA_B, "\"0xB\"", "text/plain" };
+		struct replace_blob nb = { d, "HD", 5, SHA_B, "\"0xB\"", "text/plain", NULL };
 
 		tap_ok(docs_replace_commit(S->db, doc, &nb, 1, 60, &stale, &out) == DB_CONFLICT && stale &&
 		       doc_is(doc, "ready", 2, c) && row_is(d, "pending", "HD"),
@@ -248,7 +249,7 @@ test_version_guard(uint64_t doc, const char *a, const char *c)
 	if (docs_replace_intent(S->db, doc, f, LEASE("HF")) != DB_OK)
 		tap_bail("replace intent %s: %s", f, db_last_error(S->db));
 	{
-		struct replace_blob nb = { f, "HF", 5, SHA_B, "\"0xB\"", "text/plain" };
+		struct replace_blob nb = { f, "HF", 5, SHA_B, "\"0xB\"", "text/plain", NULL };
 
 		tap_ok(docs_replace_commit(S->db, doc, &nb, 0, 60, &stale, &out) == DB_OK &&
 		       doc_is(doc, "ready", 3, f) && row_is(c, "retired", "HC"),

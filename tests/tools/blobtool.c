@@ -81,7 +81,7 @@ main(int argc, char **argv)
 		rc = container_delete(c, &r) == BLOB_OK ? 0 : fail("rmcontainer", &r);
 	} else if (strcmp(argv[1], "put") == 0 && argc >= 4) {
 		struct blob_tag tags[BLOB_MAX_TAGS];
-		struct blob_upload_opts o = { NULL, tags, 0, -1, NULL, NULL };
+		struct blob_upload_opts o = { NULL, tags, 0, -1, NULL, NULL, NULL, 0 };
 		struct blob_upload_info info;
 		FILE *f = strcmp(argv[3], "-") == 0 ? stdin : fopen(argv[3], "rb");
 		int i;
