@@ -152,4 +152,4 @@ EXTRA_DIST += tests/cluster/env.sh tests/cluster/same_name.sh tests/cluster/read
 	tests/cluster/replace_conflict.sh tests/cluster/galera_cost.sh \
 	tests/cluster/failover.sh tests/cluster/delete_conflict.sh \
 	tests/cluster/two_sweepers.sh tests/cluster/chaos_node_kill.sh tests/cluster/crash_split.sh \
-	tests/cluster/capacity.sh
+	tests/cluster/capacity.sh tests/cluster/restore_drill.sh

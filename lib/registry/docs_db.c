@@ -343,15 +343,18 @@ docs_list_ready(struct db *db, enum doc_order order, uint64_t after, struct span
 	if (prefix.len == 0) {
 		struct db_param p[] = { DBP_U64(from), DBP_U64(limit) };
 
-		return db_query(db, newest ? sql_list_ready_desc : sql_list_ready, p, ARRAY_LEN(p), c,
-				DOC_NCOLS, list_row, &lc);
+		if (newest)
+			return db_query(db, sql_list_ready_desc, p, ARRAY_LEN(p), c, DOC_NCOLS, list_row, &lc);
+		return db_query(db, sql_list_ready, p, ARRAY_LEN(p), c, DOC_NCOLS, list_row, &lc);
 	}
 	like.len = like_prefix_pattern(prefix, pattern);
 	{
 		struct db_param p[] = { DBP_U64(from), DBP_SPAN(like), DBP_U64(limit) };
 
-		return db_query(db, newest ? sql_list_ready_prefix_desc : sql_list_ready_prefix, p,
-				ARRAY_LEN(p), c, DOC_NCOLS, list_row, &lc);
+		if (newest)
+			return db_query(db, sql_list_ready_prefix_desc, p, ARRAY_LEN(p), c, DOC_NCOLS,
+					list_row, &lc);
+		return db_query(db, sql_list_ready_prefix, p, ARRAY_LEN(p), c, DOC_NCOLS, list_row, &lc);
 	}
 }
 

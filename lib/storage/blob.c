@@ -589,18 +589,28 @@ list_start(void *ctx, const char *path)
 }
 
 /* Keep one metadata entry (name, then text); past BLOB_LIST_META, or past
- * the capped buffer, the rest are left out (the service allows 8 KiB). */
+ * the capped buffer, the rest are left out (the service allows 8 KiB).  A
+ * failed allocation stops the walk: a listing that silently lost an entry
+ * could make a blob look like it names no document. */
 static int
 list_meta(struct list_parse *lp, const char *name, const char *text, size_t len)
 {
 	size_t at = lp->meta_text.len;
+	enum buf_err e;
 
 	if (lp->nmeta == BLOB_LIST_META)
 		return 0;
-	if (buf_append(&lp->meta_text, name, strlen(name) + 1) != BUF_OK ||
-	    buf_append(&lp->meta_text, text, len) != BUF_OK ||
-	    buf_append(&lp->meta_text, "", 1) != BUF_OK) {
+	e = buf_append(&lp->meta_text, name, strlen(name) + 1);
+	if (e == BUF_OK)
+		e = buf_append(&lp->meta_text, text, len);
+	if (e == BUF_OK)
+		e = buf_append(&lp->meta_text, "", 1);
+	if (e != BUF_OK) {
 		lp->meta_text.len = at;
+		if (e == BUF_NOMEM) {
+			lp->nomem = 1;
+			return 1;
+		}
 		return 0;
 	}
 	lp->meta_at[lp->nmeta][0] = at;

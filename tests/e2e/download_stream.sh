@@ -17,8 +17,9 @@
 # files per 60 MiB and 40 % of lighttpd's CPU for it.  The responder keeps
 # its socket's send buffer small under lighttpd (app/request.c,
 # shape_stream), so a download leaves a handful (1 to 16 in clean runs, the
-# best of three 2); the best of three must stay under 32 (inotify counts
-# them: tests/tools/count_creates.py).
+# best of three 2; 32 to 52 with four lanes on two cores); the best of three
+# must stay under 100, a third of what a responder that runs ahead costs
+# (inotify counts them: tests/tools/count_creates.py).
 [ -n "${BASH_VERSION:-}" ] || exec bash "$0" "$@"
 here=$(cd "$(dirname "$0")" && pwd)
 top=${top_srcdir:-$(cd "$here/../.." && pwd)}
@@ -61,7 +62,7 @@ done
 spool=$(sed -n 's/^server\.upload-dirs *= *( *"\([^"]*\)".*/\1/p' "$BINDERY_TEST_VAR/lighttpd.conf")
 is "$([ -n "$spool" ] && [ -d "$spool" ] && echo y)" y "lighttpd's server.upload-dirs is a directory ($spool)"
 # A client slower than the responder makes lighttpd spool too, rightly: on
-# a loaded machine one download took 32.  So the best of three, into
+# a loaded machine the best of three took 32.  So the best of three, into
 # /dev/null; a responder that runs ahead spools in every one of them.
 counts='' best=''
 for round in 1 2 3; do
@@ -72,8 +73,8 @@ for round in 1 2 3; do
 	counts="$counts ${files:-?}"
 	case $files in '' | *[!0-9]*) ;; *) [ -n "$best" ] && [ "$best" -le "$files" ] || best=$files ;; esac
 done
-is "$([ -n "$best" ] && [ "$best" -lt 32 ] && echo y)" y \
-	"lighttpd passes the download on without spooling it: temp files per 60 MiB${counts} (best under 32)"
+is "$([ -n "$best" ] && [ "$best" -lt 100 ] && echo y)" y \
+	"lighttpd passes the download on without spooling it: temp files per 60 MiB${counts} (best under 100)"
 
 req DELETE "$BINDERY_TEST_LIGHTTPD_URL/documents/$id" "${CHAOS_AUTH[@]}"
 like "$HTTP_CODE" '^20[04]$' "the document is deleted"

@@ -33,6 +33,13 @@ rsql() {
 		-N -B "$rdb" -e "$1"
 }
 cleanup() {
+	# DROP DATABASE leaves its grants behind: revoke them too, or the lane's
+	# runtime account keeps rights on a database that is gone (grants.sh
+	# checks the account holds its own and nothing else).
+	if [ -s "$work/revokes.sql" ]; then
+		mariadb --no-defaults --skip-ssl --protocol=socket --socket="$BINDERY_TEST_DB_SOCKET" -uroot \
+			<"$work/revokes.sql" 2>/dev/null
+	fi
 	mariadb --no-defaults --skip-ssl --protocol=socket --socket="$BINDERY_TEST_DB_SOCKET" -uroot \
 		-e "DROP DATABASE IF EXISTS $rdb" 2>/dev/null
 	rm -rf "$work"
@@ -44,6 +51,8 @@ sql "DROP DATABASE IF EXISTS $rdb; CREATE DATABASE $rdb" || bail_out "cannot cre
 db_user=$(sed -n 's/^user = //p' "$BINDERY_CONFIG" | head -n 1)
 sql "SELECT CONCAT('GRANT SELECT, INSERT, UPDATE, DELETE ON $rdb.* TO ', QUOTE(user), '@', QUOTE(host))
 	FROM mysql.user WHERE user = $(sql_quote "$db_user")" >"$work/grants.sql"
+sql "SELECT CONCAT('REVOKE ALL PRIVILEGES ON $rdb.* FROM ', QUOTE(user), '@', QUOTE(host), ';')
+	FROM mysql.user WHERE user = $(sql_quote "$db_user")" >"$work/revokes.sql"
 while read -r g; do sql "$g" || bail_out "cannot grant on $rdb"; done <"$work/grants.sql"
 # retire_grace 1: the outbox drains a blob a second after its delete.
 set_conf() { # IN OUT
@@ -186,4 +195,7 @@ create C1 "$run-C1"
 highest=${id[B5]}	# its blob, retired within the grace, names the highest id
 [ "${id[C1]}" -gt "$highest" ]
 ok $? "a new document takes an id past every id a blob names (${id[C1]} > $highest)"
+sql "$(cat "$work/revokes.sql")" && : >"$work/revokes.sql"
+is "$(sql "SELECT COUNT(*) FROM mysql.db WHERE Db = $(sql_quote "$rdb")")" 0 \
+	"the drill's grants are revoked (the runtime account keeps only its own)"
 done_testing
