@@ -5,9 +5,10 @@
 #
 #   tests/fuzz/run.sh [harness ...]      default: every harness below
 #
-# FUZZ_CC (default clang) must support -fsanitize=fuzzer; without it the
-# script prints "1..0 # SKIP".  FUZZ_WORKDIR (default a fresh temporary
-# directory, removed afterwards unless something failed) holds the binaries,
+# FUZZ_JOBS (default 2) harnesses run at a time.  FUZZ_CC (default clang)
+# must support -fsanitize=fuzzer; without it the script prints "1..0 # SKIP".
+# FUZZ_WORKDIR (default a fresh temporary directory, removed afterwards
+# unless something failed) holds the binaries,
 # the growing corpora and the logs; the seed corpora in the source tree are
 # only read.  A crash leaves its input as FUZZ_WORKDIR/<harness>-crash-*;
 # replay it with "FUZZ_WORKDIR/<harness> FILE".
@@ -79,12 +80,15 @@ seeds_for() {
 	esac
 }
 
-failed=0
-for h in $harnesses; do
+# fuzz_one HARNESS: build and run it; its verdict goes to WORK/HARNESS.verdict
+# ("pass<TAB>what" or "fail<TAB>what", then "# ..." lines), for the main
+# shell to print in order (harnesses run FUZZ_JOBS at a time: each is one
+# process on one core, and ./dev test waits for the last of them).
+fuzz_one() {
+	local h=$1 srcs d rc execs corpus out=$work/$1.verdict
 	if ! srcs=$(sources_for "$h"); then
-		fail "$h: no such harness"
-		failed=1
-		continue
+		printf 'fail\t%s: no such harness\n' "$h" >"$out"
+		return
 	fi
 	set --
 	for s in tests/fuzz/$h.c $srcs; do
@@ -92,10 +96,8 @@ for h in $harnesses; do
 	done
 	if ! "$cc" $flags -I"$top" -I"$top/lib" -I"$top/tests" -o "$work/$h" "$@" $(libs_for "$h") -lpthread \
 	    >"$work/$h.build.log" 2>&1; then
-		fail "$h: build failed"
-		sed 's/^/# /' "$work/$h.build.log" | head -30
-		failed=1
-		continue
+		{ printf 'fail\t%s: build failed\n' "$h"; sed 's/^/# /' "$work/$h.build.log" | head -30; } >"$out"
+		return
 	fi
 	mkdir -p "$work/corpus-$h"
 	cp "$top/tests/fuzz/corpus/$h/"* "$work/corpus-$h/" 2>/dev/null
@@ -111,13 +113,41 @@ for h in $harnesses; do
 	execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$work/$h.log" | tail -1)
 	corpus=$(ls "$work/corpus-$h" | wc -l)
 	if [ "$rc" -eq 0 ] && [ -n "$execs" ]; then
-		pass "$h: $execs executions in ${secs}s, corpus $corpus inputs"
+		printf 'pass\t%s: %s executions in %ss, corpus %s inputs\n' "$h" "$execs" "$secs" "$corpus" >"$out"
 	else
-		fail "$h: exit $rc after ${execs:-?} executions (log $work/$h.log)"
-		grep -E 'ERROR|SUMMARY|runtime error|Test unit written' "$work/$h.log" |
-			head -10 | sed 's/^/# /'
-		failed=1
+		{ printf 'fail\t%s: exit %s after %s executions (log %s)\n' "$h" "$rc" "${execs:-?}" "$work/$h.log"
+		  grep -E 'ERROR|SUMMARY|runtime error|Test unit written' "$work/$h.log" | head -10 | sed 's/^/# /'
+		} >"$out"
 	fi
+}
+
+jobs_max=${FUZZ_JOBS:-2}
+case $jobs_max in ''|*[!0-9]*|0) bail_out "FUZZ_JOBS must be a whole number above 0" ;; esac
+running=0
+for h in $harnesses; do
+	if [ "$running" -ge "$jobs_max" ]; then
+		wait -n
+		running=$((running - 1))
+	fi
+	fuzz_one "$h" &
+	running=$((running + 1))
+done
+wait
+failed=0
+for h in $harnesses; do
+	first=1
+	while IFS= read -r line; do
+		if [ "$first" = 1 ]; then
+			first=0
+			case $line in
+			pass$'\t'*) pass "${line#*$'\t'}" ;;
+			*) fail "${line#*$'\t'}"; failed=1 ;;
+			esac
+		else
+			printf '%s\n' "$line"
+		fi
+	done <"$work/$h.verdict" 2>/dev/null
+	[ "$first" = 0 ] || { fail "$h: no verdict"; failed=1; }
 done
 if [ "$failed" = 0 ] && [ "$keep" = 0 ]; then
 	rm -rf "$work"
