@@ -35,7 +35,7 @@ for f in tests/e2e/*.sh tests/chaos/chaos.sh; do
 done
 is "${missing# }" "" "every tests/e2e/*.sh and tests/chaos/chaos.sh is in the suite"
 gone=''
-for f in $(cat "$slow" "$e2e"); do [ -e "$f" ] || gone="$gone $f"; done
+for f in $(cat "$slow" "$e2e"); do [ -e "$f" ] || [ -e "$f.c" ] || gone="$gone $f"; done
 is "${gone# }" "" "every script named exists"
 
 # Every test of the suite, by the names the lists give (programs without .sh).
