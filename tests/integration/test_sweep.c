@@ -4,7 +4,8 @@
  * storage client, tagged as the protocol would leave them), then the CLI is
  * run and the rows and blobs are checked.  Also: the guard holding for a
  * corrupted intent, --dry-run changing nothing, the named lock, and two
- * sweepers at once over a 2,000-item backlog, each item handled once.
+ * sweepers at once over an 800-item backlog (2,000 under --long), each item
+ * handled once.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -448,7 +449,9 @@ field(const char *out, const char *what)
 static void
 test_two_sweepers(void)
 {
-	enum { N = 2000 };
+	/* 800 items in batches of 50 still interleave the two runs' claims
+	 * dozens of times; --long plants the 2,000 of the cluster test. */
+	const int N = getenv("BINDERY_TEST_LONG") != NULL ? 2000 : 800;
 	char prefix[sizeof P + 8], name[sizeof P + 32], out1[8192], out2[8192], cmd[1024];
 	struct timespec t0, t1;
 	FILE *p1, *p2;
