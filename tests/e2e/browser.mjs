@@ -341,20 +341,28 @@ async function dropSeveral(page, check, snap, tag, appears) {
 	await snap(page, 'drop-two');
 }
 
+// The page sends the next file through tus in TUS_CHUNK pieces (too large
+// for direct, large enough for tus); set again after a reload.
+const tusChunks = page => page.evaluate(c => {
+	document.body.dataset.directMax = '0';
+	document.body.dataset.tusMin = '1';
+	document.body.dataset.tusChunk = String(c);
+}, TUS_CHUNK);
+
+// Every PATCH held 400 ms, so a test can act between them (it outlives a
+// reload); page.unroute('**/uploads/**') ends it.
+const holdPatches = page => page.route('**/uploads/**', async route => {
+	if (route.request().method() === 'PATCH')
+		await new Promise(r => setTimeout(r, 400));
+	await route.continue().catch(() => {});
+});
+
 // Cancel on a tus upload under way: the PATCH in flight is aborted, the
 // upload terminated (DELETE 204, perhaps after a 409 while the aborted PATCH
 // still held it) and gone (HEAD 404), nothing remembered, nothing listed.
 async function tusCancel(page, check, snap, name) {
-	await page.evaluate(c => {
-		document.body.dataset.directMax = '0';
-		document.body.dataset.tusMin = '1';
-		document.body.dataset.tusChunk = String(c);
-	}, TUS_CHUNK);
-	await page.route('**/uploads/**', async route => {
-		if (route.request().method() === 'PATCH')
-			await new Promise(r => setTimeout(r, 400));
-		await route.continue().catch(() => {});
-	});
+	await tusChunks(page);
+	await holdPatches(page);
 	await page.fill('input[name=name]', name);
 	await page.setInputFiles('#file', files.tus);
 	const firstPatch = page.waitForResponse(r => r.request().method() === 'PATCH', { timeout: 20000 });
@@ -383,18 +391,8 @@ async function tusCancel(page, check, snap, name) {
 async function tusResume(page, check, snap, appears, name) {
 	const total = readFileSync(files.tus).length;
 	const chunks = Math.ceil(total / TUS_CHUNK);
-	const small = () => page.evaluate(c => {
-		/* this file goes through tus: too large for direct, large enough for tus */
-		document.body.dataset.directMax = '0';
-		document.body.dataset.tusMin = '1';
-		document.body.dataset.tusChunk = String(c);
-	}, TUS_CHUNK);
-	await page.route('**/uploads/**', async route => {
-		if (route.request().method() === 'PATCH')
-			await new Promise(r => setTimeout(r, 400));
-		await route.continue().catch(() => {});
-	});
-	await small();
+	await holdPatches(page);
+	await tusChunks(page);
 	await page.fill('input[name=name]', name);
 	await page.setInputFiles('#file', files.tus);
 	const firstPatch = page.waitForResponse(r => r.request().method() === 'PATCH', { timeout: 20000 });
@@ -412,7 +410,7 @@ async function tusResume(page, check, snap, appears, name) {
 
 	await page.reload();
 	await page.waitForLoadState('domcontentloaded');
-	await small();
+	await tusChunks(page);
 	// After the reload the first PATCHes hear that another request holds
 	// the upload (409 upload_busy, Retry-After: 1), more times than the
 	// page once tried (5): it waits as told each time and goes on.

@@ -36,12 +36,8 @@ cleanup() {
 	# DROP DATABASE leaves its grants behind: revoke them too, or the lane's
 	# runtime account keeps rights on a database that is gone (grants.sh
 	# checks the account holds its own and nothing else).
-	if [ -s "$work/revokes.sql" ]; then
-		mariadb --no-defaults --skip-ssl --protocol=socket --socket="$BINDERY_TEST_DB_SOCKET" -uroot \
-			<"$work/revokes.sql" 2>/dev/null
-	fi
-	mariadb --no-defaults --skip-ssl --protocol=socket --socket="$BINDERY_TEST_DB_SOCKET" -uroot \
-		-e "DROP DATABASE IF EXISTS $rdb" 2>/dev/null
+	[ -s "$work/revokes.sql" ] && sql "$(cat "$work/revokes.sql")" 2>/dev/null
+	sql "DROP DATABASE IF EXISTS $rdb" 2>/dev/null
 	rm -rf "$work"
 }
 trap cleanup EXIT
