@@ -1,12 +1,17 @@
 # lib/storage: the Azure Blob Storage client (REST over libcurl, signing).
 # It knows no database.
 lib_libbindery_a_SOURCES += lib/storage/sign.c lib/storage/sign.h \
+	lib/storage/jwt.c lib/storage/jwt.h \
 	lib/storage/blob.c lib/storage/blob.h lib/storage/blob_http.c \
 	lib/storage/blob_upload.c lib/storage/blob_xml.c lib/storage/blob_internal.h
 
 check_PROGRAMS += tests/unit/test_sign tests/integration/test_blob \
 	tests/tools/blobtool
 UNIT_TESTS += tests/unit/test_sign
+# Entra ID's client assertion (PS256): openssl makes the keys and checks
+# the signature at run time.
+check_PROGRAMS += tests/unit/test_jwt
+UNIT_TESTS += tests/unit/test_jwt
 INTEGRATION_TESTS += tests/integration/test_blob \
 	tests/integration/test_blob_interop.sh tests/integration/test_blob_tls.sh
 tests_integration_test_blob_LDADD = $(LDADD) -lpthread

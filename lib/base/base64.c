@@ -6,6 +6,9 @@
 
 static const char alphabet[] =
     "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+/* RFC 4648 section 5: the same values, "-_" for "+/" (safe in URLs). */
+static const char url_alphabet[] =
+    "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
 
 /* The value of one alphabet character, or -1 (padding included). */
 static int
@@ -30,13 +33,18 @@ base64_encoded_len(size_t n)
 	return (n / 3 + (n % 3 != 0)) * 4;
 }
 
-enum base64_err
-base64_encode(const void *p, size_t n, struct buf *out)
+/*
+ * Encode p[n] with the 64 characters of abc; pad with '=' to a multiple of
+ * four when pad is set.  Both encoders are this one loop, so the only
+ * difference between base64 and base64url is the alphabet and the padding.
+ */
+static enum base64_err
+encode_with(const char *abc, int pad, const void *p, size_t n, struct buf *out)
 {
 	const unsigned char *in = p;
 	char quad[4];
 	uint32_t v;
-	size_t i, left;
+	size_t i, left, keep;
 
 	if (n > ((size_t)-1) / 2 || buf_reserve(out, base64_encoded_len(n)) != BUF_OK)
 		return BASE64_NOMEM;
@@ -49,14 +57,28 @@ base64_encode(const void *p, size_t n, struct buf *out)
 			v |= (uint32_t)in[i + 1] << 8;
 		if (left > 2)
 			v |= in[i + 2];
-		quad[0] = alphabet[(v >> 18) & 63];
-		quad[1] = alphabet[(v >> 12) & 63];
-		quad[2] = left > 1 ? alphabet[(v >> 6) & 63] : '=';
-		quad[3] = left > 2 ? alphabet[v & 63] : '=';
-		if (buf_append(out, quad, 4) != BUF_OK)
+		quad[0] = abc[(v >> 18) & 63];
+		quad[1] = abc[(v >> 12) & 63];
+		quad[2] = left > 1 ? abc[(v >> 6) & 63] : '=';
+		quad[3] = left > 2 ? abc[v & 63] : '=';
+		/* Unpadded, a group of one byte is two characters, of two three. */
+		keep = pad || left > 2 ? 4 : left + 1;
+		if (buf_append(out, quad, keep) != BUF_OK)
 			return BASE64_NOMEM;
 	}
 	return BASE64_OK;
+}
+
+enum base64_err
+base64_encode(const void *p, size_t n, struct buf *out)
+{
+	return encode_with(alphabet, 1, p, n, out);
+}
+
+enum base64_err
+base64url_encode(const void *p, size_t n, struct buf *out)
+{
+	return encode_with(url_alphabet, 0, p, n, out);
 }
 
 /*

@@ -8,6 +8,10 @@
  * the standard alphabet (no whitespace, no URL-safe "-_"), and the bits the
  * padding leaves over are zero (RFC 4648 section 3.5).  So every accepted
  * text is the one base64_encode() would produce for its bytes.
+ *
+ * base64url (RFC 4648 section 5, without padding) is encoded only: a JWS
+ * (RFC 7515 section 2) writes each part that way, and bindery never has to
+ * read one.
  */
 #ifndef BINDERY_BASE64_H
 #define BINDERY_BASE64_H
@@ -29,6 +33,12 @@ size_t base64_encoded_len(size_t n);
 
 /* Append the padded base64 text of p[n] to out. */
 BINDERY_NODISCARD enum base64_err base64_encode(const void *p, size_t n,
+    struct buf *out);
+
+/* Append the base64url text of p[n] to out: "-_" in place of "+/" and no
+ * '=' padding, so 3k bytes are 4k characters, 3k + 1 are 4k + 2 and 3k + 2
+ * are 4k + 3. */
+BINDERY_NODISCARD enum base64_err base64url_encode(const void *p, size_t n,
     struct buf *out);
 
 /* Decode the text into out[outsize]; *outlen gets the byte count.  An empty

@@ -1,5 +1,6 @@
 /* Unit tests for base64.c: RFC 4648 vectors, every strictness rule, binary
- * round trips, the output bounds and an allocation failure. */
+ * round trips, the output bounds and an allocation failure; base64url's
+ * vectors, its two characters and its missing padding. */
 #include <string.h>
 
 #include "base/alloc.h"
@@ -123,6 +124,71 @@ test_bounds(void)
 	buf_free(&b);
 }
 
+/* base64url (RFC 4648 section 5) without padding, as a JWS writes it. */
+static void
+test_url(void)
+{
+	static const char *plain[] = { "", "f", "fo", "foo", "foob", "fooba", "foobar" };
+	static const char *coded[] = { "", "Zg", "Zm8", "Zm9v", "Zm9vYg", "Zm9vYmE",
+	    "Zm9vYmFy" };
+	static const unsigned char plus[] = { 0xfb, 0xef, 0xbe }, slash[] = { 0xff,
+	    0xff, 0xff }, both[] = { 0xfb, 0xff };
+	unsigned char all[256];
+	struct buf b = BUF_INIT(1024), std = BUF_INIT(1024);
+	size_t i, j;
+	int same = 1;
+
+	for (i = 0; i < ARRAY_LEN(plain); i++) {
+		buf_reset(&b);
+		tap_ok(base64url_encode(plain[i], strlen(plain[i]), &b) == BASE64_OK &&
+		    strcmp(buf_cstr(&b), coded[i]) == 0,
+		    "base64url encode \"%s\" (no padding)", plain[i]);
+	}
+	buf_reset(&b);
+	tap_ok(base64url_encode(plus, sizeof plus, &b) == BASE64_OK &&
+	    strcmp(buf_cstr(&b), "----") == 0, "base64url writes '-' for 62");
+	buf_reset(&b);
+	tap_ok(base64url_encode(slash, sizeof slash, &b) == BASE64_OK &&
+	    strcmp(buf_cstr(&b), "____") == 0, "base64url writes '_' for 63");
+	buf_reset(&b);
+	tap_ok(base64url_encode(both, sizeof both, &b) == BASE64_OK &&
+	    strcmp(buf_cstr(&b), "-_8") == 0, "base64url of two bytes is three characters");
+	/* Every byte value at every offset: the standard text with "+/" mapped
+	 * and the padding cut is the base64url text. */
+	for (i = 0; i < 256; i++)
+		all[i] = (unsigned char)i;
+	for (i = 0; i < 3; i++) {
+		buf_reset(&b);
+		buf_reset(&std);
+		if (base64url_encode(all + i, sizeof all - i, &b) != BASE64_OK ||
+		    base64_encode(all + i, sizeof all - i, &std) != BASE64_OK) {
+			same = 0;
+			break;
+		}
+		while (std.len > 0 && std.ptr[std.len - 1] == '=')
+			std.len--;
+		for (j = 0; j < std.len; j++)
+			if (std.ptr[j] == '+')
+				std.ptr[j] = '-';
+			else if (std.ptr[j] == '/')
+				std.ptr[j] = '_';
+		same = same && b.len == std.len && memcmp(b.ptr, std.ptr, b.len) == 0;
+	}
+	tap_ok(same, "base64url of every byte value is base64 with '-_' and no '='");
+	buf_reset(&b);
+	if (buf_append_cstr(&b, "x.") != BUF_OK)
+		tap_bail("out of memory");
+	tap_ok(base64url_encode("f", 1, &b) == BASE64_OK &&
+	    strcmp(buf_cstr(&b), "x.Zg") == 0, "base64url appends to what the buffer holds");
+	buf_free(&b);
+	alloc_fail_after(1);
+	tap_ok(base64url_encode("foo", 3, &b) == BASE64_NOMEM,
+	    "base64url: allocation failure: NOMEM");
+	alloc_fail_after(-1);
+	buf_free(&b);
+	buf_free(&std);
+}
+
 int
 main(void)
 {
@@ -131,5 +197,6 @@ main(void)
 	test_binary();
 	test_empty_terminated();
 	test_bounds();
+	test_url();
 	return tap_done();
 }
