@@ -45,7 +45,10 @@ cli_db_cause(const struct cli *cli, enum db_err e, char *out, size_t outlen)
 void
 cli_storage_cause(const char *what, const struct blob_result *r, char *out, size_t outlen)
 {
-	if (r->http_status == 0)
+	if (r->status == BLOB_CREDENTIAL)
+		snprintf(out, outlen, "%s: no Entra ID token (%s%s): %s", what, blob_status_name(r->status),
+			 r->code[0] ? ", refused" : ", no answer", r->message[0] ? r->message : "no message");
+	else if (r->http_status == 0)
 		snprintf(out, outlen, "%s: %s (no answer): %s", what, blob_status_name(r->status),
 			 r->message[0] ? r->message : "no message");
 	else
@@ -73,6 +76,10 @@ cli_storage_exit(const struct blob_result *r, int other)
 	switch (r->status) {
 	case BLOB_AUTH_FAILED:
 		return EXIT_NOPERM;
+	case BLOB_CREDENTIAL:
+		/* The authority's refusal carries its error code; no answer
+		 * (or its failure) is the authority out of reach. */
+		return r->code[0] ? EXIT_NOPERM : EXIT_UNAVAILABLE;
 	case BLOB_TRANSIENT:
 	case BLOB_DEADLINE:
 		return EXIT_UNAVAILABLE;

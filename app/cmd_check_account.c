@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "base/state.h"
 #include "cli.h"
@@ -98,6 +99,64 @@ check_tags(struct services *s, int *problems)
 	return 0;
 }
 
+/* "2026-12-06T10:00:00Z (in 59 min)" */
+static void
+say_expiry(const char *what, int64_t t)
+{
+	char when[32];
+	time_t tt = (time_t)t;
+	struct tm tm;
+
+	if (gmtime_r(&tt, &tm) == NULL || strftime(when, sizeof when, "%Y-%m-%dT%H:%M:%SZ", &tm) == 0)
+		snprintf(when, sizeof when, "?");
+	printf("  %s: expires %s (in %lld min)\n", what, when, (long long)(t - time(NULL)) / 60);
+}
+
+/*
+ * How requests authenticate.  With Entra: a token and a user delegation
+ * key that outlives the longest SAS bindery signs, fetched now, so a
+ * credential the authority refuses, or storage's refusal to lend a key,
+ * is found here and not by the first download link.
+ */
+static int
+check_auth(struct cli *cli)
+{
+	const struct bindery_config *cfg = cli->cfg;
+	int64_t longest = cfg->sas_lifetime > cfg->direct_sas_lifetime ? cfg->sas_lifetime
+									: cfg->direct_sas_lifetime;
+	struct blob_auth_info ai;
+	struct blob_result r;
+
+	blob_auth_info(cli->svc->blob, &ai);
+	if (ai.mode != BLOB_AUTH_ENTRA) {
+		printf("auth: %s (%s)\n", blob_auth_mode_name(ai.mode),
+		       ai.mode == BLOB_AUTH_KEY ? "Shared Key: the account key is on this host"
+						: "a SAS from the configuration: cannot sign download or upload links");
+		return 0;
+	}
+	printf("auth: entra (%s, tenant %s, client %s)\n", ai.credential,
+	       cfg->entra_tenant_id ? cfg->entra_tenant_id : "of the machine",
+	       cfg->entra_client_id ? cfg->entra_client_id : "system-assigned");
+	if (blob_entra_ready(cli->svc->blob, longest, &r) != 0) {
+		blob_auth_info(cli->svc->blob, &ai);
+		if (ai.token_expires == 0) {
+			printf("  token: FAILED\n");
+			return cli_storage_failed("bindery check-account", "Entra ID token", &r, EXIT_UNAVAILABLE);
+		}
+		say_expiry("token", ai.token_expires);
+		printf("  delegation key: FAILED (Get User Delegation Key; the identity needs\n"
+		       "    Microsoft.Storage/storageAccounts/blobServices/generateUserDelegationKey/action,\n"
+		       "    which Storage Blob Data Owner, Contributor and Delegator grant)\n");
+		return cli_storage_failed("bindery check-account", "Get User Delegation Key", &r,
+					  EXIT_UNAVAILABLE);
+	}
+	blob_auth_info(cli->svc->blob, &ai);
+	say_expiry("token", ai.token_expires);
+	say_expiry("delegation key", ai.delegation_key_expires);
+	printf("  token cache: %s\n", ai.token_cache ? ai.token_cache : "none (this process's memory)");
+	return 0;
+}
+
 int
 cmd_check_account(struct cli *cli, int argc, char **argv)
 {
@@ -129,10 +188,15 @@ cmd_check_account(struct cli *cli, int argc, char **argv)
 		return rc;
 	printf("account: %s, container %s, prefix '%s'\n", cli->cfg->storage_account,
 	       cli->cfg->storage_container, cli->cfg->storage_prefix);
+	if ((rc = check_auth(cli)) != 0)
+		return rc;
 	if (blob_service_properties_get(cli->svc->blob, &sp, &r) != 0) {
 		printf("soft delete: unknown: cannot read the service properties\n");
 		say_result("Get Blob Service Properties", &r);
-		if (r.status == BLOB_AUTH_FAILED)
+		if (r.status == BLOB_AUTH_FAILED && cli->cfg->storage_auth == STORAGE_AUTH_ENTRA)
+			printf("  (refused: with Entra ID, reading service properties may need a role\n"
+			       "  beyond the data roles; the rest of bindery does not need it)\n");
+		else if (r.status == BLOB_AUTH_FAILED)
 			printf("  (a SAS needs an account SAS with ss=b, srt=s and r to read these)\n");
 		if (r.status == BLOB_TRANSIENT && r.http_status == 0)
 			return cli_storage_failed("bindery check-account", "Get Blob Service Properties", &r,

@@ -8,6 +8,7 @@
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <time.h>
 
 #include "cli.h"
 #include "registry/migrate.h"
@@ -33,6 +34,58 @@ print_json_failure(const char *error, const char *database, int rc)
 		return EXIT_SOFTWARE;
 	putchar('\n');
 	return rc;
+}
+
+/* ISO 8601 UTC, or JSON null for 0. */
+static json_t *
+json_time(int64_t t)
+{
+	char when[32];
+	time_t tt = (time_t)t;
+	struct tm tm;
+
+	if (t == 0 || gmtime_r(&tt, &tm) == NULL ||
+	    strftime(when, sizeof when, "%Y-%m-%dT%H:%M:%SZ", &tm) == 0)
+		return json_null();
+	return json_string(when);
+}
+
+/*
+ * How storage requests authenticate.  With Entra, the token and the user
+ * delegation key are made ready (from this user's cache when it holds
+ * them, else fetched): their expiry is what a monitor wants, and a
+ * credential that stopped working shows here as "error".
+ */
+static json_t *
+auth_status(struct cli *cli, int as_json)
+{
+	struct blob_auth_info ai;
+	struct blob_result r;
+	const char *err = NULL;
+	json_t *j;
+
+	blob_auth_info(cli->svc->blob, &ai);
+	if (ai.mode == BLOB_AUTH_ENTRA) {
+		if (blob_entra_ready(cli->svc->blob, 0, &r) != 0)
+			err = r.message;
+		blob_auth_info(cli->svc->blob, &ai);
+	}
+	if (!as_json) {
+		printf("storage auth: %s%s%s%s\n", blob_auth_mode_name(ai.mode), ai.credential[0] ? " (" : "",
+		       ai.credential, ai.credential[0] ? ")" : "");
+		if (ai.mode == BLOB_AUTH_ENTRA && err != NULL)
+			printf("  error: %s\n", err);
+		return NULL;
+	}
+	j = json_pack("{s:s}", "mode", blob_auth_mode_name(ai.mode));
+	if (j == NULL || ai.mode != BLOB_AUTH_ENTRA)
+		return j;
+	json_object_set_new(j, "credential", json_string(ai.credential));
+	json_object_set_new(j, "token_expires", json_time(ai.token_expires));
+	json_object_set_new(j, "delegation_key_expires", json_time(ai.delegation_key_expires));
+	json_object_set_new(j, "token_cache", ai.token_cache ? json_string(ai.token_cache) : json_null());
+	json_object_set_new(j, "error", err ? json_string(err) : json_null());
+	return j;
 }
 
 int
@@ -90,6 +143,7 @@ cmd_status(struct cli *cli, int argc, char **argv)
 			fprintf(stderr, "bindery status: out of memory\n");
 			return EXIT_SOFTWARE;
 		}
+		json_object_set_new(j, "storage_auth", auth_status(cli, 1));
 		rc = json_dumpf(j, stdout, JSON_INDENT(2));
 		json_decref(j);
 		if (rc != 0)
@@ -97,6 +151,7 @@ cmd_status(struct cli *cli, int argc, char **argv)
 		putchar('\n');
 	} else {
 		status_render_text(stdout, &v);
+		(void)auth_status(cli, 0);
 	}
 	return status_view_fine(&v) ? 0 : EXIT_PROBLEMS;
 }

@@ -292,6 +292,17 @@ status_render_counters(struct buf *out, const char *(*route_label)(unsigned rout
 		COUNTER_DATABASE_ERRORS);
 	counter(&x, "bindery_sweep_runs_total", "Runs of bindery sweep on this host (dry runs not counted).",
 		COUNTER_SWEEP_RUNS);
+	counter(&x, "bindery_entra_token_refreshes_total",
+		"Entra ID access tokens fetched from the authority ([storage] auth = entra).",
+		COUNTER_ENTRA_TOKENS);
+	counter(&x, "bindery_entra_token_failures_total",
+		"Entra ID token fetches that failed (the authority unreachable or refusing).",
+		COUNTER_ENTRA_TOKEN_FAILURES);
+	counter(&x, "bindery_delegation_key_refreshes_total",
+		"User delegation keys fetched from storage (to sign SAS links with auth = entra).",
+		COUNTER_DELEGATION_KEYS);
+	counter(&x, "bindery_delegation_key_failures_total",
+		"User delegation key fetches that failed.", COUNTER_DELEGATION_KEY_FAILURES);
 	family_of(&x, "counter", "bindery_sweep_actions_total",
 		  "What bindery sweep did on this host, by action (as its summary names them).");
 	for (i = 0; i < ARRAY_LEN(sweep); i++) {

@@ -153,3 +153,8 @@ EXTRA_DIST += tests/cluster/env.sh tests/cluster/same_name.sh tests/cluster/read
 	tests/cluster/failover.sh tests/cluster/delete_conflict.sh \
 	tests/cluster/two_sweepers.sh tests/cluster/chaos_node_kill.sh tests/cluster/crash_split.sh \
 	tests/cluster/capacity.sh tests/cluster/restore_drill.sh
+# Key-free storage ([storage] auth = entra): every storage path against the
+# HTTPS Azurite in OAuth mode with no account key, the authority a loopback
+# stand-in (tests/tools/fake_entra.py).
+E2E_TESTS += tests/e2e/entra.sh
+EXTRA_DIST += tests/e2e/entra.sh

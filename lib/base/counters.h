@@ -53,6 +53,10 @@ enum counter_id {
 	COUNTER_SWEEP_STRAYS,
 	COUNTER_SWEEP_PROBLEMS,
 	COUNTER_SWEEP_DEFERRED,
+	COUNTER_ENTRA_TOKENS,		/* [storage] auth = entra: tokens fetched */
+	COUNTER_ENTRA_TOKEN_FAILURES,	/* token fetches that failed */
+	COUNTER_DELEGATION_KEYS,	/* user delegation keys fetched */
+	COUNTER_DELEGATION_KEY_FAILURES, /* user delegation key fetches that failed */
 	COUNTER_FIXED_COUNT
 };
 
@@ -63,7 +67,8 @@ enum counter_id {
 #define COUNTERS_CODES 600
 
 /* Bump when the layout above changes: an older file is then refused. */
-#define COUNTERS_LAYOUT_VERSION 1
+/* 2: the Entra token and delegation key counters. */
+#define COUNTERS_LAYOUT_VERSION 2
 
 enum counters_err {
 	COUNTERS_OK = 0,

@@ -29,6 +29,7 @@ enum key_type {
 	KEY_SIZE_OR_ZERO,	/* a size where 0 turns the limit off */
 	KEY_BOOL,
 	KEY_DOWNLOAD_MODE,
+	KEY_STORAGE_AUTH,	/* key, sas, entra */
 	KEY_LOG_LEVEL,
 	KEY_LOG_SINK,
 	KEY_CONNECTION_STRING,	/* joined across lines, parsed at the end */
@@ -65,6 +66,16 @@ static const struct key_def keys[] = {
 	K("storage", "prefix", KEY_STRING, storage_prefix),
 	K("storage", "ca_file", KEY_STRING, storage_ca_file),
 	K("storage", "ca_path", KEY_STRING, storage_ca_path),
+	K("storage", "auth", KEY_STORAGE_AUTH, storage_auth),
+	K("storage", "tenant_id", KEY_STRING, entra_tenant_id),
+	K("storage", "client_id", KEY_STRING, entra_client_id),
+	K("storage", "client_certificate", KEY_STRING, entra_client_certificate),
+	K("storage", "client_secret_file", KEY_STRING, entra_client_secret_file),
+	K("storage", "federated_token_file", KEY_STRING, entra_federated_token_file),
+	K("storage", "managed_identity", KEY_BOOL, entra_managed_identity),
+	K("storage", "authority", KEY_STRING, entra_authority),
+	K("storage", "imds_endpoint", KEY_STRING, entra_imds_endpoint),
+	K("storage", "token_cache", KEY_STRING, entra_token_cache),
 	K("limits", "max_upload", KEY_SIZE, max_upload),
 	K("limits", "block_size", KEY_SIZE, block_size),
 	K("limits", "blocks_in_flight", KEY_COUNT, blocks_in_flight),
@@ -558,6 +569,16 @@ set_key(struct load_state *st, const struct key_def *def, const char *value)
 		else
 			goto bad;
 		return 0;
+	case KEY_STORAGE_AUTH:
+		if (!strcmp(value, "key"))
+			cfg->storage_auth = STORAGE_AUTH_KEY;
+		else if (!strcmp(value, "sas"))
+			cfg->storage_auth = STORAGE_AUTH_SAS;
+		else if (!strcmp(value, "entra"))
+			cfg->storage_auth = STORAGE_AUTH_ENTRA;
+		else
+			goto bad;
+		return 0;
 	case KEY_LOG_LEVEL:
 		if (!strcmp(value, "error")) cfg->log_level = LOG_LEVEL_ERROR;
 		else if (!strcmp(value, "warn")) cfg->log_level = LOG_LEVEL_WARN;
@@ -600,6 +621,105 @@ bad:
 nomem:
 	snprintf(st->err, st->errlen, "out of memory");
 	return -2;
+}
+
+/* The host of an http(s) URL ("[::1]" keeps its brackets) into host;
+ * -1 when url is not http:// or https:// followed by a host. */
+static int
+url_host(const char *url, char *host, size_t hostlen, int *https)
+{
+	const char *p, *end;
+
+	if (strncmp(url, "https://", 8) == 0) {
+		*https = 1;
+		p = url + 8;
+	} else if (strncmp(url, "http://", 7) == 0) {
+		*https = 0;
+		p = url + 7;
+	} else
+		return -1;
+	end = *p == '[' ? strchr(p, ']') : p + strcspn(p, ":/?#");
+	if (end == NULL)
+		return -1;
+	if (*p == '[')
+		end++;
+	if (end == p || strchr(p, '@') != NULL)
+		return -1;
+	return copy_span(host, hostlen, (struct span){ p, (size_t)(end - p) });
+}
+
+static int
+host_is_loopback(const char *h)
+{
+	return !strcmp(h, "localhost") || !strcmp(h, "[::1]") || !strncmp(h, "127.", 4);
+}
+
+/*
+ * [storage] auth: the default from what is configured, and for entra
+ * exactly one credential and no account key anywhere (a key left in the
+ * file would be a secret the host was meant not to hold).  An authority
+ * may be http:// only on the loopback (tests); the managed identity
+ * endpoint is plain HTTP by nature, so only IMDS's own link-local address
+ * or the loopback.
+ */
+static void
+check_storage_auth(struct load_state *st)
+{
+	struct bindery_config *cfg = st->cfg;
+	int line = key_line_of(st, "storage", "auth"), https, ncred;
+	char host[256];
+
+	if (cfg->storage_auth == STORAGE_AUTH_DEFAULT)
+		cfg->storage_auth = cfg->storage_key ? STORAGE_AUTH_KEY : STORAGE_AUTH_SAS;
+	if (cfg->storage_auth == STORAGE_AUTH_KEY && cfg->storage_key == NULL)
+		add_error(st, line, "[storage] auth = key needs a key");
+	if (cfg->storage_auth == STORAGE_AUTH_SAS && cfg->storage_sas == NULL)
+		add_error(st, line, "[storage] auth = sas needs a sas");
+	if (cfg->storage_auth != STORAGE_AUTH_ENTRA) {
+		if (cfg->entra_tenant_id || cfg->entra_client_id || cfg->entra_client_certificate ||
+		    cfg->entra_client_secret_file || cfg->entra_federated_token_file ||
+		    cfg->entra_managed_identity)
+			add_error(st, line, "[storage] tenant_id, client_id and the Entra credentials"
+				  " apply with auth = entra");
+		return;
+	}
+	if (cfg->storage_key != NULL || cfg->storage_sas != NULL)
+		add_error(st, line, "[storage] auth = entra holds no account key or sas: remove it"
+			  " (from the connection string too)");
+	ncred = (cfg->entra_client_certificate != NULL) + (cfg->entra_client_secret_file != NULL) +
+		(cfg->entra_federated_token_file != NULL) + (cfg->entra_managed_identity != 0);
+	if (ncred != 1)
+		add_error(st, line, "[storage] auth = entra needs exactly one of client_certificate,"
+			  " client_secret_file, federated_token_file, managed_identity = yes");
+	if (!cfg->entra_managed_identity && (cfg->entra_tenant_id == NULL || cfg->entra_client_id == NULL))
+		add_error(st, line, "[storage] auth = entra needs tenant_id and client_id");
+	if ((cfg->entra_client_certificate && cfg->entra_client_certificate[0] != '/') ||
+	    (cfg->entra_client_secret_file && cfg->entra_client_secret_file[0] != '/') ||
+	    (cfg->entra_federated_token_file && cfg->entra_federated_token_file[0] != '/'))
+		add_error(st, line, "[storage] the Entra credential's file must be an absolute path");
+	if (strncmp(cfg->storage_endpoint, "https://", 8) != 0)
+		add_error(st, key_line_of(st, "storage", "endpoint"), "[storage] auth = entra needs an"
+			  " https:// endpoint: storage refuses bearer tokens over plain HTTP");
+	if (cfg->entra_authority != NULL &&
+	    (url_host(cfg->entra_authority, host, sizeof host, &https) != 0 ||
+	     (!https && !host_is_loopback(host))))
+		add_error(st, key_line_of(st, "storage", "authority"), "[storage] authority must be"
+			  " an https:// URL (http:// only on the loopback)");
+	if (cfg->entra_imds_endpoint != NULL &&
+	    (url_host(cfg->entra_imds_endpoint, host, sizeof host, &https) != 0 ||
+	     (strcmp(host, "169.254.169.254") != 0 && !host_is_loopback(host))))
+		add_error(st, key_line_of(st, "storage", "imds_endpoint"), "[storage] imds_endpoint"
+			  " must be on 169.254.169.254 or the loopback");
+	if (cfg->entra_token_cache == NULL) {
+		if ((cfg->entra_token_cache = span_dup(SPAN_LIT(CONFIG_TOKEN_CACHE_DEFAULT))) == NULL)
+			add_error(st, 0, "out of memory");
+	} else if (strcmp(cfg->entra_token_cache, "none") == 0) {
+		free(cfg->entra_token_cache);
+		cfg->entra_token_cache = NULL;
+	} else if (cfg->entra_token_cache[0] != '/' || strncmp(cfg->entra_token_cache, "/tmp", 4) == 0)
+		/* /tmp is everyone's: a name there can be taken first. */
+		add_error(st, key_line_of(st, "storage", "token_cache"), "[storage] token_cache must"
+			  " be an absolute path outside /tmp, or none");
 }
 
 /*
@@ -901,12 +1021,14 @@ config_check(struct load_state *st)
 			(cfg->storage_endpoint == NULL && !key_was_bad(st, "storage", "endpoint"))))
 		add_error(st, 0, "[storage] needs connection_string, or endpoint and account");
 	if (!cs_bad && cfg->storage_key == NULL && cfg->storage_sas == NULL &&
+	    cfg->storage_auth != STORAGE_AUTH_ENTRA &&
 	    !key_was_bad(st, "storage", "key") && !key_was_bad(st, "storage", "sas"))
-		add_error(st, 0, "[storage] needs a key or a sas");
+		add_error(st, 0, "[storage] needs a key, a sas, or auth = entra");
 	if (cfg->storage_container == NULL && !key_was_bad(st, "storage", "container"))
 		add_error(st, 0, "[storage] container is required");
 	if (st->nerrors > 0)
 		return;
+	check_storage_auth(st);
 	/* A unix socket never leaves the host: TLS there would be a setting
 	 * that silently does nothing. */
 	if (cfg->db_socket && (cfg->db_tls != CONFIG_DB_TLS_OFF || cfg->db_tls_ca))
@@ -948,13 +1070,14 @@ config_check(struct load_state *st)
 			  "[limits] upload_expiry must be at least sweep_cutoff (%u)", cfg->sweep_cutoff);
 	/* A redirect hands out a SAS bindery signs itself, with the account
 	 * key: a SAS-only configuration cannot (it failed every download). */
-	if (cfg->download_mode == DOWNLOAD_REDIRECT && cfg->storage_key == NULL)
+	if (cfg->download_mode == DOWNLOAD_REDIRECT && cfg->storage_auth == STORAGE_AUTH_SAS)
 		add_error(st, key_line_of(st, "download", "mode"), "[download] mode = redirect needs"
-			  " [storage] key: a SAS cannot sign the download links; use mode = proxy");
+			  " [storage] key or auth = entra: a SAS cannot sign the download links;"
+			  " use mode = proxy");
 	/* So does a direct upload's create-only SAS. */
-	if (cfg->upload_direct && cfg->storage_key == NULL)
+	if (cfg->upload_direct && cfg->storage_auth == STORAGE_AUTH_SAS)
 		add_error(st, key_line_of(st, "upload", "direct"), "[upload] direct = true needs"
-			  " [storage] key: a SAS cannot sign the upload links");
+			  " [storage] key or auth = entra: a SAS cannot sign the upload links");
 	/* Grants made before sql/013 recorded them are assumed to end within
 	 * a day; a longer create SAS would also outlive any sane upload. */
 	if (cfg->direct_sas_lifetime > CONFIG_DIRECT_SAS_LIFETIME_MAX)
@@ -1112,6 +1235,14 @@ config_free(struct bindery_config *cfg)
 	free(cfg->storage_prefix);
 	free(cfg->storage_ca_file);
 	free(cfg->storage_ca_path);
+	free(cfg->entra_tenant_id);
+	free(cfg->entra_client_id);
+	free(cfg->entra_client_certificate);
+	free(cfg->entra_client_secret_file);
+	free(cfg->entra_federated_token_file);
+	free(cfg->entra_authority);
+	free(cfg->entra_imds_endpoint);
+	free(cfg->entra_token_cache);
 	free(cfg->metrics_owner);
 	free(cfg->metrics_counters_file);
 	for (i = 0; i < cfg->ntokens; i++) {

@@ -41,6 +41,12 @@
 #define CONFIG_DB_HOST_MAX 255	/* a DNS name's length */
 
 enum download_mode { DOWNLOAD_PROXY, DOWNLOAD_REDIRECT };
+/* [storage] auth: what requests to storage carry.  DEFAULT becomes KEY
+ * with a key and SAS without one once the file is read. */
+enum storage_auth { STORAGE_AUTH_DEFAULT, STORAGE_AUTH_KEY, STORAGE_AUTH_SAS, STORAGE_AUTH_ENTRA };
+/* [storage] token_cache's default: each user's Entra tokens and delegation
+ * keys in a directory of its own under it (storage/secret_cache.h). */
+#define CONFIG_TOKEN_CACHE_DEFAULT "/var/cache/bindery/entra"
 enum config_db_tls { CONFIG_DB_TLS_OFF, CONFIG_DB_TLS_ON, CONFIG_DB_TLS_VERIFY };
 
 struct config_token {
@@ -78,6 +84,17 @@ struct bindery_config {
 	char *storage_prefix;		/* blob name prefix, "" by default */
 	char *storage_ca_file;		/* CAs for an https endpoint, or NULL: the system's */
 	char *storage_ca_path;		/* a directory of CAs (c_rehash), or NULL */
+	enum storage_auth storage_auth;	/* never DEFAULT after config_load */
+	/* auth = entra: the tenant and application, and exactly one credential */
+	char *entra_tenant_id;
+	char *entra_client_id;		/* a managed identity's may be NULL (system-assigned) */
+	char *entra_client_certificate;	/* PEM path: certificate and private key */
+	char *entra_client_secret_file;
+	char *entra_federated_token_file;
+	int entra_managed_identity;
+	char *entra_authority;		/* NULL: https://login.microsoftonline.com */
+	char *entra_imds_endpoint;	/* NULL: http://169.254.169.254/... */
+	char *entra_token_cache;	/* a directory; NULL after "none": memory only */
 
 	/* [limits] */
 	uint64_t max_upload;		/* bytes of a document */

@@ -14,11 +14,26 @@ open_services(const struct bindery_config *cfg, unsigned db_wait, struct service
 	      size_t errlen)
 {
 	struct services *s = calloc(1, sizeof *s);
+	struct entra_settings es = {
+		.kind = cfg->entra_managed_identity ? ENTRA_MANAGED_IDENTITY
+		      : cfg->entra_client_certificate ? ENTRA_CLIENT_CERTIFICATE
+		      : cfg->entra_federated_token_file ? ENTRA_FEDERATED_TOKEN : ENTRA_CLIENT_SECRET,
+		.authority = cfg->entra_authority,
+		.tenant_id = cfg->entra_tenant_id,
+		.client_id = cfg->entra_client_id,
+		.secret_file = cfg->entra_client_secret_file,
+		.certificate = cfg->entra_client_certificate,
+		.federated_token_file = cfg->entra_federated_token_file,
+		.imds_endpoint = cfg->entra_imds_endpoint,
+		.cache_dir = cfg->entra_token_cache,
+	};
+	int entra = cfg->storage_auth == STORAGE_AUTH_ENTRA;
 	struct blob_settings bs = {
 		.endpoint = cfg->storage_endpoint,
 		.account = cfg->storage_account,
-		.key_b64 = cfg->storage_key,
-		.sas = cfg->storage_key ? NULL : cfg->storage_sas,
+		.key_b64 = cfg->storage_auth == STORAGE_AUTH_KEY ? cfg->storage_key : NULL,
+		.sas = cfg->storage_auth == STORAGE_AUTH_SAS ? cfg->storage_sas : NULL,
+		.entra = entra ? &es : NULL,
 		.container = cfg->storage_container,
 		.block_size = (size_t)cfg->block_size,
 		.blocks_in_flight = cfg->blocks_in_flight,

@@ -839,7 +839,14 @@ batch_append_delete(struct blob_client *c, struct buf *body, const char *boundar
 	    "DELETE %s%s%s HTTP/1.1\r\n", boundary, idx, buf_cstr(&sub.path),
 	    c->sas ? "?" : "", c->sas ? c->sas : "") != BUF_OK)
 		goto out;
-	if (c->sas == NULL) {
+	if (c->entra != NULL) {
+		/* Each sub-request is authorized on its own: the same bearer. */
+		struct blob_result tr;
+
+		if (blob_entra_authorization(c, &auth, &tr) != BLOB_OK ||
+		    buf_appendf(body, "Authorization: %s\r\n", buf_cstr(&auth)) != BUF_OK)
+			goto out;
+	} else if (c->sas == NULL) {
 		if (sign_shared_key(c->key, c->keylen, "DELETE", c->account,
 		    buf_cstr(&sub.path), "", sub.hdr, sub.nhdr, &auth) != SIGN_OK ||
 		    buf_appendf(body, "Authorization: %s\r\n", buf_cstr(&auth)) != BUF_OK)
@@ -1095,8 +1102,8 @@ blob_sas_url_at(struct blob_client *c, const char *name, const char *perms,
 	blob_result_clear(res);
 	if (!blob_name_ok(name) || perms == NULL || perms[0] == '\0' || lifetime_s <= 0)
 		return blob_result_set(res, BLOB_BAD_INPUT, "bad name, permissions or lifetime");
-	if (c->keylen == 0)
-		return blob_result_set(res, BLOB_BAD_INPUT, "a SAS needs the account key");
+	if (c->keylen == 0 && c->entra == NULL)
+		return blob_result_set(res, BLOB_BAD_INPUT, "a SAS needs the account key or Entra");
 	memset(&f, 0, sizeof f);
 	sign_time_iso8601((time_t)now - 300, start);
 	sign_time_iso8601((time_t)(now + lifetime_s), expiry);
@@ -1108,9 +1115,13 @@ blob_sas_url_at(struct blob_client *c, const char *name, const char *perms,
 	f.content_disposition = content_disposition;
 	f.content_type = content_type;
 	blob_request_init(&r, "GET");
-	if (blob_request_path_blob(c, &r, name) != 0 ||
-	    sas_sign_service(c->key, c->keylen, c->account, c->container, name,
-	    &f, &q) != SIGN_OK ||
+	if (blob_request_path_blob(c, &r, name) != 0)
+		rc = blob_result_nomem(res);
+	else if (c->entra != NULL &&
+	    (rc = blob_entra_sign_sas(c, name, &f, now + lifetime_s, &q, res)) != BLOB_OK)
+		;	/* res says why */
+	else if ((c->entra == NULL && sas_sign_service(c->key, c->keylen, c->account,
+	    c->container, name, &f, &q) != SIGN_OK) ||
 	    buf_appendf(out, "%s%s?%s", c->url_base, buf_cstr(&r.path),
 	    buf_cstr(&q)) != BUF_OK)
 		rc = blob_result_nomem(res);

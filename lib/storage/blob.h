@@ -3,7 +3,9 @@
  *
  * One struct blob_client per process (or per thread: a client is not
  * thread-safe).  It keeps its connections alive across calls and signs
- * every request with Shared Key, or appends the configured SAS.
+ * every request with Shared Key, appends the configured SAS, or sends an
+ * Entra ID bearer token (storage/entra.h; then the SAS links it hands out
+ * are user delegation SAS, signed with a key storage lends for a while).
  *
  * Every call fills a struct blob_result: a status the caller switches on,
  * the HTTP status, the curl code, the service's error code and message
@@ -27,6 +29,7 @@
 
 #include "base/buf.h"
 #include "base/compat.h"
+#include "storage/entra.h"
 
 struct blob_client;
 
@@ -48,6 +51,10 @@ enum blob_status {
 	BLOB_REJECTED,		/* the service refused a request this client built:
 				 * 400 (Md5Mismatch, InvalidBlockList,
 				 * InvalidHeaderValue ...), 411, 413, 416 */
+	BLOB_CREDENTIAL,	/* no bearer token: the Entra authority was out of
+				 * reach or refused the credential (then code is
+				 * its error, e.g. "invalid_client", else ""); nothing
+				 * was sent to storage; the message says which */
 };
 
 struct blob_result {
@@ -70,8 +77,10 @@ struct blob_settings {		/* all borrowed; copied by blob_client_new */
 	const char *endpoint;	/* "https://acct.blob.core.windows.net" or
 				 * path-style "http://127.0.0.1:10000/devstoreaccount1" */
 	const char *account;
-	const char *key_b64;	/* NULL when SAS-only */
+	const char *key_b64;	/* NULL when SAS-only or Entra */
 	const char *sas;	/* account/container SAS query (no '?'); NULL with a key */
+	const struct entra_settings *entra; /* non-NULL: Entra ID bearer tokens,
+				 * with neither key nor sas (https only) */
 	const char *container;
 	size_t block_size;	/* staged upload block size (0: 4 MiB) */
 	unsigned blocks_in_flight; /* (0: 4) */
@@ -85,8 +94,9 @@ struct blob_settings {		/* all borrowed; copied by blob_client_new */
 	unsigned max_retries;	/* retries after the first attempt */
 };
 
-/* Validate and copy the settings, decode the key and open nothing yet (the
- * first call connects). On failure *out is NULL and res says why. */
+/* Validate and copy the settings, decode the key (or load the Entra
+ * credential) and open nothing yet (the first call connects or fetches a
+ * token).  On failure *out is NULL and res says why. */
 BINDERY_NODISCARD int blob_client_new(const struct blob_settings *,
     struct blob_client **out, struct blob_result *res);
 /* Close the connections and wipe the key; NULL is a no-op. */
@@ -391,7 +401,10 @@ BINDERY_NODISCARD int blob_undelete(struct blob_client *, const char *name,
  * lifetime_s seconds (starting five minutes back for clock skew), perms in
  * the documented order (e.g. "r").  content_disposition and content_type,
  * when set, are the rscd and rsct the service answers a GET with instead of
- * the blob's own headers (both are signed).  Needs the account key. */
+ * the blob's own headers (both are signed).  Needs the account key, or
+ * Entra: then it is a user delegation SAS (skoid, sktid ...) signed with a
+ * delegation key that outlives it, fetched or renewed first when the one
+ * held would not (BLOB_CREDENTIAL, BLOB_AUTH_FAILED ... when that fails). */
 BINDERY_NODISCARD int blob_sas_url(struct blob_client *, const char *name,
     const char *perms, int64_t lifetime_s, const char *content_disposition,
     const char *content_type, struct buf *out, struct blob_result *res);
@@ -402,5 +415,27 @@ BINDERY_NODISCARD int blob_sas_url_at(struct blob_client *, const char *name,
     const char *perms, int64_t now, int64_t lifetime_s,
     const char *content_disposition, const char *content_type,
     struct buf *out, struct blob_result *res);
+
+enum blob_auth_mode { BLOB_AUTH_KEY, BLOB_AUTH_SAS, BLOB_AUTH_ENTRA };
+
+/* What the client authenticates with, for check-account and status. */
+struct blob_auth_info {
+	enum blob_auth_mode mode;
+	const char *credential;		/* Entra: entra_kind_name(), else "" */
+	const char *token_cache;	/* Entra: the cache directory, NULL: memory */
+	int64_t token_expires;		/* Entra: the token held, 0: none yet */
+	int64_t delegation_key_expires;	/* Entra: the delegation key held, 0: none */
+	unsigned long tokens_fetched, tokens_from_cache, token_failures;
+	unsigned long delegation_keys_fetched, delegation_key_failures;
+};
+void blob_auth_info(const struct blob_client *, struct blob_auth_info *out);
+/* "key", "sas" or "entra", as [storage] auth names them. */
+const char *blob_auth_mode_name(enum blob_auth_mode);
+
+/* Entra only: make sure a bearer token and a user delegation key valid for
+ * at least valid_for_s more seconds are held (fetching what is missing);
+ * BLOB_BAD_INPUT with a key or SAS. */
+BINDERY_NODISCARD int blob_entra_ready(struct blob_client *, int64_t valid_for_s,
+    struct blob_result *res);
 
 #endif

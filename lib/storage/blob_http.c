@@ -53,6 +53,7 @@ static const char *const status_names[] = {
 	"BLOB_CONDITION_NOT_MET", "BLOB_NOT_FOUND", "BLOB_AUTH_FAILED",
 	"BLOB_TRANSIENT", "BLOB_NOT_SUPPORTED", "BLOB_DEADLINE", "BLOB_ABORTED",
 	"BLOB_BAD_INPUT", "BLOB_NOMEM", "BLOB_FAILED", "BLOB_REJECTED",
+	"BLOB_CREDENTIAL",
 };
 
 const char *
@@ -103,6 +104,7 @@ blob_request_init(struct blob_request *r, const char *method)
 	buf_init(&r->path, 8192);
 	buf_init(&r->query, 64 * 1024);
 	buf_init(&r->answer, ANSWER_MAX);
+	buf_init(&r->bearer, 20 * 1024);
 }
 
 void
@@ -119,6 +121,10 @@ blob_request_free(struct blob_request *r)
 	buf_free(&r->path);
 	buf_free(&r->query);
 	buf_free(&r->answer);
+	if (r->bearer.ptr != NULL)
+		explicit_bzero(r->bearer.ptr, r->bearer.len);
+	buf_free(&r->bearer);
+	/* The list holds the Authorization line too. */
 	curl_slist_free_all(r->slist);
 	r->slist = NULL;
 }
@@ -527,9 +533,14 @@ blob_client_new(const struct blob_settings *s, struct blob_client **out,
 	if (s == NULL || s->endpoint == NULL || s->account == NULL ||
 	    s->container == NULL || s->account[0] == '\0' ||
 	    s->container[0] == '\0' ||
-	    (s->key_b64 == NULL) == (s->sas == NULL)) {
+	    (s->key_b64 != NULL) + (s->sas != NULL) + (s->entra != NULL) != 1) {
 		rc = blob_result_set(res, BLOB_BAD_INPUT, "endpoint, account, container "
-		    "and exactly one of key or SAS are required");
+		    "and exactly one of key, SAS or Entra are required");
+		goto out;
+	}
+	/* Storage refuses a bearer token over plain HTTP, and so do we. */
+	if (s->entra != NULL && strncmp(s->endpoint, "https://", 8) != 0) {
+		rc = blob_result_set(res, BLOB_BAD_INPUT, "Entra ID tokens need an https:// endpoint");
 		goto out;
 	}
 	if (strncmp(s->endpoint, "https://", 8) == 0)
@@ -599,6 +610,21 @@ blob_client_new(const struct blob_settings *s, struct blob_client **out,
 		memcpy(c->key, key.ptr, key.len);
 		c->keylen = key.len;
 	}
+	if (s->entra != NULL) {
+		struct entra_settings es = *s->entra;
+		struct entra_error why;
+
+		/* The authority is trusted as storage is, unless told otherwise. */
+		if (es.ca_file == NULL && es.ca_path == NULL) {
+			es.ca_file = s->ca_file;
+			es.ca_path = s->ca_path;
+		}
+		if (entra_credential_new(&es, &c->entra, &why) != ENTRA_OK) {
+			rc = blob_result_set(res, why.err == ENTRA_NOMEM ? BLOB_NOMEM : BLOB_BAD_INPUT,
+			    why.message);
+			goto out;
+		}
+	}
 	curl_multi_setopt(c->multi, CURLMOPT_MAXCONNECTS, (long)c->in_flight + 1);
 	*out = c;
 	c = NULL;
@@ -637,6 +663,8 @@ blob_client_free(struct blob_client *c)
 		free(c->sas);
 	}
 	memset(c->key, 0, sizeof c->key);
+	entra_credential_free(c->entra);
+	explicit_bzero(&c->udk, sizeof c->udk);
 	free(c);
 	curl_global_cleanup();
 }
@@ -662,6 +690,7 @@ scrub_message(const struct blob_client *c, struct blob_result *res)
 		siglen = strcspn(sig, "&");
 	}
 	if (strstr(res->message, "SharedKey") != NULL ||
+	    strstr(res->message, "Bearer ") != NULL ||
 	    strstr(res->message, "sig=") != NULL ||
 	    (siglen >= 8 && memmem(res->message, strlen(res->message), sig,
 	    siglen) != NULL))
@@ -777,6 +806,10 @@ attempt_prepare(struct blob_client *c, struct blob_request *r, CURL *e)
 	if (c->sas != NULL) {
 		if (buf_appendf(&url, "%s%s", r->query.len ? "&" : "?", c->sas) != BUF_OK)
 			goto out;
+	} else if (c->entra != NULL) {
+		/* attempt_launch fetched the token into r->bearer. */
+		if (slist_add(&r->slist, "Authorization", buf_cstr(&r->bearer)) != 0)
+			goto out;
 	} else {
 		if (sign_shared_key(c->key, c->keylen, r->method, c->account,
 		    buf_cstr(&r->path), buf_cstr(&r->query), r->hdr, r->nhdr,
@@ -848,6 +881,7 @@ storage_failure(enum blob_status st)
 {
 	switch (st) {
 	case BLOB_AUTH_FAILED:
+	case BLOB_CREDENTIAL:
 	case BLOB_TRANSIENT:
 	case BLOB_DEADLINE:
 	case BLOB_FAILED:
@@ -888,6 +922,12 @@ attempt_launch(struct blob_client *c, struct blob_request *r)
 			    r->res.message[0] ? r->res.message : "the last attempt failed");
 			(void)blob_result_set(&r->res, r->res.status, m);
 		}
+		request_done(c, r);
+		return;
+	}
+	/* A token is had before a handle is taken: fetching it may take the
+	 * authority's time, and failing it sends nothing to storage. */
+	if (c->entra != NULL && blob_entra_authorization(c, &r->bearer, &r->res) != BLOB_OK) {
 		request_done(c, r);
 		return;
 	}

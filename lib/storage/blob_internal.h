@@ -85,6 +85,7 @@ struct blob_request {
 	long status;
 	struct blob_answer_headers rh;
 	struct buf answer;		/* error or XML body */
+	struct buf bearer;		/* Entra: "Bearer <token>" for this attempt */
 	int answer_overflow;
 
 	blob_headers_fn on_headers;
@@ -103,8 +104,20 @@ struct blob_request {
 	struct blob_result res;
 };
 
+/* A user delegation key as Get User Delegation Key answered it
+ * (blob_entra.c): the SAS it signs name its fields. */
+struct blob_delegation_key {
+	char oid[64], tid[64];		/* SignedOid, SignedTid */
+	char start[32], expiry[32];	/* SignedStart, SignedExpiry, as sent back */
+	char service[8], version[16];	/* SignedService, SignedVersion */
+	unsigned char value[64];	/* Value, decoded */
+	size_t value_len;
+	int64_t expires;		/* SignedExpiry in Unix seconds; 0: none held */
+};
+
 /* The opaque client of blob.h: settings, credentials, the curl multi
- * handle and its easy-handle pool.  Only blob_http.c changes it. */
+ * handle and its easy-handle pool.  Only blob_http.c changes it (and
+ * blob_entra.c the delegation key). */
 struct blob_client {
 	char *url_base;		/* scheme://host[:port] */
 	char *path_prefix;	/* "" or "/devstoreaccount1" */
@@ -114,6 +127,9 @@ struct blob_client {
 	char *ca_file, *ca_path;	/* NULL: the system's trust store */
 	unsigned char key[128];
 	size_t keylen;
+	struct entra_credential *entra;	/* non-NULL: bearer tokens, no key, no SAS */
+	struct blob_delegation_key udk;	/* Entra: the key SAS links are signed with */
+	unsigned long udk_fetched, udk_failed;
 	int https;
 	size_t block_size, single_put_max;
 	unsigned in_flight, max_retries;
@@ -256,6 +272,26 @@ void blob_parse_batch_answer(const char *body, size_t len, struct blob_result *e
 
 /* Append s with &, <, >, " and ' escaped for element content. */
 BINDERY_NODISCARD enum buf_err blob_xml_escape(struct buf *out, const char *s);
+
+/* ---- Entra ID (blob_entra.c) ---------------------------------------------- */
+
+/* The Authorization header value for one request with Entra: "Bearer
+ * <token>", a token valid past its refresh margin (fetched when needed,
+ * within the client's deadline); BLOB_CREDENTIAL with the reason in res
+ * when none can be had. */
+BINDERY_NODISCARD int blob_entra_authorization(struct blob_client *c, struct buf *out,
+    struct blob_result *res);
+/* Sign the blob SAS f describes as a user delegation SAS into query, with
+ * a delegation key that outlives f's expiry (expires_at), fetched first
+ * when the one held does not. */
+BINDERY_NODISCARD int blob_entra_sign_sas(struct blob_client *c, const char *name,
+    const struct sas_service_fields *f, int64_t expires_at, struct buf *query,
+    struct blob_result *res);
+/* Get User Delegation Key's answer: <UserDelegationKey> and its seven
+ * elements; a missing one, or a Value that is not base64 of at most 64
+ * bytes, is MALFORMED. */
+BINDERY_NODISCARD enum blob_xml_err blob_parse_delegation_key_answer(const char *xml,
+    size_t len, struct blob_delegation_key *out);
 
 /* ---- uploads (blob_upload.c) ---------------------------------------------- */
 

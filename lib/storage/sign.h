@@ -112,6 +112,34 @@ BINDERY_NODISCARD enum sign_err sas_sign_service(const unsigned char *key,
     size_t keylen, const char *account, const char *container,
     const char *blob, const struct sas_service_fields *f, struct buf *query);
 
+/* The signing key of a user delegation SAS, as Get User Delegation Key
+ * answered it; all required. */
+struct sas_delegation_fields {
+	const char *object_id;		/* skoid: the identity the key was issued to */
+	const char *tenant_id;		/* sktid */
+	const char *start;		/* skt, ISO 8601 */
+	const char *expiry;		/* ske */
+	const char *service;		/* sks: "b" */
+	const char *version;		/* skv */
+};
+
+/* The user delegation SAS string-to-sign (versions 2025-07-05 and later,
+ * including 2025-11-05): f's lines around the key's six fields and five
+ * empty ones (authorized/unauthorized user, correlation id, delegated
+ * user tenant and object).  f->identifier must be NULL: a stored access
+ * policy cannot back a user delegation SAS. */
+BINDERY_NODISCARD enum sign_err sas_user_delegation_string_to_sign(
+    const struct sas_service_fields *f, const struct sas_delegation_fields *k,
+    const char *account, const char *container, const char *blob, struct buf *out);
+
+/* Append the user delegation SAS query string (sv, st, se, sr, sp, skoid,
+ * sktid, skt, ske, sks, skv, ..., sig), signed with the decoded user
+ * delegation key udk[udklen], to query. */
+BINDERY_NODISCARD enum sign_err sas_sign_user_delegation(const unsigned char *udk,
+    size_t udklen, const char *account, const char *container, const char *blob,
+    const struct sas_service_fields *f, const struct sas_delegation_fields *k,
+    struct buf *query);
+
 /* The signed fields of an account SAS; NULL means empty. */
 struct sas_account_fields {
 	const char *permissions;	/* sp: rwdxylacuptfi subset */

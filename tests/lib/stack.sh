@@ -417,7 +417,9 @@ stack_tls_certs() {
 }
 
 # stack_azurite_tls_start: a second Azurite, HTTPS only, with its own data,
-# on TLS_BLOB_PORT; its endpoint is stack_tls_blob_endpoint.
+# on TLS_BLOB_PORT; its endpoint is stack_tls_blob_endpoint.  It takes
+# Entra ID bearer tokens too (--oauth basic: issuer prefix, audience and
+# times checked, not signatures or roles), for tests/e2e/entra.sh.
 stack_azurite_tls_start() {
 	local bin=$STACK_TOP/node_modules/.bin/azurite-blob d=$STACK_VAR/azurite-tls-ca
 	stack_alive azurite-tls && return 0
@@ -429,7 +431,7 @@ stack_azurite_tls_start() {
 	mkdir -p "$STACK_VAR/azurite-tls"
 	stack_spawn azurite-tls "$STACK_LOG/azurite-tls.log" "$bin" --blobHost 127.0.0.1 \
 		--blobPort "$TLS_BLOB_PORT" --location "$STACK_VAR/azurite-tls" --disableTelemetry \
-		--cert "$d/server.pem" --key "$d/server.key" || return 1
+		--cert "$d/server.pem" --key "$d/server.key" --oauth basic || return 1
 	STACK_WAIT_CURL_OPTS="--cacert $STACK_TLS_CA" \
 		stack_wait_http "$(stack_tls_blob_endpoint)/?comp=list" 60 azurite-tls && return 0
 	tail -n 20 "$STACK_LOG/azurite-tls.log" >&2
