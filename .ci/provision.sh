@@ -15,6 +15,7 @@ APT_PACKAGES=(build-essential autoconf automake pkg-config libfcgi-dev
 	libclang-rt-14-dev valgrind jq python3
 	python3-yaml python3-jsonschema	# tests/e2e/openapi.sh
 	python3-prometheus-client	# tests/e2e/status.sh, metrics.sh: someone else's reading of /metrics
+	python3-cryptography	# tests/tools/fake_entra.py: verifies Entra's PS256 client assertions
 	bc bsdextrautils	# these two: tests/bench/bench.sh (bc, column)
 	galera-4 rsync	# ./dev cluster (tests/lib/cluster.sh)
 	systemd)	# systemd-analyze, systemd-socket-activate: tests/unit/systemd_units.sh, tests/dist/deb.sh, tests/e2e/pool.sh

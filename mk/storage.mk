@@ -14,6 +14,11 @@ UNIT_TESTS += tests/unit/test_sign
 # the signature at run time.
 check_PROGRAMS += tests/unit/test_jwt
 UNIT_TESTS += tests/unit/test_jwt
+# The loopback stand-in for Entra ID and IMDS (the suite's one fake of a
+# service), and the check that it refuses what they refuse: it needs no
+# stack, so it runs with the unit tests.
+UNIT_TESTS += tests/integration/fake_entra.sh
+EXTRA_DIST += tests/integration/fake_entra.sh tests/tools/fake_entra.py
 INTEGRATION_TESTS += tests/integration/test_blob \
 	tests/integration/test_blob_interop.sh tests/integration/test_blob_tls.sh
 tests_integration_test_blob_LDADD = $(LDADD) -lpthread
