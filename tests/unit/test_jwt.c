@@ -486,12 +486,20 @@ test_alloc_failures(void)
 	}
 }
 
+/* atexit: the directory goes even when a check bails out. */
+static void
+remove_dir(void)
+{
+	const char *const rm[] = { "rm", "-rf", dir, NULL };
+
+	(void)run(rm);
+}
+
 int
 main(void)
 {
 	const char *tmp = getenv("TMPDIR");
 	const char *const version[] = { "openssl", "version", NULL };
-	const char *rm[] = { "rm", "-rf", dir, NULL };
 
 	if (run(version) != 0)
 		tap_missing("openssl(1) is not installed (it makes and checks the keys)");
@@ -499,6 +507,7 @@ main(void)
 	    tmp != NULL && *tmp != '\0' ? tmp : "/tmp") >= sizeof dir ||
 	    mkdtemp(dir) == NULL)
 		tap_bail("cannot make a temporary directory");
+	atexit(remove_dir);
 	make_certificate("rsa:2048", "key.pem", "cert.pem");
 	concat_in("cert_then_key.pem", "cert.pem", "key.pem");
 
@@ -506,6 +515,5 @@ main(void)
 	test_forms();
 	test_refusals();
 	test_alloc_failures();
-	(void)run(rm);
 	return tap_done();
 }
