@@ -4,7 +4,7 @@ lib_libbindery_a_SOURCES += lib/storage/sign.c lib/storage/sign.h \
 	lib/storage/jwt.c lib/storage/jwt.h \
 	lib/storage/blob.c lib/storage/blob.h lib/storage/blob_http.c \
 	lib/storage/blob_upload.c lib/storage/blob_xml.c lib/storage/blob_internal.h \
-	lib/storage/blob_entra.c lib/storage/entra.c lib/storage/entra.h \
+	lib/storage/blob_sas.c lib/storage/entra.c lib/storage/entra.h \
 	lib/storage/secret_cache.c lib/storage/secret_cache.h
 
 check_PROGRAMS += tests/unit/test_sign tests/integration/test_blob \

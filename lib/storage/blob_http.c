@@ -671,6 +671,46 @@ blob_client_free(struct blob_client *c)
 
 /* ---- execution ------------------------------------------------------------- */
 
+/* Milliseconds a token fetch may take: what is left of the deadline, at
+ * most ten seconds. */
+static long
+fetch_timeout_ms(const struct blob_client *c)
+{
+	int64_t left;
+
+	if (c->deadline_ms <= 0)
+		return 10000;
+	left = c->deadline_ms - clock_now_ms();
+	return left < 1 ? 1 : left > 10000 ? 10000 : (long)left;
+}
+
+int
+blob_entra_authorization(struct blob_client *c, struct buf *out, struct blob_result *res)
+{
+	struct entra_error why;
+	const char *token;
+	int64_t expires;
+
+	buf_reset(out);
+	if (entra_token(c->entra, (int64_t)time(NULL), fetch_timeout_ms(c), &token, &expires,
+	    &why) != ENTRA_OK) {
+		blob_result_clear(res);
+		(void)blob_result_set(res, why.err == ENTRA_NOMEM ? BLOB_NOMEM : BLOB_CREDENTIAL,
+		    why.message);
+		/* The code is set only for a refusal, so a caller can tell a
+		 * credential the authority refused (fix it) from an authority
+		 * out of reach (try again).  Both are 64 bytes: it fits. */
+		if (why.err != ENTRA_REFUSED ||
+		    copy_cstr(res->code, sizeof res->code, why.code[0] ? why.code : "refused") != 0)
+			res->code[0] = '\0';
+		return res->status;
+	}
+	if (buf_appendf(out, "Bearer %s", token) != BUF_OK)
+		return blob_result_nomem(res);
+	return BLOB_OK;
+}
+
+
 int
 blob_deadline_passed(const struct blob_client *c)
 {

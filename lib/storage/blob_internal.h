@@ -105,7 +105,7 @@ struct blob_request {
 };
 
 /* A user delegation key as Get User Delegation Key answered it
- * (blob_entra.c): the SAS it signs name its fields. */
+ * (blob_sas.c): the SAS it signs name its fields. */
 struct blob_delegation_key {
 	char oid[64], tid[64];		/* SignedOid, SignedTid */
 	char start[32], expiry[32];	/* SignedStart, SignedExpiry, as sent back */
@@ -117,7 +117,7 @@ struct blob_delegation_key {
 
 /* The opaque client of blob.h: settings, credentials, the curl multi
  * handle and its easy-handle pool.  Only blob_http.c changes it (and
- * blob_entra.c the delegation key). */
+ * blob_sas.c the delegation key). */
 struct blob_client {
 	char *url_base;		/* scheme://host[:port] */
 	char *path_prefix;	/* "" or "/devstoreaccount1" */
@@ -273,19 +273,13 @@ void blob_parse_batch_answer(const char *body, size_t len, struct blob_result *e
 /* Append s with &, <, >, " and ' escaped for element content. */
 BINDERY_NODISCARD enum buf_err blob_xml_escape(struct buf *out, const char *s);
 
-/* ---- Entra ID (blob_entra.c) ---------------------------------------------- */
+/* ---- Entra ID (blob_http.c, blob_sas.c) ----------------------------------- */
 
 /* The Authorization header value for one request with Entra: "Bearer
  * <token>", a token valid past its refresh margin (fetched when needed,
  * within the client's deadline); BLOB_CREDENTIAL with the reason in res
- * when none can be had. */
+ * when none can be had (res->code the authority's error when it refused). */
 BINDERY_NODISCARD int blob_entra_authorization(struct blob_client *c, struct buf *out,
-    struct blob_result *res);
-/* Sign the blob SAS f describes as a user delegation SAS into query, with
- * a delegation key that outlives f's expiry (expires_at), fetched first
- * when the one held does not. */
-BINDERY_NODISCARD int blob_entra_sign_sas(struct blob_client *c, const char *name,
-    const struct sas_service_fields *f, int64_t expires_at, struct buf *query,
     struct blob_result *res);
 /* Get User Delegation Key's answer: <UserDelegationKey> and its seven
  * elements; a missing one, or a Value that is not base64 of at most 64

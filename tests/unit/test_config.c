@@ -36,6 +36,82 @@ load_text(const char *text, struct bindery_config **cfg, char *err, size_t errle
 	"endpoint = https://acct.blob.core.windows.net\naccount = acct\n" \
 	"sas = sv=2025-11-05&ss=b&srt=sco&sp=rwdlacupitfx&se=2030-01-01T00:00:00Z&sig=abc%2Bdef\n"
 
+/* Storage by Entra ID: no key, no SAS; ENTRA_OK then one credential. */
+#define ENTRA_HEAD "[database]\nsocket = /s\nuser = u\nname = n\n[storage]\ncontainer = c\n" \
+	"endpoint = https://acct.blob.core.windows.net\naccount = acct\nauth = entra\n"
+#define ENTRA_OK ENTRA_HEAD "tenant_id = t\nclient_id = c\n"
+
+/* [storage] auth = entra: what loads, and each refusal with its words. */
+static void
+test_entra(void)
+{
+	static const struct {
+		const char *text, *want;
+	} bad[] = {
+		{ ENTRA_OK "client_secret_file = /s\nkey = Zm9v\n", "auth = entra holds no account key or sas" },
+		{ ENTRA_OK, "needs exactly one of client_certificate" },
+		{ ENTRA_OK "client_secret_file = /s\nclient_certificate = /c.pem\n", "needs exactly one of" },
+		{ ENTRA_HEAD "client_secret_file = /s\n", "needs tenant_id and client_id" },
+		{ ENTRA_OK "client_secret_file = s\n", "must be an absolute path" },
+		{ ENTRA_OK "client_secret_file = /s\nauthority = http://login.example\n",
+		  "authority must be an https:// URL (http:// only on the loopback)" },
+		{ ENTRA_OK "client_secret_file = /s\nauthority = https://u@login.example\n", "authority must be" },
+		{ ENTRA_OK "managed_identity = yes\nimds_endpoint = http://10.0.0.1/token\n",
+		  "imds_endpoint must be on 169.254.169.254 or the loopback" },
+		{ ENTRA_OK "client_secret_file = /s\ntoken_cache = /tmp/cache\n", "outside /tmp" },
+		{ "[database]\nsocket = /s\nuser = u\nname = n\n[storage]\ncontainer = c\n"
+		  "endpoint = http://127.0.0.1:10000/acct\naccount = acct\nauth = entra\ntenant_id = t\n"
+		  "client_id = c\nclient_secret_file = /s\n", "needs an https:// endpoint" },
+		{ BASE "tenant_id = t\n", "apply with auth = entra" },
+		{ BASE "auth = sas\n", "auth = sas needs a sas" },
+	};
+	struct bindery_config *cfg = NULL;
+	char err[1024];
+	size_t i;
+
+	tap_ok(load_text(ENTRA_OK "client_secret_file = /etc/s\n[download]\nmode = redirect\n[upload]\n"
+			 "direct = true\n", &cfg, err, sizeof err, NULL, 0) == 0,
+	       "auth = entra with a secret file loads, with redirect downloads and direct uploads: %s",
+	       cfg ? "" : err);
+	if (cfg) {
+		tap_ok(cfg->storage_auth == STORAGE_AUTH_ENTRA && cfg->storage_key == NULL &&
+		       cfg->storage_sas == NULL, "... no key, no SAS");
+		tap_ok(cfg->entra_token_cache && strcmp(cfg->entra_token_cache, CONFIG_TOKEN_CACHE_DEFAULT) == 0,
+		       "... the token cache defaults to %s", CONFIG_TOKEN_CACHE_DEFAULT);
+		config_free(cfg);
+		cfg = NULL;
+	}
+	tap_ok(load_text(ENTRA_HEAD "managed_identity = yes\ntoken_cache = none\n"
+			 "imds_endpoint = http://127.0.0.1:9/metadata/identity/oauth2/token\n"
+			 "authority = http://[::1]:8/\n", &cfg, err, sizeof err, NULL, 0) == 0,
+	       "a system-assigned managed identity needs no tenant or client; loopback endpoints: %s",
+	       cfg ? "" : err);
+	if (cfg) {
+		tap_ok(cfg->entra_token_cache == NULL, "... token_cache = none: memory only");
+		config_free(cfg);
+		cfg = NULL;
+	}
+	tap_ok(load_text(BASE, &cfg, err, sizeof err, NULL, 0) == 0 && cfg->storage_auth == STORAGE_AUTH_KEY,
+	       "a key means auth = key by default");
+	config_free(cfg);
+	cfg = NULL;
+	tap_ok(load_text(SAS_ONLY, &cfg, err, sizeof err, NULL, 0) == 0 && cfg->storage_auth == STORAGE_AUTH_SAS,
+	       "a SAS alone means auth = sas");
+	config_free(cfg);
+	cfg = NULL;
+	for (i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+		int rc = load_text(bad[i].text, &cfg, err, sizeof err, NULL, 0);
+
+		tap_ok(rc == -1 && strstr(err, bad[i].want) != NULL, "entra case %zu refused: '%s' in '%s'", i,
+		       bad[i].want, rc == -1 ? err : "(loaded)");
+		if (rc == 0) {
+			config_free(cfg);
+			cfg = NULL;
+		}
+	}
+}
+
+
 struct bad_case {
 	const char *text;
 	const char *want;	/* substring of the message */
@@ -110,8 +186,10 @@ static const struct secret_case secret_cases[] = {
 	{ STORAGE_HEAD "connection_string = DefaultEndpointsProtocol=https;AccountName=acct;AccountKey=Zm9v\n"
 	  "QmFyU2VjcmV0S2V5UGFydFR3bw==;\n",
 	  ":8: [storage]: unknown key; the keys of [storage] are connection_string, endpoint, account, key,"
-	  " sas, container, prefix, ca_file, ca_path (if this line continues [storage] connection_string from line 7,"
-	  " indent it)", "QmFyU2VjcmV0S2V5UGFydFR3bw" },
+	  " sas, container, prefix, ca_file, ca_path, auth, tenant_id, client_id, client_certificate,"
+	  " client_secret_file, federated_token_file, managed_identity, authority, imds_endpoint, token_cache"
+	  " (if this line continues [storage] connection_string from line 7, indent it)",
+	  "QmFyU2VjcmV0S2V5UGFydFR3bw" },
 	/* the SAS signature on a line of its own */
 	{ STORAGE_HEAD "endpoint = https://acct.blob.core.windows.net\naccount = acct\n"
 	  "sas = sv=2025-11-05&ss=b&srt=sco&sp=rwdlac&se=2030-01-01T00:00:00Z&sig=\n"
@@ -249,7 +327,7 @@ test_every_problem(void)
 	snprintf(want, sizeof want, "%s: [database] name is required\n%s: [database] user is required\n"
 		 "%s: [database] needs socket or host\n"
 		 "%s: [storage] needs connection_string, or endpoint and account\n"
-		 "%s: [storage] needs a key or a sas\n%s: [storage] container is required",
+		 "%s: [storage] needs a key, a sas, or auth = entra\n%s: [storage] container is required",
 		 path, path, path, path, path, path);
 	tap_ok(rc == -1 && strcmp(err, want) == 0, "every missing key at once: %s", err);
 
@@ -500,5 +578,6 @@ main(void)
 		tap_ok(config_parse_size("12Q", &v) == -1, "bad suffix refused");
 	}
 	unlink(path);
+	test_entra();
 	return tap_done();
 }

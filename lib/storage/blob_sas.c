@@ -1,6 +1,7 @@
 /*
- * blob_entra.c - the blob client's Entra ID side: the bearer header of each
- * request, and user delegation keys and the SAS links they sign.
+ * blob_sas.c - the SAS links the client hands out (a download's, a direct
+ * upload's): a service SAS signed with the account key, or with Entra a
+ * user delegation SAS signed with a key storage lends.
  *
  * A user delegation key is a signing key storage lends to an Entra
  * identity for at most seven days ("Get User Delegation Key"); a SAS
@@ -37,45 +38,6 @@
 #define UDK_SKEW_S 900
 /* A SAS is signed only with a key that outlives it by this much. */
 #define UDK_MARGIN_S 300
-
-/* Milliseconds a token fetch may take: what is left of the deadline, at
- * most ten seconds. */
-static long
-fetch_timeout_ms(const struct blob_client *c)
-{
-	int64_t left;
-
-	if (c->deadline_ms <= 0)
-		return 10000;
-	left = c->deadline_ms - clock_now_ms();
-	return left < 1 ? 1 : left > 10000 ? 10000 : (long)left;
-}
-
-int
-blob_entra_authorization(struct blob_client *c, struct buf *out, struct blob_result *res)
-{
-	struct entra_error why;
-	const char *token;
-	int64_t expires;
-
-	buf_reset(out);
-	if (entra_token(c->entra, (int64_t)time(NULL), fetch_timeout_ms(c), &token, &expires,
-	    &why) != ENTRA_OK) {
-		blob_result_clear(res);
-		(void)blob_result_set(res, why.err == ENTRA_NOMEM ? BLOB_NOMEM : BLOB_CREDENTIAL,
-		    why.message);
-		/* The code is set only for a refusal, so a caller can tell a
-		 * credential the authority refused (fix it) from an authority
-		 * out of reach (try again).  Both are 64 bytes: it fits. */
-		if (why.err != ENTRA_REFUSED ||
-		    copy_cstr(res->code, sizeof res->code, why.code[0] ? why.code : "refused") != 0)
-			res->code[0] = '\0';
-		return res->status;
-	}
-	if (buf_appendf(out, "Bearer %s", token) != BUF_OK)
-		return blob_result_nomem(res);
-	return BLOB_OK;
-}
 
 /* "2026-12-06T10:00:00Z", with or without a fraction of a second, as Unix
  * seconds; -1 when it is not that. */
@@ -292,8 +254,8 @@ out:
 	return rc;
 }
 
-int
-blob_entra_sign_sas(struct blob_client *c, const char *name, const struct sas_service_fields *f,
+static int
+entra_sign_sas(struct blob_client *c, const char *name, const struct sas_service_fields *f,
     int64_t expires_at, struct buf *query, struct blob_result *res)
 {
 	struct sas_delegation_fields k;
@@ -308,6 +270,59 @@ blob_entra_sign_sas(struct blob_client *c, const char *name, const struct sas_se
 	    name, f, &k, query) != SIGN_OK)
 		return blob_result_nomem(res);
 	return BLOB_OK;
+}
+
+int
+blob_sas_url(struct blob_client *c, const char *name, const char *perms,
+    int64_t lifetime_s, const char *content_disposition,
+    const char *content_type, struct buf *out, struct blob_result *res)
+{
+	return blob_sas_url_at(c, name, perms, (int64_t)time(NULL), lifetime_s,
+	    content_disposition, content_type, out, res);
+}
+
+int
+blob_sas_url_at(struct blob_client *c, const char *name, const char *perms,
+    int64_t now, int64_t lifetime_s, const char *content_disposition,
+    const char *content_type, struct buf *out, struct blob_result *res)
+{
+	struct sas_service_fields f;
+	struct blob_request r;
+	struct buf q = BUF_INIT(8192);
+	char start[24], expiry[24];
+	int rc;
+
+	blob_result_clear(res);
+	if (!blob_name_ok(name) || perms == NULL || perms[0] == '\0' || lifetime_s <= 0)
+		return blob_result_set(res, BLOB_BAD_INPUT, "bad name, permissions or lifetime");
+	if (c->keylen == 0 && c->entra == NULL)
+		return blob_result_set(res, BLOB_BAD_INPUT, "a SAS needs the account key or Entra");
+	memset(&f, 0, sizeof f);
+	sign_time_iso8601((time_t)now - 300, start);
+	sign_time_iso8601((time_t)(now + lifetime_s), expiry);
+	f.permissions = perms;
+	f.start = start;
+	f.expiry = expiry;
+	f.protocol = c->https ? "https" : "https,http";
+	f.resource = "b";
+	f.content_disposition = content_disposition;
+	f.content_type = content_type;
+	blob_request_init(&r, "GET");
+	if (blob_request_path_blob(c, &r, name) != 0)
+		rc = blob_result_nomem(res);
+	else if (c->entra != NULL &&
+	    (rc = entra_sign_sas(c, name, &f, now + lifetime_s, &q, res)) != BLOB_OK)
+		;	/* res says why */
+	else if ((c->entra == NULL && sas_sign_service(c->key, c->keylen, c->account,
+	    c->container, name, &f, &q) != SIGN_OK) ||
+	    buf_appendf(out, "%s%s?%s", c->url_base, buf_cstr(&r.path),
+	    buf_cstr(&q)) != BUF_OK)
+		rc = blob_result_nomem(res);
+	else
+		rc = BLOB_OK;
+	blob_request_free(&r);
+	buf_free(&q);
+	return rc;
 }
 
 int
