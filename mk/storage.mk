@@ -14,6 +14,10 @@ UNIT_TESTS += tests/unit/test_sign
 # the signature at run time.
 check_PROGRAMS += tests/unit/test_jwt
 UNIT_TESTS += tests/unit/test_jwt
+# The token cache's refusals, the delegation key's parse, the credential's
+# settings: what needs no authority (tests/e2e/entra.sh has one).
+check_PROGRAMS += tests/unit/test_entra
+UNIT_TESTS += tests/unit/test_entra
 # The loopback stand-in for Entra ID and IMDS (the suite's one fake of a
 # service), and the check that it refuses what they refuse: it needs no
 # stack, so it runs with the unit tests.
