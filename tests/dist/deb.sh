@@ -168,6 +168,8 @@ ok $deb_rc "apt-get install ./${deb_file##*/}"
 for f in /usr/sbin/bindery /usr/lib/cgi-bin/bindery.fcgi; do
 	ok '[ -x "$f" ]' "$f is installed, executable"
 done
+is "$(stat -c '%U %a' /var/cache/bindery/entra 2>&1)" "root 1733" \
+	"/var/cache/bindery/entra is made sticky 1733 (each user's Entra token cache in it)"
 for f in /etc/bindery/bindery.conf /etc/cron.d/bindery /etc/apache2/conf-available/bindery.conf \
 	/etc/lighttpd/conf-available/50-bindery.conf /etc/apache2/conf-available/bindery-proxy-fcgi.conf \
 	/etc/lighttpd/conf-available/50-bindery-pool.conf /etc/bindery/apache-fcgid-vhost.conf; do
@@ -526,7 +528,7 @@ for f in /etc/bindery /usr/sbin/bindery /usr/lib/cgi-bin/bindery.fcgi /etc/cron.
 	/etc/apache2/conf-available/bindery.conf /etc/lighttpd/conf-available/50-bindery.conf \
 	/etc/apache2/conf-available/bindery-proxy-fcgi.conf /etc/lighttpd/conf-available/50-bindery-pool.conf \
 	"$DEB_UNIT_DIR/bindery-fcgi.socket" "$DEB_UNIT_DIR/bindery-fcgi.service" "$DEB_UNIT_DIR/bindery.timer" \
-	/etc/systemd/system/timers.target.wants/bindery.timer /usr/share/bindery; do
+	/etc/systemd/system/timers.target.wants/bindery.timer /usr/share/bindery /var/cache/bindery; do
 	ok '[ ! -e "$f" ] && [ ! -L "$f" ]' "purged: $f is gone"
 done
 ok '[ ! -L /etc/apache2/conf-enabled/bindery.conf ] && [ ! -L /etc/apache2/conf-enabled/bindery-proxy-fcgi.conf ]' \
