@@ -111,11 +111,12 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct blob_tag_set tags;
 	struct blob_block_counts blocks;
 	struct blob_service_props props;
+	struct blob_delegation_key key;
 	enum blob_xml_err e;
 
 	if (size < 2)
 		return 0;
-	which = data[0] % 7;
+	which = data[0] % 8;
 	param = data[1];
 	xml = (const char *)data + 2;
 	len = size - 2;
@@ -155,6 +156,18 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		break;
 	case 6:
 		fuzz_batch(data + 2, len, param);
+		break;
+	case 7:
+		/* Its fields go into a SAS as they are: terminated, no newline,
+		 * and a key of at most 64 bytes, or nothing kept. */
+		e = blob_parse_delegation_key_answer(xml, len, &key);
+		check(e == BLOB_XML_OK || e == BLOB_XML_MALFORMED);
+		check(key.value_len <= sizeof key.value);
+		check(e == BLOB_XML_OK || (key.value_len == 0 && key.oid[0] == '\0'));
+		check_cstr(key.oid, sizeof key.oid);
+		check_cstr(key.expiry, sizeof key.expiry);
+		check(strchr(key.oid, '\n') == NULL && strchr(key.version, '\n') == NULL);
+		check(e != BLOB_XML_OK || key.expires > 0);
 		break;
 	}
 	return 0;
