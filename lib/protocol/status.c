@@ -68,7 +68,11 @@ status_storage_ok(struct services *s, struct status_probe *probe)
 	if (blob_get_properties(s->blob, ".bindery-healthz", &props, &res) != 0 &&
 	    res.status != BLOB_NOT_FOUND) {
 		ok = 0;
-		probe->storage = res.status == BLOB_AUTH_FAILED ? "unauthorized" : "unavailable";
+		/* An Entra authority that refused the credential is as much a
+		 * refusal as storage's own 403; one out of reach is an outage. */
+		probe->storage = res.status == BLOB_AUTH_FAILED ||
+				 (res.status == BLOB_CREDENTIAL && res.code[0] != '\0') ? "unauthorized"
+											  : "unavailable";
 		snprintf(probe->storage_why, sizeof probe->storage_why, "%s",
 			 res.message[0] != '\0' ? res.message : "storage does not answer");
 		log_warn("storage probe: %s (HTTP %ld %s): %s", blob_status_name(res.status),

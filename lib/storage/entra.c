@@ -263,19 +263,28 @@ read_secret_file(const char *path, const char *what, struct buf *out, struct ent
 	return e;
 }
 
-/* Append "&name=value" (the first without '&'), value form-encoded. */
+/* Append value percent-encoded (as a form or query wants it) to out. */
 static int
-form_add(CURL *easy, struct buf *body, const char *name, const char *value)
+escape_append(CURL *easy, struct buf *out, const char *value)
 {
 	char *enc = curl_easy_escape(easy, value, 0);
 	int rc;
 
 	if (enc == NULL)
 		return -1;
-	rc = buf_appendf(body, "%s%s=%s", body->len ? "&" : "", name, enc) == BUF_OK ? 0 : -1;
+	rc = buf_append_cstr(out, enc) == BUF_OK ? 0 : -1;
 	explicit_bzero(enc, strlen(enc));
 	curl_free(enc);
 	return rc;
+}
+
+/* Append "&name=value" (the first without '&'), value form-encoded. */
+static int
+form_add(CURL *easy, struct buf *body, const char *name, const char *value)
+{
+	if (buf_appendf(body, "%s%s=", body->len ? "&" : "", name) != BUF_OK)
+		return -1;
+	return escape_append(easy, body, value);
 }
 
 /* The token request's body for the client-credentials grant. */
@@ -419,12 +428,9 @@ fetch(struct entra_credential *c, int64_t now, long timeout_ms, struct entra_err
 		/* IMDS: a GET on the link-local address, with Metadata: true
 		 * (which a forwarded request from outside cannot carry). */
 		if (buf_appendf(&url, "%s?api-version=2018-02-01&resource=", c->token_url) != BUF_OK ||
-		    form_add(c->easy, &body, "", "https://storage.azure.com/") != 0 ||
-		    buf_append(&url, body.ptr + 1, body.len - 1) != BUF_OK)
-			goto nomem;
-		buf_reset(&body);
-		if (c->client_id != NULL && (form_add(c->easy, &body, "", c->client_id) != 0 ||
-		    buf_appendf(&url, "&client_id=%s", body.ptr + 1) != BUF_OK))
+		    escape_append(c->easy, &url, "https://storage.azure.com/") != 0 ||
+		    (c->client_id != NULL && (buf_append_cstr(&url, "&client_id=") != BUF_OK ||
+		    escape_append(c->easy, &url, c->client_id) != 0)))
 			goto nomem;
 		if ((n = curl_slist_append(hdr, "Metadata: true")) == NULL)
 			goto nomem;
@@ -461,8 +467,6 @@ fetch(struct entra_credential *c, int64_t now, long timeout_ms, struct entra_err
 	if (c->ca_path != NULL)
 		curl_easy_setopt(c->easy, CURLOPT_CAPATH, c->ca_path);
 	cc = curl_easy_perform(c->easy);
-	/* The secret or assertion in the body is done with. */
-	explicit_bzero(body.ptr ? body.ptr : errbuf, body.ptr ? body.len : 0);
 	if (cc != CURLE_OK) {
 		e = fail(why, ENTRA_UNREACHABLE, 0, NULL, "%s %s: %s %s is out of reach: %s",
 		    entra_kind_name(c->kind), c->client_id ? c->client_id : "(system-assigned)",

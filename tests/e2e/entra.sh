@@ -114,7 +114,7 @@ grep -rqF "$(cat "$work/secret")" "$work/cache"
 isnt $? 0 "... and hold no client secret"
 
 # ---- every storage path, with a client secret, through CGI ----
-head -c $((5 * 1024 * 1024 + 17)) /dev/urandom >"$work/doc"	# more than one block
+head -c $((4 * 1024 * 1024 + 17)) /dev/urandom >"$work/doc"	# two blocks: Put Block, Put Block List
 head -c 70000 /dev/urandom >"$work/new"
 before=$(token_requests)
 cgi_run "$work/create.out" "$work/secret.conf" POST "/documents?name=${PREFIX}doc" "$bearer" \

@@ -196,7 +196,9 @@ pool_round() {
 		alive_any "${pids[@]}" && still=waiting || still=answered
 		is "${t%% *} $still" "200 waiting" \
 			"pool: /healthz is 200 while Apache still holds the silent clients ($t s): bindery freed the workers"
-		ok "within '${t#* }' 0 1" "pool: ... and answers at once"
+		# As for lighttpd above: seconds, not Apache's 8 s bound (1.24 s
+		# on a loaded run once: a bound of 1 s was a test of the load).
+		ok "within '${t#* }' 0 3" "pool: ... and answers at once"
 	fi
 	wait "${pids[@]}"
 	for ((i = 1; i <= workers; i++)); do

@@ -235,7 +235,7 @@ test_user_delegation_sas(void)
 	    "&sks=b&skv=2026-06-06&spr=https&rsct=text%2Fplain&sig=", strlen("sv=2025-11-05&st=2026-12-06T09"
 	    "%3A55%3A00Z&se=2026-12-06T10%3A15%3A00Z&sr=b&sp=c&skoid=oid-1&sktid=tid-2&skt=2026-12-06T00"
 	    "%3A00%3A00Z&ske=2026-12-07T00%3A00%3A00Z&sks=b&skv=2026-06-06&spr=https&rsct=text%2Fplain&sig="))
-	    == 0, "... its query names the key: %s", buf_cstr(&b));
+	    == 0, "... its query names the key (skoid, sktid, skt, ske, sks, skv)");
 	buf_reset(&b);
 	f.identifier = "policy";
 	tap_ok(sas_sign_user_delegation((unsigned char *)key.ptr, key.len, "acct", "c1", "a b", &f, &k,
