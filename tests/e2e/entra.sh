@@ -50,6 +50,8 @@ trap cleanup EXIT
 trap 'exit 130' INT
 trap 'exit 143' TERM
 cli=$BINDERY_TEST_BIN/bindery
+# Every CGI responder's stderr (its log) is kept, to search at the end.
+export CGI_STDERR=$work/cgi.err
 tls=$BINDERY_TEST_TLS_BLOB_ENDPOINT
 ca=$BINDERY_TEST_TLS_CA
 bearer="HTTP_AUTHORIZATION=Bearer $BINDERY_TEST_TOKEN"
@@ -335,4 +337,17 @@ control '{"expired": true}'
 conf expired "${secret_lines[@]/#token_cache = */token_cache = none}"
 refused expired 500 'AuthenticationFailed|expired' 77
 control '{"reset": true}'
+# ---- no secret in any log ----
+# The responders' logs (CGI stderr, lighttpd's error log), the CLI's output
+# and the stand-in's log: no token (a JWT: base64 of '{"' is "eyJ"), no
+# client secret, no delegation key, no SAS signature.
+udk=$(find "$work/cache" -name '*.udk' -exec tail -n 1 {} \; 2>/dev/null | head -n 1)
+ok '[ -n "$udk" ]' "(a delegation key is in the cache to look for)"
+logs=("$work"/*.err "$work"/*.check "$work"/check.out "$work"/sweep*.out "$work"/migrate.out "$work"/fake.log)
+mapfile -t -O "${#logs[@]}" logs < <(find "$work/lighttpd" -type f -name '*.log' 2>/dev/null)
+ok '[ -s "$work/cgi.err" ] && [ ${#logs[@]} -gt 15 ]' "searching ${#logs[@]} logs"
+is "$(grep -lE 'eyJ[A-Za-z0-9_-]{8,}\.eyJ' "${logs[@]}" 2>/dev/null | tr '\n' ' ')" "" "no access token in any log"
+is "$(grep -lF "$(cat "$work/secret")" "${logs[@]}" 2>/dev/null | tr '\n' ' ')" "" "no client secret"
+is "$(grep -lF "${udk:-none}" "${logs[@]}" 2>/dev/null | tr '\n' ' ')" "" "no delegation key"
+is "$(grep -lE 'sig=[A-Za-z0-9%+/=]{20,}' "${logs[@]}" 2>/dev/null | tr '\n' ' ')" "" "no SAS signature"
 done_testing
