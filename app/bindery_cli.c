@@ -25,6 +25,7 @@ static const struct command commands[] = {
 	{ "audit", cmd_audit, "compare the container with the database and report differences" },
 	{ "lifecycle-policy", cmd_lifecycle_policy, "print the lifecycle-management backstop policy" },
 	{ "check-account", cmd_check_account, "report soft delete, versioning and tag permissions" },
+	{ "events", cmd_events, "the webhook deliveries of [events]: counts, dead ones, requeue, resume" },
 	{ "cors", cmd_cors, "let these web origins upload straight to storage (direct uploads)" },
 };
 

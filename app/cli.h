@@ -86,5 +86,6 @@ int cmd_lifecycle_policy(struct cli *cli, int argc, char **argv);
 int cmd_check_account(struct cli *cli, int argc, char **argv);
 int cmd_cors(struct cli *cli, int argc, char **argv);
 int cmd_status(struct cli *cli, int argc, char **argv);
+int cmd_events(struct cli *cli, int argc, char **argv);
 
 #endif

@@ -177,6 +177,10 @@ sweep_report_out(const struct cli *cli, const struct sweep_opts *so, const struc
 		       (unsigned long long)rep->taken_over, (unsigned long long)rep->keys_expired,
 		       (unsigned long long)rep->strays, (unsigned long long)rep->problems,
 		       (unsigned long long)rep->deferred, seconds);
+	if ((cli->verbose || so->dry_run) && cli->svc->events != NULL)
+		printf("events: %llu delivered, %llu retried, %llu dead, %llu pruned\n",
+		       (unsigned long long)rep->events_delivered, (unsigned long long)rep->events_retried,
+		       (unsigned long long)rep->events_dead, (unsigned long long)rep->events_pruned);
 	/* The summary says how many; stderr says why (the first cause). */
 	if (rep->refused || rep->unavailable || rep->temporary)
 		fprintf(stderr, "bindery sweep: work left for a later run: %s\n",

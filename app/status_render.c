@@ -303,6 +303,10 @@ status_render_counters(struct buf *out, const char *(*route_label)(unsigned rout
 		COUNTER_DELEGATION_KEYS);
 	counter(&x, "bindery_delegation_key_failures_total",
 		"User delegation key fetches that failed.", COUNTER_DELEGATION_KEY_FAILURES);
+	counter(&x, "bindery_events_delivered_total", "Event deliveries a receiver took (2xx), [events].",
+		COUNTER_EVENTS_DELIVERED);
+	counter(&x, "bindery_events_dead_total", "Event deliveries given up past their receiver's max_age.",
+		COUNTER_EVENTS_DEAD);
 	family_of(&x, "counter", "bindery_sweep_actions_total",
 		  "What bindery sweep did on this host, by action (as its summary names them).");
 	for (i = 0; i < ARRAY_LEN(sweep); i++) {

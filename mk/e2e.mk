@@ -158,3 +158,8 @@ EXTRA_DIST += tests/cluster/env.sh tests/cluster/same_name.sh tests/cluster/read
 # stand-in (tests/tools/fake_entra.py).
 E2E_TESTS += tests/e2e/entra.sh
 EXTRA_DIST += tests/e2e/entra.sh
+# Events ([events]): webhooks written with the change, delivered at least
+# once in each document's order, to a loopback Standard Webhooks receiver
+# that checks the signatures itself (tests/tools/webhook_receiver.py).
+E2E_TESTS += tests/e2e/events.sh
+EXTRA_DIST += tests/e2e/events.sh

@@ -2,6 +2,7 @@
 # outbox), the reads, tus and direct uploads, the sweeper, the audit, the
 # status figures, and the services bundle they run on.
 lib_libbindery_a_SOURCES += lib/protocol/services.c lib/protocol/services.h \
+	lib/protocol/events.c lib/protocol/events.h \
 	lib/protocol/protocol.c lib/protocol/protocol.h lib/protocol/protocol_internal.h \
 	lib/protocol/tus.c lib/protocol/tus.h \
 	lib/protocol/direct.c lib/protocol/direct.h \

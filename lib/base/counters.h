@@ -57,6 +57,8 @@ enum counter_id {
 	COUNTER_ENTRA_TOKEN_FAILURES,	/* token fetches that failed */
 	COUNTER_DELEGATION_KEYS,	/* user delegation keys fetched */
 	COUNTER_DELEGATION_KEY_FAILURES, /* user delegation key fetches that failed */
+	COUNTER_EVENTS_DELIVERED,	/* [events]: deliveries a receiver took (2xx) */
+	COUNTER_EVENTS_DEAD,		/* deliveries given up past max_age */
 	COUNTER_FIXED_COUNT
 };
 
@@ -67,8 +69,8 @@ enum counter_id {
 #define COUNTERS_CODES 600
 
 /* Bump when the layout above changes: an older file is then refused. */
-/* 2: the Entra token and delegation key counters. */
-#define COUNTERS_LAYOUT_VERSION 2
+/* 2: the Entra token and delegation key counters; 3: the events'. */
+#define COUNTERS_LAYOUT_VERSION 3
 
 enum counters_err {
 	COUNTERS_OK = 0,

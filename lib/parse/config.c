@@ -30,6 +30,11 @@ enum key_type {
 	KEY_BOOL,
 	KEY_DOWNLOAD_MODE,
 	KEY_STORAGE_AUTH,	/* key, sas, entra */
+	KEY_EVENT_URL,		/* starts a receiver; the keys below apply to the last */
+	KEY_EVENT_SECRET,
+	KEY_EVENT_CA,
+	KEY_EVENT_TIMEOUT,
+	KEY_EVENT_MAX_AGE,
 	KEY_LOG_LEVEL,
 	KEY_LOG_SINK,
 	KEY_CONNECTION_STRING,	/* joined across lines, parsed at the end */
@@ -95,6 +100,13 @@ static const struct key_def keys[] = {
 	K("auth", "trusted_proxies", KEY_PROXIES, trusted_proxies),
 	K("upload", "direct", KEY_BOOL, upload_direct),
 	K("upload", "direct_sas_lifetime", KEY_COUNT, direct_sas_lifetime),
+	K("events", "retention", KEY_COUNT, events_retention),
+	K("events", "backoff_max", KEY_COUNT, events_backoff_max),
+	K("events", "url", KEY_EVENT_URL, nevents),
+	K("events", "secret_file", KEY_EVENT_SECRET, nevents),
+	K("events", "ca_file", KEY_EVENT_CA, nevents),
+	K("events", "timeout", KEY_EVENT_TIMEOUT, nevents),
+	K("events", "max_age", KEY_EVENT_MAX_AGE, nevents),
 	K("download", "mode", KEY_DOWNLOAD_MODE, download_mode),
 	K("download", "sas_lifetime", KEY_COUNT, sas_lifetime),
 	K("download", "serve_active_types", KEY_BOOL, serve_active_types),
@@ -507,6 +519,53 @@ set_token(struct load_state *st, const char *value)
 	return 0;
 }
 
+/* [events] url starts a receiver; secret_file, ca_file, timeout and
+ * max_age after it are its own. */
+static int
+set_event_key(struct load_state *st, enum key_type type, const char *value)
+{
+	struct bindery_config *cfg = st->cfg;
+	struct config_event_endpoint *ep;
+	char **field = NULL;
+	unsigned *num = NULL;
+
+	if (type == KEY_EVENT_URL) {
+		if (cfg->nevents == CONFIG_MAX_EVENT_ENDPOINTS) {
+			snprintf(st->err, st->errlen, "more than %d receivers", CONFIG_MAX_EVENT_ENDPOINTS);
+			return -2;
+		}
+		ep = &cfg->events[cfg->nevents];
+		if ((ep->url = span_dup(span_from_cstr(value))) == NULL) {
+			snprintf(st->err, st->errlen, "out of memory");
+			return -2;
+		}
+		ep->timeout = 2;
+		ep->max_age = 86400;
+		cfg->nevents++;
+		return 0;
+	}
+	if (cfg->nevents == 0) {
+		snprintf(st->err, st->errlen, "belongs to a receiver: put it after its url line");
+		return -2;
+	}
+	ep = &cfg->events[cfg->nevents - 1];
+	switch (type) {
+	case KEY_EVENT_SECRET: field = &ep->secret_file; break;
+	case KEY_EVENT_CA: field = &ep->ca_file; break;
+	case KEY_EVENT_TIMEOUT: num = &ep->timeout; break;
+	case KEY_EVENT_MAX_AGE: num = &ep->max_age; break;
+	default: return -1;
+	}
+	if (num != NULL)
+		return parse_unsigned(value, 1, num) ? -1 : 0;
+	free(*field);
+	if ((*field = span_dup(span_from_cstr(value))) == NULL) {
+		snprintf(st->err, st->errlen, "out of memory");
+		return -2;
+	}
+	return 0;
+}
+
 /* [database] tls = off | on | verify */
 static int
 set_db_tls(struct bindery_config *cfg, const char *value)
@@ -609,6 +668,12 @@ set_key(struct load_state *st, const struct key_def *def, const char *value)
 		return set_proxies(st, value);
 	case KEY_TOKEN:
 		return set_token(st, value);
+	case KEY_EVENT_URL:
+	case KEY_EVENT_SECRET:
+	case KEY_EVENT_CA:
+	case KEY_EVENT_TIMEOUT:
+	case KEY_EVENT_MAX_AGE:
+		return set_event_key(st, def->type, value);
 	}
 joined:
 	/* Over the 4096-byte cap is a bad value; out of memory must not read
@@ -652,6 +717,33 @@ static int
 host_is_loopback(const char *h)
 {
 	return !strcmp(h, "localhost") || !strcmp(h, "[::1]") || !strncmp(h, "127.", 4);
+}
+
+/* [events]: each receiver with its secret file; http only on the loopback;
+ * no url twice (its deliveries are keyed by the url).  Messages name a
+ * receiver by its place: a webhook URL often carries a secret of its own. */
+static void
+check_events(struct load_state *st)
+{
+	struct bindery_config *cfg = st->cfg;
+	int line = key_line_of(st, "events", "url"), https;
+	char host[256];
+	size_t i, j;
+
+	for (i = 0; i < cfg->nevents; i++) {
+		const struct config_event_endpoint *ep = &cfg->events[i];
+
+		if (url_host(ep->url, host, sizeof host, &https) != 0 || (!https && !host_is_loopback(host)))
+			add_error(st, line, "[events] receiver %zu: url must be https:// (http:// only on"
+				  " the loopback)", i + 1);
+		if (ep->secret_file == NULL || ep->secret_file[0] != '/')
+			add_error(st, line, "[events] receiver %zu: needs its secret_file (an absolute path)",
+				  i + 1);
+		for (j = 0; j < i; j++)
+			if (strcmp(cfg->events[j].url, ep->url) == 0)
+				add_error(st, line, "[events] receiver %zu: its url is receiver %zu's too", i + 1,
+					  j + 1);
+	}
 }
 
 /*
@@ -981,6 +1073,8 @@ config_defaults(struct bindery_config *cfg)
 	cfg->body_min_rate_grace = 60;
 	cfg->download_mode = DOWNLOAD_PROXY;
 	cfg->sas_lifetime = 300;
+	cfg->events_retention = 7 * 86400;
+	cfg->events_backoff_max = 3600;
 	cfg->direct_sas_lifetime = 900;
 	cfg->sweep_batch = 500;
 	cfg->sweep_parallel = 8;
@@ -1029,6 +1123,7 @@ config_check(struct load_state *st)
 	if (st->nerrors > 0)
 		return;
 	check_storage_auth(st);
+	check_events(st);
 	/* A unix socket never leaves the host: TLS there would be a setting
 	 * that silently does nothing. */
 	if (cfg->db_socket && (cfg->db_tls != CONFIG_DB_TLS_OFF || cfg->db_tls_ca))
@@ -1243,6 +1338,11 @@ config_free(struct bindery_config *cfg)
 	free(cfg->entra_authority);
 	free(cfg->entra_imds_endpoint);
 	free(cfg->entra_token_cache);
+	for (i = 0; i < cfg->nevents; i++) {
+		free(cfg->events[i].url);
+		free(cfg->events[i].secret_file);
+		free(cfg->events[i].ca_file);
+	}
 	free(cfg->metrics_owner);
 	free(cfg->metrics_counters_file);
 	for (i = 0; i < cfg->ntokens; i++) {

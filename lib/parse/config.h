@@ -54,6 +54,16 @@ struct config_token {
 	char *token;
 };
 
+/* [events]: one receiver of webhooks; its keys follow its url line. */
+#define CONFIG_MAX_EVENT_ENDPOINTS 8
+struct config_event_endpoint {
+	char *url;			/* https://..., or http:// on the loopback */
+	char *secret_file;		/* "whsec_" + base64 of the HMAC key */
+	char *ca_file;			/* CAs for an https url, or NULL: the system's */
+	unsigned timeout;		/* seconds an attempt may take (default 2) */
+	unsigned max_age;		/* seconds an event is retried before it is dead (default 1 day) */
+};
+
 /* One server of [database] host: a name or address, and its port. */
 struct config_db_host {
 	char name[CONFIG_DB_HOST_MAX + 1];
@@ -127,6 +137,12 @@ struct bindery_config {
 	/* [upload] */
 	int upload_direct;		/* browsers may upload straight to storage */
 	unsigned direct_sas_lifetime;	/* seconds the create-only SAS of a direct upload lives */
+
+	/* [events] */
+	struct config_event_endpoint events[CONFIG_MAX_EVENT_ENDPOINTS];
+	size_t nevents;
+	unsigned events_retention;	/* seconds delivered events are kept (default 7 days) */
+	unsigned events_backoff_max;	/* the retry backoff's cap, seconds (default 1 h) */
 
 	/* [download] */
 	enum download_mode download_mode;

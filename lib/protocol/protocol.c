@@ -503,6 +503,7 @@ finish_create(struct services *s, struct held_intent *hi, const struct stamp *st
 	if (e != DB_OK)
 		return proto_from_db(e);
 	counters_add(COUNTER_DOCUMENTS_CREATED, 1);
+	events_after_commit(s->events, s->db, doc_id);
 	if (FAILPOINT("create.after_ready"))
 		return PROTO_UNAVAILABLE;
 	if (docs_get(s->db, doc_id, &out->doc) != DB_OK)
@@ -901,6 +902,7 @@ replace_upload_commit(struct services *s, struct held_intent *hi, const struct p
 				&out->doc);
 	if (e == DB_OK) {
 		counters_add(COUNTER_DOCUMENTS_REPLACED, 1);
+		events_after_commit(s->events, s->db, hi->doc_id);
 		if (FAILPOINT("replace.after_commit"))
 			return PROTO_UNAVAILABLE;
 		proto_mark_retired(s, retired);
@@ -1005,6 +1007,7 @@ proto_delete(struct services *s, uint64_t doc_id, const char *owner,
 	if (e != DB_OK)
 		return proto_from_db(e);
 	counters_add(COUNTER_DOCUMENTS_DELETED, 1);
+	events_after_commit(s->events, s->db, doc_id);
 	/* The blob stays for the grace period: a download under way or a SAS
 	 * link already handed out may still need it.  The outbox deletes it;
 	 * the tag says at once that no document holds it any more. */

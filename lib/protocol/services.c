@@ -81,6 +81,8 @@ open_services(const struct bindery_config *cfg, unsigned db_wait, struct service
 		snprintf(err, errlen, "storage settings: %s", res.message);
 		goto out;
 	}
+	if (events_sender_new(cfg, &s->events, err, errlen) != 0)
+		goto out;
 	*out = s;
 	s = NULL;
 	rc = 0;
@@ -109,6 +111,7 @@ services_free(struct services *s)
 		return;
 	db_free(s->db);
 	blob_client_free(s->blob);
+	events_sender_free(s->events);
 	free(s);
 }
 

@@ -12,11 +12,13 @@
 #include "parse/config.h"
 #include "registry/db.h"
 #include "registry/install_db.h"
+#include "protocol/events.h"
 
 struct services {
 	const struct bindery_config *cfg;	/* borrowed */
 	struct db *db;
 	struct blob_client *blob;
+	struct events_sender *events;	/* NULL without [events] */
 	char install_id[INSTALL_ID_LEN + 1];	/* "" until first read (services_install_id) */
 };
 

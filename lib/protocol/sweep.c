@@ -13,6 +13,7 @@
 #include "protocol/protocol.h"
 #include "protocol/stray.h"
 #include "protocol/sweep.h"
+#include "registry/events_db.h"
 #include "registry/sweep_db.h"
 
 /* ---- the decision -------------------------------------------------------- */
@@ -860,6 +861,30 @@ dry_run(struct services *s, const struct sweep_opts *o, struct work *wk, struct 
 	return SWEEP_OK;
 }
 
+/*
+ * The events no responder delivered (a receiver down, a responder gone
+ * between its commit and its post): every due one of this configuration's
+ * receivers, under the run's prefix, in each document's order; then the
+ * delivered ones past [events] retention are forgotten.
+ */
+static void
+sweep_events(struct services *s, const char *prefix, struct sweep_report *rep)
+{
+	struct events_report er = { 0 };
+	enum db_err e;
+
+	if (s->events == NULL)
+		return;
+	e = events_deliver(s->events, s->db, 0, prefix, 0, &er);
+	rep->events_delivered = er.delivered;
+	rep->events_retried = er.retried;
+	rep->events_dead = er.dead;
+	if (e == DB_OK)
+		e = events_db_prune(s->db, s->cfg->events_retention, &rep->events_pruned);
+	if (e != DB_OK)
+		note_db(rep, s->db, e);
+}
+
 enum sweep_err
 sweep_run(struct services *s, const struct sweep_opts *o, struct sweep_report *rep)
 {
@@ -950,6 +975,7 @@ sweep_run(struct services *s, const struct sweep_opts *o, struct sweep_report *r
 	/* A key is pruned by its age alone, storage or not. */
 	prune_keys(s, o, wk.prefix, rep);
 	sweep_strays(s, o, rep);
+	sweep_events(s, wk.prefix, rep);
 	rc = SWEEP_OK;
 out:
 	for (i = 0; i < opened; i++)

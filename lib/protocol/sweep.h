@@ -82,6 +82,10 @@ struct sweep_report {
 				 * (stray.h); with dry_run: found */
 	uint64_t problems;	/* items left for a human (logged) */
 	uint64_t deferred;	/* items released for a later run (storage or DB trouble) */
+	uint64_t events_delivered;	/* [events] deliveries receivers took */
+	uint64_t events_retried;	/* ... and that failed, to be tried again */
+	uint64_t events_dead;		/* ... and that were given up (max_age) */
+	uint64_t events_pruned;		/* delivered events forgotten (retention) */
 	uint64_t lease_expired;	/* claimed items whose lease ran out before their turn:
 				 * not touched (a later round or another sweeper takes them) */
 	int unavailable;	/* a dependency was down: exit 69 */

@@ -659,8 +659,10 @@ make_ready(struct patch_run *p, const struct blob_upload_info *info)
 			proto_roll_back_replace(s, &p->hi);
 			return stale ? PROTO_STALE : PROTO_NOT_FOUND;
 		}
-		if (e == DB_OK)
+		if (e == DB_OK) {
 			counters_add(COUNTER_DOCUMENTS_REPLACED, 1);
+			events_after_commit(s->events, s->db, p->u.document_id);
+		}
 		return e == DB_CONFLICT ? PROTO_UNAVAILABLE : proto_from_db(e);
 	}
 	e = docs_mark_ready(s->db, p->u.document_id, p->u.blob_name, p->hi.holder, p->u.length,
@@ -672,8 +674,10 @@ make_ready(struct patch_run *p, const struct blob_upload_info *info)
 			return PROTO_OK;
 		return PROTO_UNAVAILABLE;
 	}
-	if (e == DB_OK)
+	if (e == DB_OK) {
 		counters_add(COUNTER_DOCUMENTS_CREATED, 1);
+		events_after_commit(s->events, s->db, p->u.document_id);
+	}
 	return proto_from_db(e);
 }
 

@@ -5,6 +5,7 @@
 #include "base/rand.h"
 #include "registry/adopt_db.h"
 #include "registry/docs_db.h"
+#include "registry/events_db.h"
 
 static const char sql_name_holder[] = "SELECT id FROM documents WHERE name = ?";
 
@@ -47,9 +48,10 @@ create_tx(struct db *db, const struct adopt_blob *b)
 	enum db_err e;
 
 	if ((e = db_exec_one(db, sql_insert_doc, p, ARRAY_LEN(p))) != DB_OK ||
-	    (e = insert_committed(db, b, intent_purpose_name(PURPOSE_CREATE))) != DB_OK)
+	    (e = insert_committed(db, b, intent_purpose_name(PURPOSE_CREATE))) != DB_OK ||
+	    (e = docs_assign_ready_seq(db, b->doc_id)) != DB_OK)
 		return e;
-	return docs_assign_ready_seq(db, b->doc_id);
+	return events_db_record_ready(db, b->doc_id);
 }
 
 enum db_err
@@ -83,7 +85,8 @@ replace_tx(struct db *db, const char *old_blob, const struct adopt_blob *b, unsi
 	enum db_err e;
 
 	if ((e = db_exec_one(db, sql_point_doc, p, ARRAY_LEN(p))) != DB_OK ||
-	    (e = insert_committed(db, b, intent_purpose_name(PURPOSE_REPLACE))) != DB_OK)
+	    (e = insert_committed(db, b, intent_purpose_name(PURPOSE_REPLACE))) != DB_OK ||
+	    (e = events_db_record_ready(db, b->doc_id)) != DB_OK)
 		return e;
 	return retire_row(db, old_blob, grace);
 }
@@ -103,7 +106,8 @@ delete_tx(struct db *db, uint64_t doc_id, const char *blob, unsigned grace)
 	struct db_param p[] = { DBP_U64(doc_id), DBP_STR(blob) };
 	enum db_err e;
 
-	if ((e = db_exec_one(db, sql_delete_doc, p, ARRAY_LEN(p))) != DB_OK)
+	if ((e = events_db_record_deleted(db, doc_id)) != DB_OK ||
+	    (e = db_exec_one(db, sql_delete_doc, p, ARRAY_LEN(p))) != DB_OK)
 		return e;
 	return retire_row(db, blob, grace);
 }

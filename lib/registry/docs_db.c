@@ -7,6 +7,7 @@
 #include "base/log.h"
 #include "registry/blobs_db.h"
 #include "registry/docs_db.h"
+#include "registry/events_db.h"
 #include "registry/idem_db.h"
 #include "registry/uploads_db.h"
 
@@ -137,7 +138,9 @@ mark_ready_tx(struct db *db, uint64_t doc_id, const char *blob_name, const char 
 		return e;
 	if ((extras & READY_KEY) && (e = idem_record_ready(db, blob_name)) != DB_OK)
 		return e;
-	return docs_assign_ready_seq(db, doc_id);
+	if ((e = docs_assign_ready_seq(db, doc_id)) != DB_OK)
+		return e;
+	return events_db_record_ready(db, doc_id);
 }
 
 /* Last in the ready transaction: the counter row's lock is held only to
@@ -488,6 +491,8 @@ replace_commit_tx(struct db *db, uint64_t doc_id, const struct replace_blob *nb,
 	}
 	if ((e = uploads_record_ready(db, nb->name)) != DB_OK)
 		return e;
+	if ((e = events_db_record_ready(db, doc_id)) != DB_OK)
+		return e;
 	if (nb->retired != NULL)
 		memcpy(nb->retired, old_blob, sizeof old_blob);
 	return doc_finish(db_query(db, sql_get_doc, id, 1, c, DOC_NCOLS, NULL, NULL), out, &t);
@@ -590,6 +595,9 @@ delete_tx(struct db *db, uint64_t doc_id, uint64_t expected_version, unsigned gr
 		*stale = 1;
 		return DB_CONFLICT;
 	}
+	/* The event reads the row: before it goes. */
+	if ((e = events_db_record_deleted(db, doc_id)) != DB_OK)
+		return e;
 	{
 		struct db_param p[] = { DBP_U64(doc_id), DBP_U64(d.version) };
 

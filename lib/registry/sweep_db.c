@@ -6,6 +6,7 @@
 #include "base/log.h"
 #include "registry/blobs_db.h"
 #include "registry/docs_db.h"
+#include "registry/events_db.h"
 #include "registry/idem_db.h"
 #include "registry/sweep_db.h"
 #include "registry/uploads_db.h"
@@ -326,6 +327,8 @@ roll_forward_tx(struct db *db, const char *claimer, const struct sweep_item *it,
 		e = idem_record_ready(db, it->name);
 	if (e == DB_OK)
 		e = docs_assign_ready_seq(db, it->document_id);
+	if (e == DB_OK)
+		e = events_db_record_ready(db, it->document_id);
 	if (e == DB_OK && FAILPOINT("sweep.roll_forward_certification"))
 		e = db_set_lost_commit(db);
 	return e;

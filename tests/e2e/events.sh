@@ -1,0 +1,260 @@
+#!/usr/bin/env bash
+# Events ([events]): document.ready and document.deleted written in the
+# transaction of the change, delivered as Standard Webhooks to a loopback
+# receiver (tests/tools/webhook_receiver.py) that checks every signature
+# with Python's hmac: the independent implementation.
+#
+#   - create, replace, delete each arrive at once, signed, with the
+#     document's id, version, owner, name, size, type and SHA-256;
+#   - the receiver down during three changes of one document: the answers
+#     are not held, the events wait, and the first sweep once it is back
+#     (and their backoff has come) delivers them in version order;
+#   - a responder stopped between its commit and its post (failpoint): the
+#     sweep delivers the event; a 500: retried with the same webhook-id and
+#     a fresh timestamp; a slow receiver: the answer waits at most the
+#     timeout; a redirect is not followed; a 410 stops the receiver until
+#     `bindery events --resume`; past max_age a delivery is dead, listed by
+#     `bindery events --dead` and re-queued by --requeue;
+#   - concurrent replaces of one document arrive in version order; two
+#     sweepers deliver each waiting event exactly once between them;
+#   - without [events] nothing is written.
+# Its documents live in a database of its own.
+[ -n "${BASH_VERSION:-}" ] || exec bash "$0" "$@"
+here=$(cd "$(dirname "$0")" && pwd)
+. "$here/../lib/tap.sh"
+. "$here/../lib/http.sh"
+. "$here/../lib/stack.sh"
+. "$here/../lib/db.sh"
+
+need_stack BINDERY_TEST_MIGRATE_CONFIG BINDERY_TEST_BIN BINDERY_TEST_TOKEN BINDERY_TEST_VAR
+work=$(mktemp -d -p "$BINDERY_TEST_VAR") || bail_out "no work directory"
+chmod 0755 "$work"
+DBNAME=bindery_events$$
+rx_pid=
+cleanup() {
+	[ -z "$rx_pid" ] || kill "$rx_pid" 2>/dev/null
+	sql "DROP DATABASE IF EXISTS $DBNAME" >/dev/null 2>&1
+	rm -rf "$work"
+}
+trap cleanup EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
+cli=$BINDERY_TEST_BIN/bindery
+bearer="HTTP_AUTHORIZATION=Bearer $BINDERY_TEST_TOKEN"
+export CGI_STDERR=$work/cgi.err
+PREFIX=ev-$$-
+
+# ---- the receiver ----
+printf 'whsec_%s\n' "$(head -c 32 /dev/urandom | base64 -w0)" >"$work/secret"
+chmod 0600 "$work/secret"
+python3 "$here/../tools/webhook_receiver.py" --port-file "$work/rx.port" --control-port-file "$work/rx.control" \
+	--secret-file "$work/secret" --log "$work/rx.log" --events "$work/rx.events" 2>"$work/rx.err" &
+rx_pid=$!
+for _ in $(seq 1 100); do [ -s "$work/rx.port" ] && [ -s "$work/rx.control" ] && break; sleep 0.05; done
+[ -s "$work/rx.port" ] || bail_out "webhook_receiver.py did not start: $(cat "$work/rx.err")"
+hook=http://127.0.0.1:$(cat "$work/rx.port")/hook
+ctl=http://127.0.0.1:$(cat "$work/rx.control")
+mode() { curl -s -X POST -H 'Content-Type: application/json' --data "$1" "$ctl/_control" >/dev/null; }
+# received [JQ-FILTER]: the receiver's records (one JSON object a line).
+received() { jq -rc "${1:-.}" "$work/rx.events" 2>/dev/null; }
+
+# conf NAME LINES...: our database, the stack's storage, [events] LINES.
+conf() {
+	local name=$1
+	shift
+	{
+		sed -e '/^[;#]/d' -e "s|^name = bindery\$|name = $DBNAME|" "$BINDERY_TEST_MIGRATE_CONFIG"
+		printf '[storage]\nprefix = %s\n' "$PREFIX"
+		printf '%s\n' "$@"
+	} >"$work/$name.conf"
+	chmod 0600 "$work/$name.conf"
+}
+conf plain
+conf ev '[events]' 'backoff_max = 1' "url = $hook" "secret_file = $work/secret" 'timeout = 2' 'max_age = 3600'
+sql "CREATE DATABASE $DBNAME CHARACTER SET utf8mb4 COLLATE utf8mb4_general_ci" ||
+	bail_out "cannot create database $DBNAME"
+"$cli" -c "$work/ev.conf" migrate >"$work/migrate.out" 2>&1
+ok $? "migrate ($(tail -n 1 "$work/migrate.out"))"
+
+# create NAME FILE [CONF [VAR=VALUE...]]: sets ID, CODE.
+create() {
+	local name=$1 file=$2 conf=${3:-ev}
+	shift 3 2>/dev/null || shift $#
+	cgi_run "$work/c.out" "$work/$conf.conf" POST "/documents?name=${PREFIX}$name" "$bearer" \
+		CONTENT_TYPE=text/plain CONTENT_LENGTH="$(stat -c %s "$file")" "$@" <"$file"
+	CODE=$CGI_CODE
+	ID=$(jfield "$(cgi_body "$work/c.out")" id)
+}
+replace() { # ID FILE [CONF]
+	cgi_run "$work/r.out" "$work/${3:-ev}.conf" PUT "/documents/$1/content" "$bearer" CONTENT_TYPE=text/plain \
+		CONTENT_LENGTH="$(stat -c %s "$2")" <"$2"
+	CODE=$CGI_CODE
+}
+sweep() { "$cli" -c "$work/${1:-ev}.conf" -v sweep >"$work/sweep.out" 2>&1; }
+printf 'version one\n' >"$work/v1"
+printf 'version two, longer\n' >"$work/v2"
+printf 'three\n' >"$work/v3"
+
+# ---- create, replace, delete: at once, signed, the document's facts ----
+create doc "$work/v1"
+is "$CODE" 201 "create ($(cgi_body "$work/c.out" | head -c 160))"
+doc=$ID
+is "$(received "select(.body.data.id == \"$doc\") | [.valid, .body.type, .body.data.version] | @csv")" \
+	'true,"document.ready",1' "document.ready arrived before the answer, its signature valid (Python's hmac)"
+ev=$(received "select(.body.data.id == \"$doc\")" | head -n 1)
+is "$(printf '%s' "$ev" | jq -r '[.body.data.name, .body.data.owner, .body.data.size, .body.data.content_type] | @tsv')" \
+	"$(printf '%s\tdemo\t12\ttext/plain' "${PREFIX}doc")" "... with the name, owner, size and type"
+is "$(printf '%s' "$ev" | jq -r .body.data.sha256)" "$(sha256sum "$work/v1" | cut -d' ' -f1)" "... and the SHA-256"
+like "$(printf '%s' "$ev" | jq -r .webhook_id)" '^msg_[0-9a-f]{32}$' "... its webhook-id random, not a counter"
+replace "$doc" "$work/v2"
+is "$CODE" 200 "replace"
+is "$(received "select(.body.data.id == \"$doc\") | .body.data.version" | tr '\n' ' ')" "1 2 " \
+	"document.ready of version 2 arrived"
+cgi_run "$work/d.out" "$work/ev.conf" DELETE "/documents/$doc" "$bearer" </dev/null
+is "$CGI_CODE" 204 "delete"
+is "$(received "select(.body.data.id == \"$doc\") | .body.type" | tail -n 1)" '"document.deleted"' \
+	"document.deleted arrived"
+is "$(received 'select(.valid | not)' | wc -l)" 0 "every event so far was validly signed"
+
+# ---- the receiver down: nothing held, nothing lost, order kept ----
+mode '{"mode": "down"}'
+t0=$(date +%s.%N)
+create down "$work/v1"
+is "$CODE" 201 "receiver down: create answers 201"
+down=$ID
+replace "$down" "$work/v2"
+is "$CODE" 200 "... replace answers 200"
+replace "$down" "$work/v3"
+t1=$(date +%s.%N)
+ok "[ \$(echo \"$t1 - $t0 < 6\" | bc) = 1 ]" "... three changes in $(echo "$t1 - $t0" | bc) s: a refused connection holds nothing"
+is "$("$cli" -c "$work/ev.conf" events --json | jq .pending)" 3 "bindery events: 3 pending"
+mode '{"mode": "ok"}'
+sleep 1.2	# the backoff (backoff_max = 1 s) comes due
+sweep
+ok $? "sweep ($(head -c 300 "$work/sweep.out"))"
+is "$(received "select(.body.data.id == \"$down\") | .body.data.version" | tr '\n' ' ')" "1 2 3 " \
+	"the first sweep after the receiver returned delivered all three, in version order"
+like "$(cat "$work/sweep.out")" 'events: 3 delivered' "... and says so"
+
+# ---- a responder stopped between commit and post: the sweep delivers ----
+create failpoint "$work/v1" ev BINDERY_FAILPOINTS=events.after_commit=error
+is "$CODE" 201 "create with the post skipped (failpoint events.after_commit)"
+fp=$ID
+is "$(received "select(.body.data.id == \"$fp\")" | wc -l)" 0 "... nothing arrived"
+sweep
+is "$(received "select(.body.data.id == \"$fp\") | .body.type")" '"document.ready"' "... the sweep delivered it"
+
+# ---- 500: retried, same webhook-id, a fresh timestamp ----
+mode '{"mode": "status", "status": 500}'
+create five "$work/v1"
+five=$ID
+mode '{"mode": "ok"}'
+sleep 1.2
+sweep
+is "$(received "select(.body.data.id == \"$five\") | [.status, .attempt] | @csv" | tr '\n' ' ')" "500,1 204,2 " \
+	"a 500, then the sweep's retry: the receiver saw the same webhook-id twice"
+is "$(received "select(.body.data.id == \"$five\") | .timestamp" | sort -u | wc -l)" 2 \
+	"... each attempt signed afresh with its own timestamp"
+
+# ---- slow: the answer waits at most the timeout (2 s) ----
+mode '{"mode": "slow", "delay": 4}'
+t0=$(date +%s.%N)
+create slow "$work/v1"
+t1=$(date +%s.%N)
+slow=$ID
+is "$CODE" 201 "a slow receiver: create answers 201"
+ok "[ \$(echo \"$t1 - $t0 < 3.5\" | bc) = 1 ]" "... after $(echo "$t1 - $t0" | bc) s: not held past the timeout (2 s)"
+mode '{"mode": "ok"}'
+sleep 1.2
+sweep
+is "$(received "select(.body.data.id == \"$slow\" and .status == 204) | .body.type" | head -n 1)" \
+	'"document.ready"' "... and the sweep delivered it"
+# The slow attempt itself ends at the receiver 4 s after it began: wait for
+# its record, so the counts below are not disturbed by it.
+for _ in $(seq 1 60); do
+	[ "$(received "select(.body.data.id == \"$slow\")" | wc -l)" -ge 2 ] && break
+	sleep 0.1
+done
+
+# ---- a redirect is not followed ----
+mode '{"mode": "redirect"}'
+before=$(received | wc -l)
+create redirect "$work/v1"
+redir=$ID
+is "$(($(received | wc -l) - before))" 1 "a 307 from the receiver: one request, not followed"
+mode '{"mode": "ok"}'
+sleep 1.2
+sweep
+
+# ---- 410: the receiver stopped until resumed ----
+mode '{"mode": "gone"}'
+create gone "$work/v1"
+gone=$ID
+"$cli" -c "$work/ev.conf" events >"$work/events.out" 2>&1
+is "$?" 1 "410: bindery events exits 1"
+like "$(cat "$work/events.out")" '1 receivers stopped' "... and names the stopped receiver"
+mode '{"mode": "ok"}'
+create after-gone "$work/v1"
+ag=$ID
+sleep 1.2
+sweep
+is "$(received "select(.body.data.id == \"$ag\" or .body.data.id == \"$gone\") | .status" | grep -c 204)" 0 \
+	"... nothing is sent to it, by responders or the sweep"
+"$cli" -c "$work/ev.conf" events --resume "$hook" >/dev/null
+ok $? "bindery events --resume URL"
+sweep
+is "$(received "select(.status == 204 and (.body.data.id == \"$ag\" or .body.data.id == \"$gone\")) | .body.data.id" | tr -d '"' | tr '\n' ' ')" \
+	"$gone $ag " "... then the sweep delivers both, oldest first"
+
+# ---- dead past max_age, listed, re-queued ----
+conf short '[events]' 'backoff_max = 1' "url = $hook" "secret_file = $work/secret" 'timeout = 2' 'max_age = 1'
+mode '{"mode": "status", "status": 503}'
+create dead "$work/v1" short
+dead=$ID
+sleep 2.2
+sweep short
+like "$(cat "$work/sweep.out")" 'events: 0 delivered, 0 retried, 1 dead' "past max_age the sweep gives it up"
+"$cli" -c "$work/short.conf" events --dead >"$work/dead.out"
+like "$(cat "$work/dead.out")" "dead msg_[0-9a-f]+ document.ready document $dead .*last 503" \
+	"bindery events --dead lists it, with the receiver's last answer"
+mode '{"mode": "ok"}'
+"$cli" -c "$work/short.conf" events --requeue >/dev/null
+sweep short
+is "$(received "select(.body.data.id == \"$dead\") | .status" | tail -n 1)" 204 "--requeue: the next sweep delivers it"
+
+# ---- concurrent replaces arrive in version order ----
+create race "$work/v1"
+race=$ID
+for i in 1 2 3 4 5 6; do
+	printf 'racer %s\n' "$i" >"$work/race$i"
+	cgi_run "$work/race$i.out" "$work/ev.conf" PUT "/documents/$race/content" "$bearer" \
+		CONTENT_TYPE=text/plain CONTENT_LENGTH="$(stat -c %s "$work/race$i")" <"$work/race$i" &
+done
+wait
+sweep
+versions=$(received "select(.body.data.id == \"$race\" and .status == 204) | .body.data.version" | tr '\n' ' ')
+final=$(sql "SELECT version FROM $DBNAME.documents WHERE id = $race")
+is "$versions" "$(seq 1 "$final" | tr '\n' ' ')" "six concurrent replaces: every version arrived once, in order"
+
+# ---- two sweepers: each waiting event exactly once ----
+mode '{"mode": "down"}'
+for i in $(seq 1 12); do create "two-$i" "$work/v1"; done
+mode '{"mode": "ok"}'
+sleep 1.2
+"$cli" -c "$work/ev.conf" sweep >"$work/s1.out" 2>&1 &
+"$cli" -c "$work/ev.conf" sweep >"$work/s2.out" 2>&1 &
+wait
+got=$(received "select(.body.data.name | startswith(\"${PREFIX}two-\")) | .webhook_id" | sort | uniq -c |
+	awk '{ print $1 }' | sort -u | tr '\n' ' ')
+is "$got" "1 " "two sweepers: each of the 12 events reached the receiver exactly once"
+is "$(received "select(.body.data.name | startswith(\"${PREFIX}two-\") and .status == 204)" | wc -l)" 12 \
+	"... all 12 delivered"
+
+# ---- without [events], nothing is written ----
+create plain "$work/v1" plain
+is "$CODE" 201 "a create without [events]"
+is "$(sql "SELECT COUNT(*) FROM $DBNAME.events WHERE document_id = $ID")" 0 "... writes no event"
+is "$(received 'select(.valid | not)' | wc -l)" 0 "no event was ever badly signed"
+unlike "$(cat "$work/cgi.err" "$work"/*.out 2>/dev/null)" "$(sed 's/^whsec_//' "$work/secret")" \
+	"the receiver's secret is in no log"
+done_testing
