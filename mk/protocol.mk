@@ -35,6 +35,13 @@ EXTRA_DIST += tests/tools/sweep_plant.h tests/tools/audit_json.h tests/tools/mem
 INTEGRATION_TESTS += tests/integration/cron.sh
 EXTRA_DIST += tests/integration/cron.sh
 
+# The loopback Standard Webhooks receiver that judges the events bindery
+# delivers (signatures checked by Python's hmac, modes for the failures a
+# receiver has), and the check that it accepts and refuses what the
+# specification says: it needs no stack, so it runs with the unit tests.
+UNIT_TESTS += tests/integration/webhook_receiver.sh
+EXTRA_DIST += tests/integration/webhook_receiver.sh tests/tools/webhook_receiver.py
+
 noinst_PROGRAMS += tests/bench/bench_sweep
 EXTRA_DIST += tests/bench/bench_sweep.sh
 
