@@ -74,6 +74,10 @@ status_render_text(FILE *fp, const struct status_view *v)
 		fprintf(fp, "%-20s %u applied, %u shipped%s\n", "schema:", f->schema_applied,
 			v->schema_latest, v->schema_behind ? " (behind: run bindery migrate)" :
 			v->schema_ahead ? " (ahead: this bindery is older than the database)" : "");
+	if (v->events_on)
+		fprintf(fp, "%-20s %llu pending, %llu dead, %llu receivers stopped\n", "events:",
+			(unsigned long long)v->events.pending, (unsigned long long)v->events.dead,
+			(unsigned long long)v->events.stopped_endpoints);
 	fprintf(fp, "%-20s %s\n", "status:", status_view_fine(v) ? "ok" : "attention");
 }
 
@@ -99,8 +103,9 @@ json_t *
 status_render_json(const struct status_view *v)
 {
 	const struct status_figures *f = &v->fig;
+	json_t *j;
 
-	return json_pack("{s:b, s:{s:I, s:o}, s:{s:I, s:I}, s:{s:I, s:I}, s:{s:I, s:I},"
+	j = json_pack("{s:b, s:{s:I, s:o}, s:{s:I, s:I}, s:{s:I, s:I}, s:{s:I, s:I},"
 			 " s:{s:b, s:I, s:o, s:o}, s:{s:b, s:I, s:o, s:b}}",
 			 "ok", status_view_fine(v),
 			 "pending_intents", "count", (json_int_t)f->pending_intents,
@@ -116,6 +121,13 @@ status_render_json(const struct status_view *v)
 			 "schema", "migrated", f->migrated, "applied", (json_int_t)f->schema_applied, "latest",
 			 v->schema_latest ? json_integer(v->schema_latest) : json_null(),
 			 "behind", v->schema_behind);
+	/* [events]: deliveries waiting, given up, receivers stopped. */
+	if (j != NULL && v->events_on)
+		json_object_set_new(j, "events", json_pack("{s:I, s:I, s:I, s:I}", "pending",
+				    (json_int_t)v->events.pending, "delivered", (json_int_t)v->events.delivered,
+				    "dead", (json_int_t)v->events.dead, "stopped_receivers",
+				    (json_int_t)v->events.stopped_endpoints));
+	return j;
 }
 
 /* ---- Prometheus text format 0.0.4 ---- */
@@ -167,6 +179,15 @@ status_render_metrics(struct buf *out, const struct status_view *v)
 
 	gauge(&x, "bindery_pending_intents", "Upload intents not yet resolved (pending or being swept).",
 	      (int64_t)f->pending_intents);
+	if (v->events_on) {
+		gauge(&x, "bindery_events_pending", "Event deliveries waiting for their receiver ([events]).",
+		      (int64_t)v->events.pending);
+		gauge(&x, "bindery_events_dead", "Event deliveries given up past max_age (bindery events --dead).",
+		      (int64_t)v->events.dead);
+		gauge(&x, "bindery_events_receivers_stopped",
+		      "Receivers that answered 410 Gone, stopped until bindery events --resume.",
+		      (int64_t)v->events.stopped_endpoints);
+	}
 	gauge(&x, "bindery_oldest_pending_intent_age_seconds",
 	      "Age of the oldest unresolved upload intent (0 when there is none).",
 	      f->oldest_pending_age > 0 ? f->oldest_pending_age : 0);

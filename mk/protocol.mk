@@ -18,6 +18,9 @@ check_PROGRAMS += tests/unit/test_sweep_decide tests/unit/test_create_decide tes
 	tests/unit/test_stamp tests/unit/test_adopt_decide
 UNIT_TESTS += tests/unit/test_sweep_decide tests/unit/test_create_decide tests/unit/test_tus_decide \
 	tests/unit/test_stamp tests/unit/test_adopt_decide
+# The Standard Webhooks signature, pinned to the specification's example.
+check_PROGRAMS += tests/unit/test_events
+UNIT_TESTS += tests/unit/test_events
 
 check_PROGRAMS += tests/integration/test_experiments \
 	tests/integration/test_sweep tests/integration/test_audit tests/integration/test_fencing

@@ -27,6 +27,12 @@ status_view_fill(struct services *s, const char *sql_dir, struct status_view *v)
 		log_warn("status: the shipped migrations: %s", err);
 		v->schema_latest = 0;
 	}
+	/* A schema from before sql/016 has no events tables: nothing to count. */
+	if (s->events != NULL && v->fig.migrated && v->fig.schema_applied >= 16) {
+		if ((e = events_db_counts(s->db, &v->events)) != DB_OK)
+			return e;
+		v->events_on = 1;
+	}
 	v->late = status_db_sweeper_late(&v->fig.last_ok, v->late_after);
 	v->schema_behind = !v->fig.migrated ||
 	    (v->schema_latest > 0 && v->fig.schema_applied < v->schema_latest);

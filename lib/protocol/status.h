@@ -8,10 +8,13 @@
 
 #include "base/compat.h"
 #include "protocol/services.h"
+#include "registry/events_db.h"
 #include "registry/status_db.h"
 
 struct status_view {
 	struct status_figures fig;
+	int events_on;			/* [events] is configured: events below are read */
+	struct events_counts events;	/* deliveries pending, delivered, dead; receivers stopped */
 	unsigned schema_latest;		/* the highest sql/ version shipped; 0: unknown */
 	unsigned late_after;		/* [sweep] late_after */
 	int late;			/* no ok sweep within late_after */

@@ -144,6 +144,19 @@ is "$(received "select(.body.data.id == \"$fp\")" | wc -l)" 0 "... nothing arriv
 sweep
 is "$(received "select(.body.data.id == \"$fp\") | .body.type")" 'document.ready' "... the sweep delivered it"
 
+# ---- a crash: rolled forward gets its event, never ready gets none ----
+create rolled "$work/v1" ev BINDERY_FAILPOINTS=create.after_tag=exit
+is "$CGI_RC" 137 "a create dies after its tag flip (the client saw no answer)"
+rolled=$(sql "SELECT id FROM $DBNAME.documents WHERE name = '${PREFIX}rolled'")
+create never "$work/v1" ev BINDERY_FAILPOINTS=create.after_intent=exit
+never=$(sql "SELECT id FROM $DBNAME.documents WHERE name = '${PREFIX}never'")
+"$cli" -c "$work/ev.conf" sweep --older-than 0 --force >"$work/sweep.out" 2>&1
+is "$(sql "SELECT status FROM $DBNAME.documents WHERE id = ${rolled:-0}")" ready "the sweep rolled the first forward"
+is "$(received "select(.body.data.id == \"$rolled\") | .body.type")" 'document.ready' \
+	"... and its document.ready arrived"
+is "$(sql "SELECT COUNT(*) FROM $DBNAME.documents WHERE id = ${never:-0}")" 0 "the sweep dropped the other"
+is "$(received "select(.body.data.id == \"$never\")" | wc -l)" 0 "... which never became ready: no event"
+
 # ---- 500: retried, same webhook-id, a fresh timestamp ----
 mode '{"mode": "status", "status": 500}'
 create five "$work/v1"

@@ -36,6 +36,56 @@ load_text(const char *text, struct bindery_config **cfg, char *err, size_t errle
 	"endpoint = https://acct.blob.core.windows.net\naccount = acct\n" \
 	"sas = sv=2025-11-05&ss=b&srt=sco&sp=rwdlacupitfx&se=2030-01-01T00:00:00Z&sig=abc%2Bdef\n"
 
+/* [events]: receivers in order, each key after its url its own. */
+static void
+test_events(void)
+{
+	static const struct {
+		const char *text, *want;
+	} bad[] = {
+		{ BASE "[events]\nsecret_file = /s\n", "belongs to a receiver: put it after its url line" },
+		{ BASE "[events]\nurl = http://hooks.example.org/x?token=SECRET\nsecret_file = /s\n",
+		  "receiver 1: url must be https://" },
+		{ BASE "[events]\nurl = https://h.example/a\n", "receiver 1: needs its secret_file" },
+		{ BASE "[events]\nurl = https://h.example/a\nsecret_file = /s\nurl = https://h.example/a\n"
+		  "secret_file = /t\n", "receiver 2: its url is receiver 1's too" },
+		{ BASE "[events]\nurl = https://h.example/a\nsecret_file = /s\ntimeout = 0\n", "timeout" },
+	};
+	struct bindery_config *cfg = NULL;
+	char err[1024];
+	size_t i;
+
+	tap_ok(load_text(BASE "[events]\nretention = 60\nbackoff_max = 5\nurl = https://h.example/a\n"
+			 "secret_file = /s\ntimeout = 3\nurl = http://127.0.0.1:9/b\nsecret_file = /t\n"
+			 "max_age = 10\n", &cfg, err, sizeof err, NULL, 0) == 0,
+	       "two receivers load: %s", cfg ? "" : err);
+	if (cfg) {
+		tap_ok(cfg->nevents == 2 && cfg->events[0].timeout == 3 && cfg->events[0].max_age == 86400 &&
+		       cfg->events[1].timeout == 2 && cfg->events[1].max_age == 10 &&
+		       strcmp(cfg->events[1].secret_file, "/t") == 0,
+		       "... each key after a url is that receiver's, the rest default");
+		tap_ok(cfg->events_retention == 60 && cfg->events_backoff_max == 5, "... retention, backoff_max");
+		config_free(cfg);
+		cfg = NULL;
+	}
+	tap_ok(load_text(BASE, &cfg, err, sizeof err, NULL, 0) == 0 && cfg->nevents == 0 &&
+	       cfg->events_retention == 7 * 86400 && cfg->events_backoff_max == 3600,
+	       "no [events]: no receiver; a week's retention, an hour's backoff cap by default");
+	config_free(cfg);
+	cfg = NULL;
+	for (i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+		int rc = load_text(bad[i].text, &cfg, err, sizeof err, NULL, 0);
+
+		tap_ok(rc == -1 && strstr(err, bad[i].want) != NULL && strstr(err, "SECRET") == NULL,
+		       "events case %zu refused, quoting no url: '%s' in '%s'", i, bad[i].want,
+		       rc == -1 ? err : "(loaded)");
+		if (rc == 0) {
+			config_free(cfg);
+			cfg = NULL;
+		}
+	}
+}
+
 /* Storage by Entra ID: no key, no SAS; ENTRA_OK then one credential. */
 #define ENTRA_HEAD "[database]\nsocket = /s\nuser = u\nname = n\n[storage]\ncontainer = c\n" \
 	"endpoint = https://acct.blob.core.windows.net\naccount = acct\nauth = entra\n"
@@ -579,5 +629,6 @@ main(void)
 	}
 	unlink(path);
 	test_entra();
+	test_events();
 	return tap_done();
 }
