@@ -71,6 +71,11 @@ done
 
 # distcheck has built the tarball out of tree with its source read-only.
 [ -z "$DIST_LONG" ] || done_testing
+# A default ./dev test stops here: the completeness above is what a missing
+# file would break, and the build below (30 CPU seconds of a run whose
+# budget is 600 s) is what distcheck repeats under --long.  A make check by
+# hand (no BINDERY_TEST_VAR) still builds it.
+[ -z "${BINDERY_TEST_VAR:-}" ] || done_testing
 # Otherwise the same, as a packager's build would: out of tree, source read-only.
 tar -xzf "$DIST_TMP/$DIST_TARBALL" -C "$DIST_TMP" && chmod -R a-w "$DIST_TMP/$DIST_DIR"
 mkdir "$DIST_TMP/build"

@@ -24,7 +24,8 @@
 #   - conf/lighttpd-pool.conf: a private lighttpd on the same pool's socket
 #     serves /healthz and a document.
 # The prefix mount is in tests/e2e/prefix.sh; slow clients, leases and tus
-# through the pool in slow_clients.sh, leases.sh, tus.sh.
+# through the pool in slow_clients.sh, leases.sh, tus_webserver.sh and
+# tus_client.sh (and tus.sh under --long).
 [ -n "${BASH_VERSION:-}" ] || exec bash "$0" "$@"
 here=$(cd "$(dirname "$0")" && pwd)
 . "$here/../lib/tap.sh"

@@ -12,6 +12,9 @@ here=$(cd "$(dirname "$0")" && pwd)
 . "$here/../lib/http.sh"
 
 need_stack BINDERY_CONFIG BINDERY_TEST_BIN BINDERY_TEST_LIGHTTPD_URL
+# 21 CPU seconds of the default run's 600 s budget for a script that only
+# has to keep working (./dev bench runs it in earnest): under --long.
+[ -n "${BINDERY_TEST_LONG:-}" ] || skip_all "./dev bench in miniature runs under ./dev test --long"
 [ -x "$BINDERY_TEST_BIN/../tests/bench/bench_load" ] || missing "tests/bench/bench_load (built with the tree)"
 command -v jq >/dev/null || missing "jq"
 

@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Direct uploads (doc/design.md "Direct uploads"), with curl, through
-# lighttpd AND Apache mod_proxy_fcgi with the pool; through Apache mod_fcgid
-# the flow only (the whole pass under --long, BINDERY_TEST_LONG).
+# lighttpd; through Apache mod_fcgid and through Apache mod_proxy_fcgi with
+# the pool the flow only (the whole pass under --long, BINDERY_TEST_LONG):
+# what follows the flow is bindery's and storage's, the same behind any
+# server (tests/e2e/direct_hardening.sh runs its cases through mod_fcgid).
 #
 # The flow a browser runs: POST /documents/direct, PUT the file to
 # upload_url with exactly the headers the answer lists, POST finalize; the
@@ -148,9 +150,9 @@ for server in lighttpd pool apache; do
 	cmp -s "$work/got" "$work/file"; ok $? "$s: the content reads back byte-identical"
 	req GET "$url/documents?name=$RUN-$s-a"
 	like "$HTTP_BODY" "\"id\":\"$ID\"" "$s: the document is listed"
-	# mod_fcgid adds nothing to what follows but its buffering of bodies:
-	# the flow up to here, the rest under --long.
-	[ "$server" = apache ] && [ -z "${BINDERY_TEST_LONG:-}" ] && continue
+	# Neither mod_fcgid nor the pool adds anything to what follows but how
+	# it carries a body: the flow up to here, the rest under --long.
+	[ "$server" != lighttpd ] && [ -z "${BINDERY_TEST_LONG:-}" ] && continue
 	"$blobtool" stat "$blob" >"$work/stat"
 	like "$(cat "$work/stat")" 'tags=1 ' "$s: the blob carries one tag"
 	is "$(direct_put "$work/intruder")" 403 "$s: a second PUT to upload_url after finalize: 403 from storage"

@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Real tus clients against /uploads, through lighttpd, through Apache
-# mod_proxy_fcgi with the pool, and through Apache mod_fcgid (the whole
-# upload and the checksums; every case under --long, BINDERY_TEST_LONG):
+# mod_proxy_fcgi with the pool, and through Apache mod_fcgid (through these
+# two the whole upload, the taken name and the checksums; every case under
+# --long, BINDERY_TEST_LONG: the resume and the kill are the protocol's,
+# and tests/e2e/pool.sh kills the pool's workers under load by default):
 #   - tus-js-client 4.3.1 from Node (tests/e2e/tus_client.mjs), three cases
 #     with a 20 MiB random file in 4 MiB chunks: a whole upload; an upload
 #     aborted after two chunks and finished by a new client from the stored
@@ -238,11 +240,15 @@ for tus_server in lighttpd pool apache; do
 	tus_cases='whole resume kill'
 	case $tus_server in
 	lighttpd) tus_url=$BINDERY_TEST_LIGHTTPD_URL tus_pid=$tus_lighttpd_pid ;;
-	pool) tus_url=$BINDERY_TEST_APACHE_POOL_URL tus_pid=$tus_pool_pid ;;
-	apache)
-		tus_url=$BINDERY_TEST_APACHE_URL tus_pid=$tus_apache_pid
-		# mod_fcgid's PATCHes are whole requests like any other; the
-		# resume and the kill are the protocol's, run above.
+	pool | apache)
+		if [ $tus_server = pool ]; then
+			tus_url=$BINDERY_TEST_APACHE_POOL_URL tus_pid=$tus_pool_pid
+		else
+			tus_url=$BINDERY_TEST_APACHE_URL tus_pid=$tus_apache_pid
+		fi
+		# The pool streams each PATCH as lighttpd does, and mod_fcgid's
+		# PATCHes are whole requests like any other; the resume and the
+		# kill are the protocol's, run above.
 		[ -n "${BINDERY_TEST_LONG:-}" ] || tus_cases=whole ;;
 	esac
 	options_advertised "$tus_server" "$tus_url"

@@ -8,7 +8,8 @@
 #   tus.after_commit       the block list committed, tagged pending
 #   tus.after_flip         the tag flipped to committed, the row not yet ready
 #
-# Each cell twice.  Resumed: the client comes back (HEAD, then PATCH from the
+# Each cell twice (the mid-PATCH one with 24 MiB, the others with 9 MiB:
+# see use_file).  Resumed: the client comes back (HEAD, then PATCH from the
 # offset it is told) and the document ends ready with the file's bytes.
 # Abandoned: nobody comes back; a plain `bindery sweep` leaves the upload
 # alone (its lease, Upload-Expires, has not passed), a sweep past the lease
@@ -61,9 +62,17 @@ MIB=1048576
 # 24 MiB in one PATCH: with the stack's block_size 4M and 4 blocks in
 # flight, the body cannot all be read before storage accepted the PATCH's
 # first two blocks (only four fit in memory), so the mid-PATCH record comes
-# while more is to come, as the mid_patch cell needs.
-LEN=$((24 * MIB))
-head -c $LEN /dev/urandom >"$work/file"
+# while more is to come, as the mid_patch cell needs.  The other cells'
+# states need several blocks, not that many: they upload 9 MiB (blocks of
+# 4, 4 and 1 MiB), which is a third of the bytes through every service.
+head -c $((24 * MIB)) /dev/urandom >"$work/file.24"
+head -c $((9 * MIB)) "$work/file.24" >"$work/file.9"
+# use_file MIB: the cells from here on upload $work/file, MIB MiB ($LEN bytes).
+use_file() {
+	LEN=$(($1 * MIB))
+	ln -sfn "file.$1" "$work/file"
+}
+use_file 24
 chaos_snapshot "$work/before"
 chaos_failpoint_responder "$FP" || bail_out "no responder that reads $FP"
 url=$CHAOS_URL
@@ -116,6 +125,7 @@ resume_from() {
 }
 
 for point in tus.after_create tus.mid_patch tus.after_last_block tus.after_commit tus.after_flip; do
+	if [ $point = tus.mid_patch ]; then use_file 24; else use_file 9; fi
 	# ---- resumed ----
 	name=$RUN-${point#tus.}-resumed
 	crash_at "$point" "$name"
@@ -152,7 +162,7 @@ for point in tus.after_create tus.mid_patch tus.after_last_block tus.after_commi
 			(SELECT COUNT(*) FROM blobs WHERE name = '$BLOB') +
 			(SELECT COUNT(*) FROM uploads WHERE blob_name = '$BLOB')")" 0 \
 			"$point (abandoned): no document, registry row or upload row left"
-		is "$(az_list | awk -v n="$BLOB" '$1 == n' | wc -l)" 0 \
+		is "$(az_list "$BLOB" | awk -v n="$BLOB" '$1 == n' | wc -l)" 0 \
 			"$point (abandoned): nothing in storage, staged blocks included"
 	fi
 done
@@ -170,6 +180,7 @@ grep -q "^FcgidInitialEnv BINDERY_FAILPOINTS_FILE $fpdir/failpoints\$" "$apache_
 	bail_out "the private Apache's failpoints line did not take"
 stack_apache_start "$apache_conf" || bail_out "the private Apache did not start (log in $STACK_LOG)"
 url=http://127.0.0.1:$APACHE_PORT
+use_file 24
 name=$RUN-apache-mid_patch
 create "$name"
 printf 'tus.mid_patch exit once\n' >"$fpdir/failpoints"

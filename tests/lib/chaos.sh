@@ -108,18 +108,29 @@ az_curl() {
 		-H "Authorization: SharedKey $BINDERY_TEST_BLOB_ACCOUNT:$sig" "$@" "$url"
 }
 
-# az_list: one line per blob in the container (committed and staged-only):
+# az_list [PREFIX]: one line per blob in the container (committed and
+# staged-only), or only those whose names begin with PREFIX:
 #   NAME SIZE STATE-TAG SHA256-METADATA
 # STATE-TAG is "-" without a state tag; a staged-only name shows "uncommitted".
 # Follows NextMarker.  Fails (status 1) when the listing did not succeed.
+# To look at one blob, give its name as PREFIX (and match the name): late
+# in a run the lane's container holds every earlier test's blobs, and
+# listing them all costs storage and this shell far more than the one name.
 az_list() {
-	local marker='' xml q cq out=0
+	local marker='' xml q cq out=0 prefix=${1:-}
+	case $prefix in
+	*[!A-Za-z0-9/._-]*) return 1 ;;	# a name bindery makes needs no escaping
+	esac
 	while :; do
 		q="restype=container&comp=list&include=metadata,tags,uncommittedblobs&maxresults=5000"
 		cq='\ncomp:list\ninclude:metadata,tags,uncommittedblobs\nmaxresults:5000'
 		if [ -n "$marker" ]; then
 			q="$q&marker=$marker"
 			cq="$cq\nmarker:$marker"
+		fi
+		if [ -n "$prefix" ]; then
+			q="$q&prefix=$prefix"
+			cq="$cq\nprefix:$prefix"
 		fi
 		cq="$cq\nrestype:container"
 		xml=$(az_curl GET '' "$q" "$cq" -f) || return 1

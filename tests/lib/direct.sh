@@ -19,17 +19,23 @@ direct_create() {
 	direct_read_answer "$HTTP_BODY"
 }
 
-# direct_read_answer JSON: ID, UPLOAD_URL, FINALIZE, EXPIRES, PUT_HEADERS of a create's answer.
+# direct_read_answer JSON: ID, UPLOAD_URL, FINALIZE, EXPIRES, PUT_HEADERS of
+# a create's answer (each empty when the answer has none, or is not JSON),
+# read by one jq: one line each, then a line per header.
 direct_read_answer() {
 	local h
-	ID=$(printf '%s' "$1" | jq -r '.id // empty' 2>/dev/null)
-	UPLOAD_URL=$(printf '%s' "$1" | jq -r '.upload_url // empty' 2>/dev/null)
-	FINALIZE=$(printf '%s' "$1" | jq -r '.finalize_url // empty' 2>/dev/null)
-	EXPIRES=$(printf '%s' "$1" | jq -r '.expires_at // empty' 2>/dev/null)
+	ID='' UPLOAD_URL='' FINALIZE='' EXPIRES=''
 	PUT_HEADERS=()
-	while IFS= read -r h; do
-		[ -n "$h" ] && PUT_HEADERS+=(-H "$h")
-	done < <(printf '%s' "$1" | jq -r '.headers // {} | to_entries[] | "\(.key): \(.value)"' 2>/dev/null)
+	{
+		IFS= read -r ID
+		IFS= read -r UPLOAD_URL
+		IFS= read -r FINALIZE
+		IFS= read -r EXPIRES
+		while IFS= read -r h; do
+			[ -n "$h" ] && PUT_HEADERS+=(-H "$h")
+		done
+	} < <(printf '%s' "$1" | jq -r '(.id // ""), (.upload_url // ""), (.finalize_url // ""), (.expires_at // ""),
+		(.headers // {} | to_entries[] | "\(.key): \(.value)")' 2>/dev/null)
 }
 
 # direct_put FILE [URL] [CURL-ARGS...]: PUT FILE's bytes to the upload URL
