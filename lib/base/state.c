@@ -39,6 +39,13 @@ static const char *const sweep_result_names[SWEEP_RESULT_COUNT] = {
 	[SWEEP_RESULT_FAILED] = "failed",
 };
 
+static const char *const delivery_state_names[DELIVERY_STATE_COUNT] = {
+	[DELIVERY_STATE_UNKNOWN] = "",
+	[DELIVERY_PENDING] = "pending",
+	[DELIVERY_DELIVERED] = "delivered",
+	[DELIVERY_DEAD] = "dead",
+};
+
 /* The guard is built from the same literal as the name, so the two cannot drift. */
 #define TAG_GUARD(value) "\"" TAG_STATE_KEY "\" = '" value "'"
 #define TAG_ENTRY(value) { value, TAG_GUARD(value) }
@@ -105,6 +112,12 @@ sweep_result_name(enum sweep_result r)
 }
 
 const char *
+delivery_state_name(enum delivery_state s)
+{
+	return name_at(delivery_state_names, DELIVERY_STATE_COUNT, (unsigned)s);
+}
+
+const char *
 tag_state_name(enum tag_state t)
 {
 	return (unsigned)t < TAG_STATE_COUNT ? tag_states[t].name : "";
@@ -138,6 +151,12 @@ enum sweep_result
 sweep_result_from_name(const char *name)
 {
 	return (enum sweep_result)index_of(sweep_result_names, SWEEP_RESULT_COUNT, name);
+}
+
+enum delivery_state
+delivery_state_from_name(const char *name)
+{
+	return (enum delivery_state)index_of(delivery_state_names, DELIVERY_STATE_COUNT, name);
 }
 
 enum tag_state

@@ -63,6 +63,15 @@ enum sweep_result {
 };
 #define SWEEP_RESULT_COUNT 4
 
+/* event_deliveries.state (sql/016): one event's delivery to one receiver. */
+enum delivery_state {
+	DELIVERY_STATE_UNKNOWN = 0,
+	DELIVERY_PENDING,		/* to be sent (or being sent, under a claim) */
+	DELIVERY_DELIVERED,		/* the receiver answered 2xx */
+	DELIVERY_DEAD,			/* given up past the receiver's max_age */
+};
+#define DELIVERY_STATE_COUNT 4
+
 /* The blob's `state` tag, as storage holds it. */
 enum tag_state {
 	TAG_STATE_NONE = 0,	/* no blob, or a blob without a state tag */
@@ -85,6 +94,7 @@ const char *registry_state_name(enum registry_state s);
 const char *intent_purpose_name(enum intent_purpose p);
 const char *upload_route_name(enum upload_route r);
 const char *sweep_result_name(enum sweep_result r);
+const char *delivery_state_name(enum delivery_state s);
 const char *tag_state_name(enum tag_state t);
 
 /*
@@ -97,6 +107,7 @@ enum registry_state registry_state_from_name(const char *name);
 enum intent_purpose intent_purpose_from_name(const char *name);
 enum upload_route upload_route_from_name(const char *name);
 enum sweep_result sweep_result_from_name(const char *name);
+enum delivery_state delivery_state_from_name(const char *name);
 enum tag_state tag_state_from_name(const char *name);
 
 /*

@@ -26,6 +26,7 @@ static const char *reg_name(int v) { return registry_state_name((enum registry_s
 static const char *purpose_name(int v) { return intent_purpose_name((enum intent_purpose)v); }
 static const char *route_name(int v) { return upload_route_name((enum upload_route)v); }
 static const char *result_name(int v) { return sweep_result_name((enum sweep_result)v); }
+static const char *delivery_name(int v) { return delivery_state_name((enum delivery_state)v); }
 
 /* The schema's ENUM columns and the C enum each one maps to. */
 static struct column {
@@ -40,6 +41,7 @@ static struct column {
 	{ "blobs", "route", route_name, UPLOAD_ROUTE_COUNT, 0 },
 	{ "idempotency_keys", "route", route_name, UPLOAD_ROUTE_COUNT, 0 },
 	{ "sweep_runs", "result", result_name, SWEEP_RESULT_COUNT, 0 },
+	{ "event_deliveries", "state", delivery_name, DELIVERY_STATE_COUNT, 0 },
 };
 
 /* The identifier after `kw` (case-insensitive) in line, if any, into out. */
@@ -205,6 +207,9 @@ test_round_trip(void)
 	for (v = 1; v < SWEEP_RESULT_COUNT; v++)
 		bad += sweep_result_from_name(sweep_result_name((enum sweep_result)v)) !=
 		       (enum sweep_result)v;
+	for (v = 1; v < DELIVERY_STATE_COUNT; v++)
+		bad += delivery_state_from_name(delivery_state_name((enum delivery_state)v)) !=
+		       (enum delivery_state)v;
 	for (v = TAG_STATE_PENDING; v <= TAG_STATE_RETIRED; v++)
 		bad += tag_state_from_name(tag_state_name((enum tag_state)v)) != (enum tag_state)v;
 	tap_ok(bad == 0, "every name parses back to its value (%d wrong)", bad);
