@@ -355,7 +355,7 @@ events_deliver(struct events_sender *s, struct db *db, uint64_t doc_id, const ch
 	       struct events_report *rep)
 {
 	struct due_list *l = NULL;
-	size_t i, k;
+	size_t i, k, attempts = 0;
 	enum db_err e = DB_OK;
 
 	if (s == NULL)
@@ -374,7 +374,11 @@ events_deliver(struct events_sender *s, struct db *db, uint64_t doc_id, const ch
 			if ((e = events_db_due(db, ep->id, doc_id, prefix, DUE_BATCH, collect_due, l)) != DB_OK)
 				break;
 			for (k = 0; k < l->n && e == DB_OK; k++) {
-				if (deadline_ms > 0 && clock_now_ms() >= deadline_ms)
+				/* Past the first attempt, start one only if it can end
+				 * by the deadline: a responder's answer waits at most
+				 * about one receiver's timeout. */
+				if (deadline_ms > 0 && attempts > 0 &&
+				    clock_now_ms() + (int64_t)ep->timeout * 1000 > deadline_ms)
 					goto out;
 				e = events_db_claim(db, l->rows[k].event_id, ep->id, s->claimer,
 						    ep->timeout + CLAIM_SLACK_S);
@@ -389,6 +393,7 @@ events_deliver(struct events_sender *s, struct db *db, uint64_t doc_id, const ch
 					continue;	/* claimed, never sent: the claim runs out */
 				e = attempt(s, db, ep, &l->rows[k], rep);
 				sent++;
+				attempts++;
 			}
 			/* Again while something moved: a delivered event makes its
 			 * document's next one due; a failed one waits for its

@@ -40,8 +40,8 @@ struct events_report {
 /*
  * Send what is due: only document doc_id's events when nonzero (a
  * responder right after its commit), else every due event (the sweep),
- * only blob names under prefix when non-NULL; stop starting new attempts
- * at deadline_ms (clock_now_ms; 0: none).  Adds to *rep.  DB_OK, or the
+ * only blob names under prefix when non-NULL; after the first attempt, no
+ * attempt starts that could run past deadline_ms (clock_now_ms; 0: none).  Adds to *rep.  DB_OK, or the
  * database's error (what is unsent stays for the next sender).
  */
 BINDERY_NODISCARD enum db_err events_deliver(struct events_sender *, struct db *db, uint64_t doc_id,
