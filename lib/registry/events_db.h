@@ -27,8 +27,6 @@
 
 /* The receivers this process records events for, by id (copied); n 0: none. */
 void events_db_configure(const char *const *endpoint_ids, size_t n);
-/* Nonzero when some receiver is configured. */
-int events_db_enabled(void);
 
 /*
  * Inside the transaction that made the document ready (create, replace,

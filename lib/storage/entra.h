@@ -11,7 +11,7 @@
  * or fetched from the authority, which is asked before the token expires,
  * never because a request failed.  Tokens are never logged; errors name the
  * credential and the authority's own error code (AADSTS...), never a
- * secret.  See doc/design.md, "Key-free storage".
+ * secret.  See doc/design.md, "Storage client rules" (key-free storage).
  */
 #ifndef BINDERY_ENTRA_H
 #define BINDERY_ENTRA_H
