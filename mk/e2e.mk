@@ -162,4 +162,4 @@ EXTRA_DIST += tests/e2e/entra.sh
 # once in each document's order, to a loopback Standard Webhooks receiver
 # that checks the signatures itself (tests/tools/webhook_receiver.py).
 E2E_TESTS += tests/e2e/events.sh
-EXTRA_DIST += tests/e2e/events.sh
+EXTRA_DIST += tests/e2e/events.sh tests/lib/webhook.sh

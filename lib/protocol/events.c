@@ -23,6 +23,9 @@
 #define DUE_BATCH 50
 /* A claim outlives an attempt's timeout by this much. */
 #define CLAIM_SLACK_S 30
+/* Less than this left of a responder's budget: no attempt is started (it
+ * could only time out, and the sweep retries it anyway). */
+#define RESPONDER_MIN_ATTEMPT_MS 200
 
 struct endpoint {
 	char *url;
@@ -192,7 +195,8 @@ discard(char *p, size_t size, size_t n, void *ctx)
 
 /* POST one event; the HTTP status (0: no answer, *why says why). */
 static long
-post(struct events_sender *s, const struct endpoint *ep, const struct events_due *ev, char *why, size_t whylen)
+post(struct events_sender *s, const struct endpoint *ep, const struct events_due *ev, long timeout_ms, char *why,
+     size_t whylen)
 {
 	struct buf sig = BUF_INIT(128), line = BUF_INIT(256);
 	struct curl_slist *h = NULL, *n;
@@ -233,8 +237,8 @@ post(struct events_sender *s, const struct endpoint *ep, const struct events_due
 	curl_easy_setopt(s->easy, CURLOPT_WRITEFUNCTION, discard);
 	curl_easy_setopt(s->easy, CURLOPT_ERRORBUFFER, errbuf);
 	curl_easy_setopt(s->easy, CURLOPT_NOSIGNAL, 1L);
-	curl_easy_setopt(s->easy, CURLOPT_TIMEOUT_MS, (long)ep->timeout * 1000L);
-	curl_easy_setopt(s->easy, CURLOPT_CONNECTTIMEOUT_MS, (long)ep->timeout * 1000L);
+	curl_easy_setopt(s->easy, CURLOPT_TIMEOUT_MS, timeout_ms);
+	curl_easy_setopt(s->easy, CURLOPT_CONNECTTIMEOUT_MS, timeout_ms);
 	/* A receiver that redirects is not followed: the event stays for it. */
 	curl_easy_setopt(s->easy, CURLOPT_FOLLOWLOCATION, 0L);
 	curl_easy_setopt(s->easy, CURLOPT_PROTOCOLS_STR, "http,https");
@@ -288,17 +292,18 @@ collect_due(void *ctx, const struct events_due *d)
 	return 0;
 }
 
-/* Attempt one claimed event at one receiver and record the outcome. */
+/* Attempt one claimed event at one receiver, for at most timeout_ms, and
+ * record the outcome. */
 static enum db_err
 attempt(struct events_sender *s, struct db *db, const struct endpoint *ep, const struct events_due *ev,
-	struct events_report *rep)
+	long timeout_ms, struct events_report *rep)
 {
 	char why[256];
 	long status;
 	int dead;
 	enum db_err e;
 
-	status = post(s, ep, ev, why, sizeof why);
+	status = post(s, ep, ev, timeout_ms, why, sizeof why);
 	if (status >= 200 && status <= 299) {
 		rep->delivered++;
 		counters_add(COUNTER_EVENTS_DELIVERED, 1);
@@ -355,7 +360,7 @@ events_deliver(struct events_sender *s, struct db *db, uint64_t doc_id, const ch
 	       struct events_report *rep)
 {
 	struct due_list *l = NULL;
-	size_t i, k, attempts = 0;
+	size_t i, k;
 	enum db_err e = DB_OK;
 
 	if (s == NULL)
@@ -364,22 +369,36 @@ events_deliver(struct events_sender *s, struct db *db, uint64_t doc_id, const ch
 		return DB_NOMEM;
 	for (i = 0; i < s->n && e == DB_OK; i++) {
 		const struct endpoint *ep = &s->ep[i];
+		size_t tried = 0;	/* attempts at this receiver */
+		int more = 1;
 
 		/* Rounds: a document's next event becomes due once the one
 		 * before it is delivered. */
-		for (;;) {
+		while (more) {
 			size_t sent = 0;
 
 			l->n = 0;
 			if ((e = events_db_due(db, ep->id, doc_id, prefix, DUE_BATCH, collect_due, l)) != DB_OK)
 				break;
 			for (k = 0; k < l->n && e == DB_OK; k++) {
-				/* Past the first attempt, start one only if it can end
-				 * by the deadline: a responder's answer waits at most
-				 * about one receiver's timeout. */
-				if (deadline_ms > 0 && attempts > 0 &&
-				    clock_now_ms() + (int64_t)ep->timeout * 1000 > deadline_ms)
-					goto out;
+				long budget = (long)ep->timeout * 1000L;
+
+				if (deadline_ms > 0) {
+					int64_t left = deadline_ms - clock_now_ms();
+
+					/* A responder's answer waits about one
+					 * receiver's timeout at most: every receiver
+					 * gets one attempt within what is left of it,
+					 * a further event only a whole timeout. */
+					if (tried > 0 && left < budget) {
+						more = 0;
+						break;
+					}
+					if (left < RESPONDER_MIN_ATTEMPT_MS)
+						goto out;
+					if (left < budget)
+						budget = (long)left;
+				}
 				e = events_db_claim(db, l->rows[k].event_id, ep->id, s->claimer,
 						    ep->timeout + CLAIM_SLACK_S);
 				if (e == DB_CONFLICT) {
@@ -391,9 +410,9 @@ events_deliver(struct events_sender *s, struct db *db, uint64_t doc_id, const ch
 					break;
 				if (FAILPOINT("events.before_send"))
 					continue;	/* claimed, never sent: the claim runs out */
-				e = attempt(s, db, ep, &l->rows[k], rep);
+				e = attempt(s, db, ep, &l->rows[k], budget, rep);
 				sent++;
-				attempts++;
+				tried++;
 			}
 			/* Again while something moved: a delivered event makes its
 			 * document's next one due; a failed one waits for its

@@ -40,8 +40,10 @@ struct events_report {
 /*
  * Send what is due: only document doc_id's events when nonzero (a
  * responder right after its commit), else every due event (the sweep),
- * only blob names under prefix when non-NULL; after the first attempt, no
- * attempt starts that could run past deadline_ms (clock_now_ms; 0: none).  Adds to *rep.  DB_OK, or the
+ * only blob names under prefix when non-NULL.  With deadline_ms
+ * (clock_now_ms; 0: none) nothing runs past it: each receiver gets one
+ * attempt, cut to what is left, and a further event only when a whole
+ * timeout still fits.  Adds to *rep.  DB_OK, or the
  * database's error (what is unsent stays for the next sender).
  */
 BINDERY_NODISCARD enum db_err events_deliver(struct events_sender *, struct db *db, uint64_t doc_id,
@@ -50,8 +52,8 @@ BINDERY_NODISCARD enum db_err events_deliver(struct events_sender *, struct db *
 
 /*
  * A responder right after the commit of a change to doc_id: send that
- * document's due events now, each receiver's attempt bounded by its
- * timeout.  Never an error to the caller: what is not sent (a receiver
+ * document's due events now, all of them within the longest receiver
+ * timeout (every receiver is tried, each within what is left).  Never an error to the caller: what is not sent (a receiver
  * down, the database gone) stays for the next sender, the sweep.
  */
 void events_after_commit(struct events_sender *, struct db *db, uint64_t doc_id);

@@ -17,6 +17,9 @@
 #     `bindery events --dead` and re-queued by --requeue;
 #   - concurrent replaces of one document arrive in version order; two
 #     sweepers deliver each waiting event exactly once between them;
+#   - two receivers, each checking its own secret; a sweep sends only to
+#     the receivers its configuration names, and with --prefix only its own
+#     documents' events; delivered events pruned after the retention;
 #   - without [events] nothing is written.
 # Its documents live in a database of its own.
 [ -n "${BASH_VERSION:-}" ] || exec bash "$0" "$@"
@@ -25,14 +28,15 @@ here=$(cd "$(dirname "$0")" && pwd)
 . "$here/../lib/http.sh"
 . "$here/../lib/stack.sh"
 . "$here/../lib/db.sh"
+. "$here/../lib/webhook.sh"
 
 need_stack BINDERY_TEST_MIGRATE_CONFIG BINDERY_TEST_BIN BINDERY_TEST_TOKEN BINDERY_TEST_VAR
 work=$(mktemp -d -p "$BINDERY_TEST_VAR") || bail_out "no work directory"
 chmod 0755 "$work"
 DBNAME=bindery_events$$
-rx_pid=
+rx_pid= rx2_pid=
 cleanup() {
-	[ -z "$rx_pid" ] || kill "$rx_pid" 2>/dev/null
+	webhook_stop "$rx_pid"; webhook_stop "$rx2_pid"
 	sql "DROP DATABASE IF EXISTS $DBNAME" >/dev/null 2>&1
 	rm -rf "$work"
 }
@@ -45,18 +49,12 @@ export CGI_STDERR=$work/cgi.err
 PREFIX=ev-$$-
 
 # ---- the receiver ----
-printf 'whsec_%s\n' "$(head -c 32 /dev/urandom | base64 -w0)" >"$work/secret"
-chmod 0600 "$work/secret"
-python3 "$here/../tools/webhook_receiver.py" --port-file "$work/rx.port" --control-port-file "$work/rx.control" \
-	--secret-file "$work/secret" --log "$work/rx.log" --events "$work/rx.events" 2>"$work/rx.err" &
-rx_pid=$!
-for _ in $(seq 1 100); do [ -s "$work/rx.port" ] && [ -s "$work/rx.control" ] && break; sleep 0.05; done
-[ -s "$work/rx.port" ] || bail_out "webhook_receiver.py did not start: $(cat "$work/rx.err")"
-hook=http://127.0.0.1:$(cat "$work/rx.port")/hook
-ctl=http://127.0.0.1:$(cat "$work/rx.control")
-mode() { curl -s -X POST -H 'Content-Type: application/json' --data "$1" "$ctl/_control" >/dev/null; }
+webhook_start "$work/rx"
+rx_pid=$WEBHOOK_PID hook=$WEBHOOK_URL ctl=$WEBHOOK_CTL
+cp "$WEBHOOK_SECRET" "$work/secret"
+mode() { webhook_mode "$ctl" "$1"; }
 # received [JQ-FILTER]: the receiver's records (one JSON object a line).
-received() { jq -rc "${1:-.}" "$work/rx.events" 2>/dev/null; }
+received() { jq -rc "${1:-.}" "$work/rx/rx.events" 2>/dev/null; }
 
 # conf NAME LINES...: our database, the stack's storage, [events] LINES.
 conf() {
@@ -265,6 +263,70 @@ got=$(received "select(.body.data.name | startswith(\"${PREFIX}two-\")) | .webho
 is "$got" "1 " "two sweepers: each of the 12 events reached the receiver exactly once"
 is "$(received "select((.body.data.name | startswith(\"${PREFIX}two-\")) and .status == 204)" | wc -l)" 12 \
 	"... all 12 delivered"
+
+# ---- two receivers, each its own secret; a sweep serves only its own ----
+webhook_start "$work/rx2"
+rx2_pid=$WEBHOOK_PID ctl2=$WEBHOOK_CTL
+received2() { jq -rc "${1:-.}" "$work/rx2/rx.events" 2>/dev/null; }
+conf two '[events]' 'backoff_max = 1' "url = $hook" "secret_file = $work/secret" 'timeout = 2' \
+	"url = $WEBHOOK_URL" "secret_file = $WEBHOOK_SECRET" 'timeout = 2'
+create pair "$work/v1" two
+pair=$ID
+is "$(received "select(.body.data.id == \"$pair\") | .valid")" true \
+	"two receivers: the first checks the event with its own secret"
+is "$(received2 "select(.body.data.id == \"$pair\") | .valid")" true "... and so does the second, with its own"
+webhook_mode "$ctl2" '{"mode": "down"}'
+create pair2 "$work/v1" two
+pair2=$ID
+webhook_mode "$ctl2" '{"mode": "ok"}'
+sleep 1.2
+sweep ev
+is "$(received2 "select(.body.data.id == \"$pair2\")" | wc -l)" 0 \
+	"the second down: a sweep whose configuration names only the first sends it nothing"
+is "$(sql "SELECT d.state FROM $DBNAME.event_deliveries d JOIN $DBNAME.events e ON e.id = d.event_id
+	WHERE e.document_id = $pair2 AND d.endpoint = SHA2('$WEBHOOK_URL', 256)")" pending "... its delivery waits"
+sweep two
+is "$(received2 "select(.body.data.id == \"$pair2\") | [.valid, .status] | @csv")" 'true,204' \
+	"... the sweep of a configuration that names it delivers it"
+is "$(received "select(.body.data.id == \"$pair2\")" | wc -l)" 1 "... and the first received it once"
+kill "$rx2_pid" 2>/dev/null
+
+# ---- sweep --prefix: only its own documents' events ----
+# (--prefix narrows by blob name: each document written under a prefix of its own)
+for p in pa pb; do
+	sed "s|^prefix = ${PREFIX}\$|prefix = ${PREFIX}$p-|" "$work/ev.conf" >"$work/$p.conf"
+done
+mode '{"mode": "down"}'
+create pa-1 "$work/v1" pa
+pa=$ID
+create pb-1 "$work/v1" pb
+pb=$ID
+mode '{"mode": "ok"}'
+sleep 1.2
+"$cli" -c "$work/ev.conf" sweep --prefix pa- >"$work/sweep.out" 2>&1
+is "$(received "select(.status == 204 and (.body.data.id == \"$pa\" or .body.data.id == \"$pb\")) | .body.data.name" |
+	tr -d '"' | tr '\n' ' ')" "${PREFIX}pa-1 " "sweep --prefix pa-: delivers pa-1's event, not pb-1's"
+sweep
+is "$(received "select(.status == 204 and .body.data.id == \"$pb\")" | wc -l)" 1 "... a whole sweep delivers pb-1's"
+
+# ---- pruning: delivered events go after the retention, waiting ones stay ----
+conf keep '[events]' 'backoff_max = 1' "url = $hook" "secret_file = $work/secret" 'timeout = 2' 'retention = 1'
+mode '{"mode": "down"}'
+create waiting "$work/v1" keep
+waiting=$ID
+mode '{"mode": "ok"}'
+delivered_before=$(sql "SELECT COUNT(*) FROM $DBNAME.events e WHERE NOT EXISTS (SELECT 1 FROM
+	$DBNAME.event_deliveries d WHERE d.event_id = e.id AND d.state = 'pending')")
+ok "[ ${delivered_before:-0} -gt 10 ]" "$delivered_before delivered events are kept before the retention passes"
+sql "UPDATE $DBNAME.event_deliveries SET next_at = NOW(6) + INTERVAL 1 HOUR WHERE event_id IN
+	(SELECT id FROM $DBNAME.events WHERE document_id = $waiting)"
+sleep 1.1
+"$cli" -c "$work/keep.conf" -v sweep >"$work/sweep.out" 2>&1
+like "$(cat "$work/sweep.out")" 'events: .*[1-9][0-9]* pruned' "retention = 1: the sweep prunes ($(grep -o 'events:.*' "$work/sweep.out"))"
+is "$(sql "SELECT COUNT(*) FROM $DBNAME.events e WHERE NOT EXISTS (SELECT 1 FROM
+	$DBNAME.event_deliveries d WHERE d.event_id = e.id AND d.state = 'pending')")" 0 "... every delivered event is gone"
+is "$(sql "SELECT COUNT(*) FROM $DBNAME.event_deliveries d JOIN $DBNAME.events e ON e.id = d.event_id
+	WHERE e.document_id = $waiting AND d.state = 'pending'")" 1 "... the one still waiting stays"
 
 # ---- without [events], nothing is written ----
 create plain "$work/v1" plain
