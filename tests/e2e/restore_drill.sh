@@ -12,13 +12,17 @@
 # (a failpoint) and run again leaves: every B and every replaced A reading
 # back its newest bytes, every deleted A and B answering 404, the ids and
 # names the API answered before, no new document on an id a blob names, and
-# a clean audit.
+# a clean audit.  With [events] on: the repair writes document.ready for
+# every document it made again or moved to a newer version and
+# document.deleted for every one it deleted, and the next sweep delivers
+# them (signed, to a receiver of the drill's own).
 [ -n "${BASH_VERSION:-}" ] || exec bash "$0" "$@"
 here=$(cd "$(dirname "$0")" && pwd)
 top=${top_srcdir:-$(cd "$here/../.." && pwd)}
 . "$top/tests/lib/tap.sh"
 . "$top/tests/lib/http.sh"
 . "$top/tests/lib/db.sh"
+. "$top/tests/lib/webhook.sh"
 
 need_stack BINDERY_CONFIG BINDERY_TEST_MIGRATE_CONFIG BINDERY_TEST_BIN BINDERY_TEST_DB_SOCKET \
 	BINDERY_TEST_TOKEN
@@ -32,7 +36,9 @@ rsql() {
 	mariadb --no-defaults --skip-ssl --protocol=socket --socket="$BINDERY_TEST_DB_SOCKET" -uroot \
 		-N -B "$rdb" -e "$1"
 }
+rx_pid=
 cleanup() {
+	webhook_stop "$rx_pid"
 	# DROP DATABASE leaves its grants behind: revoke them too, or the lane's
 	# runtime account keeps rights on a database that is gone (grants.sh
 	# checks the account holds its own and nothing else).
@@ -56,7 +62,10 @@ set_conf() { # IN OUT
 		-e "s/^\\[limits\\]/[limits]\\nretire_grace = 1/" "$1" >"$2"
 	chmod 0600 "$2"
 }
+webhook_start "$work/rx"
+rx_pid=$WEBHOOK_PID
 set_conf "$BINDERY_CONFIG" "$work/rt.conf"
+printf '[events]\nurl = %s\nsecret_file = %s\nbackoff_max = 1\n' "$WEBHOOK_URL" "$WEBHOOK_SECRET" >>"$work/rt.conf"
 set_conf "$BINDERY_TEST_MIGRATE_CONFIG" "$work/mig.conf"
 "$bindery" -c "$work/mig.conf" migrate >"$work/migrate.out" 2>&1 ||
 	bail_out "migrate $rdb: $(head -c 300 "$work/migrate.out")"
@@ -128,6 +137,7 @@ listing >"$work/before.list"
 is "$(wc -l <"$work/before.list")" 6 "the API lists A2 A3 A6 B1 B2 B4, nothing deleted"
 
 # ---- the restore: writes stay off until the repair has run ----
+rx_before=$(wc -l <"$WEBHOOK_EVENTS")
 { echo "DROP DATABASE $rdb; CREATE DATABASE $rdb; USE $rdb;"; cat "$work/backup.sql"; } |
 	mariadb --no-defaults --skip-ssl --protocol=socket --socket="$BINDERY_TEST_DB_SOCKET" -uroot
 ok $? "the backup restored over the database"
@@ -165,6 +175,19 @@ is "$?" 137 "the repair crashed half-way (after its first step)"
 "$bindery" -c "$work/rt.conf" audit --repair --adopt >"$work/repair.out" 2>&1
 is "$?" 0 "run again, it finishes and the audit after it is clean"
 sed 's/^/# /' "$work/repair.out"
+# The repair's events: what the receiver got after the restore.
+"$bindery" -c "$work/rt.conf" sweep >"$work/sweep2.out" 2>&1
+rx_events() { tail -n +$((rx_before + 1)) "$WEBHOOK_EVENTS" | jq -r "$1"; }
+is "$(rx_events 'select(.status == 204 and .body.type == "document.deleted") | .body.data.id' | sort -n | uniq | tr '\n' ' ')" \
+	"$(printf '%s\n' "${id[A1]}" "${id[A4]}" "${id[A5]}" | sort -n | tr '\n' ' ')" \
+	"the repair's events: document.deleted for A1, A4, A5, delivered by the next sweep"
+for k in A2 A3 B1 B2 B4; do
+	is "$(rx_events "select(.status == 204 and .body.type == \"document.ready\" and .body.data.id == \"${id[$k]}\") | [.body.data.version, .body.data.sha256] | @tsv" | sort -u)" \
+		"$(printf '%s\t%s' "$(rsql "SELECT version FROM documents WHERE id = ${id[$k]}")" "$(sha <"${file[$k]}")")" \
+		"... document.ready for $k at its adopted version, with its newest bytes' SHA-256"
+done
+is "$(rx_events 'select(.status == 204) | .body.data.id' | sort -u | wc -l)" 8 "... and for no other document"
+is "$(rx_events 'select(.valid | not)' | wc -l)" 0 "... each signed with the receiver's secret"
 "$bindery" -c "$work/rt.conf" audit --repair --adopt >"$work/again.out" 2>&1
 like "$(cat "$work/again.out")" 'adopt: 0 made again, 0 moved to a newer version, 0 deleted, 0 into the outbox' \
 	"a third run finds nothing left to do"
