@@ -8,8 +8,9 @@ tests_tools_faultproxy_SOURCES = tests/tools/faultproxy.c
 tests_tools_faultproxy_LDADD =
 UNIT_TESTS += tests/chaos/faultproxy.sh
 # (slow: ordered in Makefile.am's SLOW_TESTS) tests/e2e/faults.sh tests/e2e/fencing.sh tests/chaos/chaos.sh
+# tests/chaos/events_chaos.sh: the chaos run with [events] on, every event checked
 EXTRA_DIST += tests/e2e/crash_matrix.sh tests/e2e/fencing.sh tests/e2e/faults.sh tests/lib/chaos.sh \
-	tests/chaos/faultproxy.sh tests/chaos/chaos.sh
+	tests/chaos/faultproxy.sh tests/chaos/chaos.sh tests/chaos/events_chaos.sh
 # Storage refusing a request bindery built is 502 storage_error, never the
 # client's 400 (through the fault proxy and a lighttpd of its own); If-Match: *
 # matches whatever version is current when the commit lands, even under a
