@@ -152,7 +152,7 @@ EXTRA_DIST += tests/cluster/env.sh tests/cluster/same_name.sh tests/cluster/read
 	tests/cluster/replace_conflict.sh tests/cluster/galera_cost.sh \
 	tests/cluster/failover.sh tests/cluster/delete_conflict.sh \
 	tests/cluster/two_sweepers.sh tests/cluster/chaos_node_kill.sh tests/cluster/crash_split.sh \
-	tests/cluster/capacity.sh tests/cluster/restore_drill.sh
+	tests/cluster/capacity.sh tests/cluster/restore_drill.sh tests/cluster/events.sh
 # Key-free storage ([storage] auth = entra): every storage path against the
 # HTTPS Azurite in OAuth mode with no account key, the authority a loopback
 # stand-in (tests/tools/fake_entra.py).

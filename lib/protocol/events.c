@@ -401,8 +401,11 @@ events_deliver(struct events_sender *s, struct db *db, uint64_t doc_id, const ch
 				}
 				e = events_db_claim(db, l->rows[k].event_id, ep->id, s->claimer,
 						    ep->timeout + CLAIM_SLACK_S);
-				if (e == DB_CONFLICT) {
-					rep->busy++;	/* another sender has it */
+				/* Another sender has it; on Galera a claim two nodes
+				 * made at once fails certification on one of them
+				 * (DB_RETRY), which is the same answer. */
+				if (e == DB_CONFLICT || e == DB_RETRY) {
+					rep->busy++;
 					e = DB_OK;
 					continue;
 				}
