@@ -88,6 +88,13 @@ static const struct answer_row answers[] = {
 	{ PROTO_GONE, ANY_API, 410, "upload_gone",
 	  "this Idempotency-Key's direct upload is over (its document was deleted or replaced, or it"
 	  " expired unfinished): use a new key", 0, NULL },
+	/* Admission: nothing of a refused upload is kept. */
+	{ PROTO_TYPE_REFUSED, ANY_API, 415, "type_not_allowed",
+	  "the content's type (read from its bytes) is not one this server accepts; nothing was kept", 0, NULL },
+	{ PROTO_INFECTED, ANY_API, 422, "infected", "the malware scanner found something in it; nothing was kept",
+	  0, NULL },
+	{ PROTO_SCAN_UNAVAILABLE, ANY_API, 503, "scan_unavailable",
+	  "the malware scanner could not check the upload; try again", RETRY_AFTER, NULL },
 };
 
 static const struct answer_row internal = {

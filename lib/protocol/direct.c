@@ -10,6 +10,7 @@
 #include "base/failpoint.h"
 #include "base/log.h"
 #include "base/rand.h"
+#include "protocol/admission.h"
 #include "protocol/direct.h"
 #include "protocol/protocol_internal.h"
 #include "protocol/stamp.h"
@@ -207,6 +208,7 @@ struct hashing {
 	struct sha256_ctx sha;
 	struct md5_ctx md5;
 	uint64_t bytes;
+	struct admission *adm;	/* the same read, for admission (NULL: none) */
 };
 
 static int
@@ -216,6 +218,7 @@ hash_data(void *ctx, const char *data, size_t len)
 
 	sha256_update(&h->sha, len, (const uint8_t *)data);
 	md5_update(&h->md5, len, (const uint8_t *)data);
+	admission_stored_data(h->adm, data, len);
 	h->bytes += len;
 	return 0;
 }
@@ -250,7 +253,7 @@ check_shape(struct services *s, const char *blob_name, const struct blob_props *
  */
 static enum proto_result
 verify_bytes(struct services *s, const struct direct_row *row, const struct blob_props *p,
-	     struct verified *v)
+	     struct admission *adm, struct verified *v)
 {
 	unsigned char digest[SHA256_DIGEST_SIZE], md5[MD5_DIGEST_SIZE];
 	struct buf b64 = BUF_INIT(sizeof v->md5_b64);
@@ -263,6 +266,7 @@ verify_bytes(struct services *s, const struct direct_row *row, const struct blob
 	memset(&h, 0, sizeof h);
 	sha256_init(&h.sha);
 	md5_init(&h.md5);
+	h.adm = adm;
 	if (blob_get(s->blob, row->blob_name, 0, 0, p->etag, NULL, hash_data, &h, &r) != BLOB_OK) {
 		blob_log_failure("direct finalize read", row->blob_name, &r);
 		/* Another ETag now: the blob changed under the read. */
@@ -427,6 +431,38 @@ refuse_blob(struct services *s, const char *blob_name, const struct blob_props *
 }
 
 /*
+ * Admission of the bytes verify_bytes just read (doc/design.md,
+ * "Admission"), before the triple is recorded: the recorded triple lets the
+ * sweeper roll it forward.  Refused: the blob goes at once, guarded by the
+ * ETag read, and the intent stays (its SAS may still create the blob; a
+ * re-upload is found and swept).  Admitted: the type to record in d and,
+ * when it is not the declared one, in the pending row.
+ */
+static enum proto_result
+admit(struct services *s, const struct direct_row *row, const struct blob_props *p, struct admission *adm,
+      struct doc *d)
+{
+	char type[SNIFF_TYPE_MAX];
+	struct blob_result r;
+	enum proto_result pr;
+	enum db_err e;
+
+	pr = admission_stored_end(adm, 1, d->content_type, type, sizeof type);
+	if (pr == PROTO_TYPE_REFUSED || pr == PROTO_INFECTED) {
+		if (blob_delete(s->blob, row->blob_name, NULL, p->etag, &r) != BLOB_OK)
+			blob_log_failure("direct refused blob left for the sweeper:", row->blob_name, &r);
+		else
+			log_info("direct upload %s refused by admission: deleted", row->blob_name);
+		return pr;
+	}
+	if (pr != PROTO_OK || strcmp(type, d->content_type) == 0)
+		return pr;
+	if ((e = docs_set_pending_type(s->db, d->id, row->blob_name, type)) != DB_OK)
+		return e == DB_CONFLICT ? PROTO_RETRY : proto_from_db(e);
+	return copy_cstr(d->content_type, sizeof d->content_type, type) == 0 ? PROTO_OK : PROTO_FAILED;
+}
+
+/*
  * One look at the intent and its blob, and as far as it can go.
  * PROTO_RETRY: something changed under it (another finalize); look again.
  */
@@ -434,6 +470,7 @@ static enum proto_result
 finalize_once(struct services *s, uint64_t doc_id, const char *owner, struct doc *d)
 {
 	struct direct_row row;
+	struct admission *adm = NULL;
 	struct blob_props p;
 	struct blob_result r;
 	struct verified v;
@@ -467,8 +504,13 @@ finalize_once(struct services *s, uint64_t doc_id, const char *owner, struct doc
 			refuse_blob(s, row.blob_name, &p);
 		return pr;
 	}
-	if ((pr = verify_bytes(s, &row, &p, &v)) != PROTO_OK ||
-	    (pr = rewrite_headers(s, row.blob_name, d, &p, &v)) != PROTO_OK)
+	if ((pr = admission_stored_begin(s, &adm)) != PROTO_OK)
+		return pr;
+	pr = verify_bytes(s, &row, &p, adm, &v);
+	if (pr == PROTO_OK)
+		pr = admit(s, &row, &p, adm, d);
+	admission_free(adm);
+	if (pr != PROTO_OK || (pr = rewrite_headers(s, row.blob_name, d, &p, &v)) != PROTO_OK)
 		return pr;
 	e = direct_db_record(s->db, row.blob_name, row.holder, row.etag, v.etag, v.size, v.sha256_hex);
 	if (e == DB_CONFLICT)

@@ -9,6 +9,7 @@
 #include "base/counters.h"
 #include "base/failpoint.h"
 #include "base/log.h"
+#include "protocol/admission.h"
 #include "protocol/protocol.h"
 #include "protocol/protocol_internal.h"
 #include "base/rand.h"
@@ -415,6 +416,11 @@ upload_and_commit_tag(struct services *s, struct held_intent *hi, const struct p
 	}
 	if (FAILPOINT("lease.before_flip"))
 		return PROTO_UNAVAILABLE;
+	/* Admission: stored, not yet committed; the sweeper never rolls a
+	 * pending-tagged blob forward, so a refusal here leaves nothing that
+	 * could become ready. */
+	if ((pr = admission_verdict(body->admit)) != PROTO_OK)
+		return pr;
 
 	if ((pr = proto_commit_tag_flip(s, blob_name)) != PROTO_OK)
 		return pr;
@@ -484,8 +490,10 @@ finish_create(struct services *s, struct held_intent *hi, const struct stamp *st
 		 * refuses a committed blob) compensation is safe, if we still
 		 * hold the row; a resumed intent whose bytes differ belongs to
 		 * the earlier request. */
-		if (pr != PROTO_IDEM_MISMATCH)
+		if (pr != PROTO_IDEM_MISMATCH && !(pr == PROTO_SCAN_UNAVAILABLE && (hi->extras & READY_KEY)))
 			(void)proto_compensate_pending(s, hi);	/* what it leaves, the sweeper finishes */
+		/* (A scanner that could not answer leaves a keyed create's intent
+		 * for the retry with its key, which resumes it.) */
 		return pr;
 	}
 	/* Step 4.  From here on, never compensate: the blob is committed. */
@@ -812,6 +820,8 @@ proto_create(struct services *s, struct span name, const char *owner, const stru
 	     const char *idem_key, struct proto_answer *out)
 {
 	struct create_req *c;
+	struct admission *adm = NULL;
+	struct proto_body admitted;
 	enum create_action a;
 	enum proto_result pr;
 	int taken = 0;
@@ -820,11 +830,14 @@ proto_create(struct services *s, struct span name, const char *owner, const stru
 	c = calloc(1, sizeof *c);	/* the key's record holds a whole answer: not for the stack */
 	if (c == NULL)
 		return PROTO_FAILED;
+	proto_start_deadline(s);
+	/* The type is judged before anything is stored. */
+	if ((pr = admission_begin(s, body, &admitted, &adm)) != PROTO_OK)
+		goto out;
 	c->name = name;
 	c->owner = owner;
-	c->body = body;
+	c->body = &admitted;
 	c->idem_key = idem_key;
-	proto_start_deadline(s);
 	if ((pr = lookup_key(s, c)) != PROTO_OK)
 		goto out;
 	a = proto_create_decide(&c->facts);
@@ -841,6 +854,7 @@ proto_create(struct services *s, struct span name, const char *owner, const stru
 	pr = act_on_key(s, a, c, out);
 out:
 	blob_client_set_deadline(s->blob, 0);
+	admission_free(adm);
 	free(c);
 	return pr;
 }
@@ -943,6 +957,8 @@ proto_replace(struct services *s, uint64_t doc_id, const char *owner, const stru
 {
 	char blob_name[DOC_BLOB_NAME_MAX];
 	const char *install;
+	struct admission *adm = NULL;
+	struct proto_body admitted;
 	struct held_intent hi;
 	struct stamp st;
 	struct lease l;
@@ -954,6 +970,11 @@ proto_replace(struct services *s, uint64_t doc_id, const char *owner, const stru
 	proto_start_deadline(s);
 	if ((pr = proto_replace_target(s, doc_id, owner, pre, &out->doc, &expected_version)) != PROTO_OK)
 		goto out;
+	/* The type is judged before anything is stored; a refused replace
+	 * leaves the document as it was. */
+	if ((pr = admission_begin(s, body, &admitted, &adm)) != PROTO_OK)
+		goto out;
+	body = &admitted;
 	if ((install = services_install_id(s)) == NULL) {
 		pr = PROTO_UNAVAILABLE;
 		goto out;
@@ -983,6 +1004,7 @@ proto_replace(struct services *s, uint64_t doc_id, const char *owner, const stru
 	pr = replace_upload_commit(s, &hi, body, &st, expected_version, out);
 out:
 	blob_client_set_deadline(s->blob, 0);
+	admission_free(adm);
 	return pr;
 }
 

@@ -49,14 +49,21 @@ enum proto_result {
 	/* Reads (reads.h): */
 	PROTO_BYTES_CHANGED,	/* 500 bytes_changed: the blob is not the one committed */
 	PROTO_BYTES_MISSING,	/* 500: a ready document without its blob */
+	/* Admission (admission.h): */
+	PROTO_TYPE_REFUSED,	/* 415 type_not_allowed: the bytes' type is not in allowed_types */
+	PROTO_INFECTED,		/* 422 infected: clamd named a signature */
+	PROTO_SCAN_UNAVAILABLE,	/* 503 scan_unavailable: clamd could not answer (or hit a size limit) */
 	PROTO_RETRY,		/* internal to an operation: look again; never returned */
 };
+
+struct admission;
 
 struct proto_body {
 	blob_read_fn read;	/* the request body, streamed */
 	void *ctx;
 	int64_t expected_size;	/* Content-Length or -1 */
 	const char *content_type;
+	struct admission *admit;	/* set by admission_begin (NULL: nothing to judge) */
 };
 
 /* The fields of an answer; app/ renders them (JSON, ETag). */

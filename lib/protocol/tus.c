@@ -15,6 +15,7 @@
 #include "base/sha256_state.h"
 #include "protocol/protocol_internal.h"
 #include "protocol/stamp.h"
+#include "protocol/admission.h"
 #include "protocol/tus.h"
 #include "registry/docs_db.h"
 #include "storage/sign.h"
@@ -681,6 +682,60 @@ make_ready(struct patch_run *p, const struct blob_upload_info *info)
 	return proto_from_db(e);
 }
 
+struct admission_read {
+	struct admission *adm;
+	uint64_t bytes;
+};
+
+static int
+admit_data(void *ctx, const char *data, size_t len)
+{
+	struct admission_read *ar = ctx;
+
+	admission_stored_data(ar->adm, data, len);
+	ar->bytes += len;
+	return 0;
+}
+
+/*
+ * Admission of the committed blob, before its tag flip (doc/design.md,
+ * "Admission"): its bytes read back once, under If-Match on the ETag the
+ * commit answered, for their type and the scan.  The type to record goes
+ * into p->u (and a create's pending row).  A refusal: the caller
+ * compensates; PROTO_SCAN_UNAVAILABLE leaves the upload for a retry of its
+ * last PATCH.
+ */
+static enum proto_result
+admit_stored(struct patch_run *p, const struct blob_upload_info *info)
+{
+	struct admission_read ar = { NULL, 0 };
+	char type[SNIFF_TYPE_MAX];
+	struct blob_result r;
+	enum proto_result pr;
+	enum db_err e;
+
+	if ((pr = admission_stored_begin(p->s, &ar.adm)) != PROTO_OK || ar.adm == NULL)
+		return pr;
+	if (blob_get(p->s->blob, p->u.blob_name, 0, 0, info->etag, NULL, admit_data, &ar, &r) != BLOB_OK) {
+		blob_log_failure("admission read", p->u.blob_name, &r);
+		pr = proto_from_blob(&r) == PROTO_OK ? PROTO_FAILED : proto_from_blob(&r);
+		goto out;
+	}
+	pr = admission_stored_end(ar.adm, ar.bytes == p->u.length, p->u.content_type, type, sizeof type);
+	if (pr != PROTO_OK || strcmp(type, p->u.content_type) == 0)
+		goto out;
+	if (p->u.purpose != PURPOSE_REPLACE &&
+	    (e = docs_set_pending_type(p->s->db, p->u.document_id, p->u.blob_name, type)) != DB_OK) {
+		pr = e == DB_CONFLICT ? PROTO_UNAVAILABLE : proto_from_db(e);
+		goto out;
+	}
+	if (copy_cstr(p->u.content_type, sizeof p->u.content_type, type) != 0)
+		pr = PROTO_FAILED;
+out:
+	admission_free(ar.adm);
+	return pr;
+}
+
 /* Steps 2 (the commit), 3 and 4 once every byte is recorded. */
 static enum proto_result
 finish(struct patch_run *p)
@@ -699,6 +754,13 @@ finish(struct patch_run *p)
 		return pr;
 	if (FAILPOINT("tus.after_commit"))
 		return PROTO_UNAVAILABLE;
+	if ((pr = admit_stored(p, &info)) != PROTO_OK) {
+		/* Refused: nothing kept.  A scanner that could not answer
+		 * leaves it all for the client's retry of its last PATCH. */
+		if (pr == PROTO_TYPE_REFUSED || pr == PROTO_INFECTED)
+			(void)proto_compensate_pending(p->s, &p->hi);
+		return pr;
+	}
 	if (renew(p) != 0)
 		return PROTO_UNAVAILABLE;
 	proto_start_deadline(p->s);

@@ -66,6 +66,15 @@ enum ready_extras {
 };
 
 /*
+ * Admission recorded the type it read from the bytes of a create intent
+ * that has not become ready (doc/design.md, "Admission"): the pending
+ * document on blob_name takes content_type, before anything lets it become
+ * ready.  DB_CONFLICT when no pending row of that blob is there.
+ */
+BINDERY_NODISCARD enum db_err docs_set_pending_type(struct db *db, uint64_t doc_id, const char *blob_name,
+						    const char *content_type);
+
+/*
  * Step 4 of create: document pending -> ready (with the committed blob's
  * storage ETag, which reads are pinned to) and its blob pending ->
  * committed (only while holder holds it), both or neither, and in the same
