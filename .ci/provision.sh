@@ -10,7 +10,7 @@ PLAYWRIGHT_VERSION=1.65.1
 TUS_JS_CLIENT_VERSION=4.3.1
 APT_PACKAGES=(build-essential autoconf automake pkg-config libfcgi-dev
 	libcurl4-gnutls-dev libgnutls28-dev libmariadb-dev libjansson-dev
-	libinih-dev libexpat1-dev nettle-dev mariadb-server lighttpd apache2
+	libinih-dev libexpat1-dev nettle-dev libmagic-dev mariadb-server lighttpd apache2
 	libapache2-mod-fcgid curl ca-certificates iproute2 clang
 	libclang-rt-14-dev valgrind jq python3
 	python3-yaml python3-jsonschema	# tests/e2e/openapi.sh

@@ -7,6 +7,7 @@ lib_libbindery_a_SOURCES += lib/parse/multipart.c lib/parse/multipart.h \
 	lib/parse/http_parse.c lib/parse/http_parse.h \
 	lib/parse/disposition.c lib/parse/disposition.h \
 	lib/parse/config.c lib/parse/config.h \
+	lib/parse/mime_list.c lib/parse/mime_list.h \
 	lib/parse/lifecycle.c lib/parse/lifecycle.h \
 	lib/parse/origin.c lib/parse/origin.h \
 	lib/parse/tus_headers.c lib/parse/tus_headers.h
@@ -15,7 +16,7 @@ check_PROGRAMS += tests/unit/test_multipart tests/unit/test_http_parse \
 	tests/unit/test_alloc_fail tests/unit/test_config \
 	tests/unit/test_lifecycle_policy tests/unit/test_form_reader \
 	tests/unit/test_disposition tests/unit/test_origin \
-	tests/unit/test_tus_headers
+	tests/unit/test_tus_headers tests/unit/test_mime_list
 # Found through $top_srcdir when the harness sets it, else this path.
 tests_unit_test_multipart_CPPFLAGS = $(AM_CPPFLAGS) \
 	-DMULTIPART_DATA_DIR='"$(abs_top_srcdir)/tests/data/multipart"'
@@ -23,7 +24,7 @@ UNIT_TESTS += tests/unit/test_multipart tests/unit/test_http_parse \
 	tests/unit/test_alloc_fail tests/unit/test_config \
 	tests/unit/test_lifecycle_policy tests/unit/test_form_reader \
 	tests/unit/test_disposition tests/unit/test_origin \
-	tests/unit/test_tus_headers
+	tests/unit/test_tus_headers tests/unit/test_mime_list
 # bindery.conf(5) and the sample document every key the parser knows.
 UNIT_TESTS += tests/unit/config_doc.sh
 EXTRA_DIST += tests/unit/config_doc.sh

@@ -13,12 +13,16 @@ lib_libbindery_a_SOURCES += lib/protocol/services.c lib/protocol/services.h \
 	lib/protocol/stray.c lib/protocol/stray.h \
 	lib/protocol/stamp.c lib/protocol/stamp.h \
 	lib/protocol/adopt.c lib/protocol/adopt.h \
-	lib/protocol/admission.c lib/protocol/admission.h
+	lib/protocol/admission.c lib/protocol/admission.h \
+	lib/protocol/sniff.c lib/protocol/sniff.h
 
 check_PROGRAMS += tests/unit/test_sweep_decide tests/unit/test_create_decide tests/unit/test_tus_decide \
 	tests/unit/test_stamp tests/unit/test_adopt_decide
 UNIT_TESTS += tests/unit/test_sweep_decide tests/unit/test_create_decide tests/unit/test_tus_decide \
 	tests/unit/test_stamp tests/unit/test_adopt_decide
+# libmagic's verdicts on bytes the test builds, and the leading-byte count.
+check_PROGRAMS += tests/unit/test_sniff
+UNIT_TESTS += tests/unit/test_sniff
 # The Standard Webhooks signature, pinned to the specification's example.
 check_PROGRAMS += tests/unit/test_events
 UNIT_TESTS += tests/unit/test_events

@@ -24,6 +24,7 @@ enum key_type {
 	KEY_STRING,
 	KEY_PORT,
 	KEY_COUNT,	/* unsigned, >= 1 */
+	KEY_COUNT_OR_ZERO,	/* unsigned, where 0 turns the limit off */
 	KEY_SECONDS,	/* unsigned, >= 0 */
 	KEY_SIZE,
 	KEY_SIZE_OR_ZERO,	/* a size where 0 turns the limit off */
@@ -43,6 +44,10 @@ enum key_type {
 	KEY_DB_TLS,		/* off, on, verify */
 	KEY_ORIGIN,		/* scheme://host[:port] */
 	KEY_PROXIES,		/* addresses and networks, space or comma separated */
+	KEY_MIME_LIST,		/* media type patterns (mime_list.h) */
+	KEY_CONTENT_TYPE,	/* sniffed, declared */
+	KEY_CLAMD,		/* unix:PATH or HOST:PORT */
+	KEY_SCAN_ON_ERROR,	/* refuse, admit */
 };
 
 struct key_def {
@@ -100,6 +105,14 @@ static const struct key_def keys[] = {
 	K("auth", "trusted_proxies", KEY_PROXIES, trusted_proxies),
 	K("upload", "direct", KEY_BOOL, upload_direct),
 	K("upload", "direct_sas_lifetime", KEY_COUNT, direct_sas_lifetime),
+	K("upload", "allowed_types", KEY_MIME_LIST, upload_allowed_types),
+	K("upload", "content_type", KEY_CONTENT_TYPE, upload_content_type),
+	K("quota", "bytes_per_owner", KEY_SIZE_OR_ZERO, quota_bytes_per_owner),
+	K("quota", "documents_per_owner", KEY_COUNT_OR_ZERO, quota_documents_per_owner),
+	K("quota", "pending_per_owner", KEY_COUNT_OR_ZERO, quota_pending_per_owner),
+	K("scan", "clamd", KEY_CLAMD, scan_clamd),
+	K("scan", "timeout", KEY_COUNT, scan_timeout),
+	K("scan", "on_scanner_error", KEY_SCAN_ON_ERROR, scan_on_error),
 	K("events", "retention", KEY_COUNT, events_retention),
 	K("events", "backoff_max", KEY_COUNT, events_backoff_max),
 	K("events", "url", KEY_EVENT_URL, nevents),
@@ -581,6 +594,58 @@ set_db_tls(struct bindery_config *cfg, const char *value)
 	return 0;
 }
 
+/* [upload] allowed_types: the whole list, replacing an earlier line's.
+ * Type names are no secret, so the message quotes the entry it refuses. */
+static int
+set_allowed_types(struct load_state *st, const char *value)
+{
+	struct span bad;
+	enum mime_list_err e;
+	char entry[4 * 64 + 4];
+
+	e = mime_list_parse(span_from_cstr(value), &st->cfg->upload_allowed_types, &bad);
+	if (e == MIME_LIST_OK)
+		return 0;
+	log_field(bad.ptr, bad.len, 64, entry, sizeof entry);
+	snprintf(st->err, st->errlen, "'%s' %s", entry, mime_list_strerror(e));
+	return -2;
+}
+
+static int parse_db_host(const char *s, size_t len, unsigned default_port, struct config_db_host *out);
+
+/* [scan] clamd = unix:PATH | HOST:PORT; clamd has no default port worth
+ * guessing (TCPSocket is commented out in Debian's clamd.conf). */
+static int
+set_clamd(struct load_state *st, const char *value)
+{
+	struct config_clamd *c = &st->cfg->scan_clamd;
+	struct config_db_host h;
+
+	c->kind = CONFIG_CLAMD_NONE;
+	if (strncmp(value, "unix:", 5) == 0) {
+		if (value[5] != '/') {
+			snprintf(st->err, st->errlen, "unix: needs an absolute path");
+			return -2;
+		}
+		if (copy_cstr(c->path, sizeof c->path, value + 5)) {
+			snprintf(st->err, st->errlen, "a unix socket's path is at most %d bytes",
+				 CONFIG_UNIX_PATH_MAX);
+			return -2;
+		}
+		c->kind = CONFIG_CLAMD_UNIX;
+		return 0;
+	}
+	if (parse_db_host(value, strlen(value), 0, &h) != 0 || h.port == 0) {
+		snprintf(st->err, st->errlen, "expected unix:/PATH or HOST:PORT with a port from 1 to"
+			 " 65535 (an IPv6 address in brackets)");
+		return -2;
+	}
+	memcpy(c->host, h.name, sizeof c->host);
+	c->port = h.port;
+	c->kind = CONFIG_CLAMD_TCP;
+	return 0;
+}
+
 static int
 set_key(struct load_state *st, const struct key_def *def, const char *value)
 {
@@ -600,6 +665,8 @@ set_key(struct load_state *st, const struct key_def *def, const char *value)
 		return 0;
 	case KEY_COUNT:
 		return parse_unsigned(value, 1, field) ? -1 : 0;
+	case KEY_COUNT_OR_ZERO:
+		return parse_unsigned(value, 0, field) ? -1 : 0;
 	case KEY_SECONDS:
 		return parse_unsigned(value, 0, field) ? -1 : 0;
 	case KEY_SIZE:
@@ -668,6 +735,26 @@ set_key(struct load_state *st, const struct key_def *def, const char *value)
 		return set_proxies(st, value);
 	case KEY_TOKEN:
 		return set_token(st, value);
+	case KEY_MIME_LIST:
+		return set_allowed_types(st, value);
+	case KEY_CONTENT_TYPE:
+		if (!strcmp(value, "sniffed"))
+			cfg->upload_content_type = CONFIG_CONTENT_TYPE_SNIFFED;
+		else if (!strcmp(value, "declared"))
+			cfg->upload_content_type = CONFIG_CONTENT_TYPE_DECLARED;
+		else
+			goto bad;
+		return 0;
+	case KEY_CLAMD:
+		return set_clamd(st, value);
+	case KEY_SCAN_ON_ERROR:
+		if (!strcmp(value, "refuse"))
+			cfg->scan_on_error = CONFIG_SCAN_REFUSE;
+		else if (!strcmp(value, "admit"))
+			cfg->scan_on_error = CONFIG_SCAN_ADMIT;
+		else
+			goto bad;
+		return 0;
 	case KEY_EVENT_URL:
 	case KEY_EVENT_SECRET:
 	case KEY_EVENT_CA:
@@ -1076,6 +1163,7 @@ config_defaults(struct bindery_config *cfg)
 	cfg->events_retention = 7 * 86400;
 	cfg->events_backoff_max = 3600;
 	cfg->direct_sas_lifetime = 900;
+	cfg->scan_timeout = 30;
 	cfg->sweep_batch = 500;
 	cfg->sweep_parallel = 8;
 	cfg->sweep_lease = 300;
@@ -1083,6 +1171,33 @@ config_defaults(struct bindery_config *cfg)
 	cfg->sweep_history_days = 30;
 	cfg->log_level = LOG_LEVEL_INFO;
 	cfg->log_sink = LOG_SINK_STDERR;
+}
+
+/* [quota] and [scan] against the rest (doc/design.md, "Admission"). */
+static void
+check_admission(struct load_state *st)
+{
+	struct bindery_config *cfg = st->cfg;
+
+	/* An upload that declares no size reserves max_upload: under a
+	 * smaller quota it could never start, and no document over the
+	 * quota could ever be kept anyway. */
+	if (cfg->quota_bytes_per_owner != 0 && cfg->quota_bytes_per_owner < cfg->max_upload)
+		add_error(st, key_line_of(st, "quota", "bytes_per_owner"),
+			  "[quota] bytes_per_owner must be 0 (no limit) or at least [limits] max_upload"
+			  " (%llu): an upload without a declared size reserves max_upload",
+			  (unsigned long long)cfg->max_upload);
+	/* Settings that would silently do nothing. */
+	if (cfg->scan_clamd.kind == CONFIG_CLAMD_NONE &&
+	    (key_line_of(st, "scan", "timeout") || key_line_of(st, "scan", "on_scanner_error")))
+		add_error(st, key_line_of(st, "scan", "timeout") ? key_line_of(st, "scan", "timeout")
+			  : key_line_of(st, "scan", "on_scanner_error"),
+			  "[scan] timeout and on_scanner_error apply with clamd");
+	/* A wait on clamd is one more wait an upload makes before it commits:
+	 * sweep_cutoff allows request_deadline for each (config_sweep_cutoff_min). */
+	if (cfg->scan_clamd.kind != CONFIG_CLAMD_NONE && cfg->scan_timeout > cfg->request_deadline)
+		add_error(st, key_line_of(st, "scan", "timeout"), "[scan] timeout must be at most"
+			  " [limits] request_deadline (%u)", cfg->request_deadline);
 }
 
 /*
@@ -1179,8 +1294,24 @@ config_check(struct load_state *st)
 		add_error(st, key_line_of(st, "upload", "direct_sas_lifetime"),
 			  "[upload] direct_sas_lifetime = %u is over %u seconds (a day)",
 			  cfg->direct_sas_lifetime, CONFIG_DIRECT_SAS_LIFETIME_MAX);
+	check_admission(st);
 	if (cfg->retire_grace == 0)
 		cfg->retire_grace = cfg->sas_lifetime + cfg->request_deadline;
+}
+
+enum config_content_type
+config_upload_content_type(const struct bindery_config *cfg)
+{
+	if (cfg->upload_content_type != CONFIG_CONTENT_TYPE_DEFAULT)
+		return cfg->upload_content_type;
+	return cfg->upload_allowed_types.n > 0 ? CONFIG_CONTENT_TYPE_SNIFFED : CONFIG_CONTENT_TYPE_DECLARED;
+}
+
+int
+config_upload_sniffs(const struct bindery_config *cfg)
+{
+	return cfg->upload_allowed_types.n > 0 ||
+	       config_upload_content_type(cfg) == CONFIG_CONTENT_TYPE_SNIFFED;
 }
 
 uint64_t

@@ -20,6 +20,7 @@
 
 #include "base/compat.h"
 #include "base/log.h"
+#include "parse/mime_list.h"
 #include "parse/origin.h"
 
 #define CONFIG_EX_CONFIG 78	/* sysexits.h EX_CONFIG */
@@ -62,6 +63,31 @@ struct config_event_endpoint {
 	char *ca_file;			/* CAs for an https url, or NULL: the system's */
 	unsigned timeout;		/* seconds an attempt may take (default 2) */
 	unsigned max_age;		/* seconds an event is retried before it is dead (default 1 day) */
+};
+
+/* [upload] content_type: the type a document is recorded and served with.
+ * DEFAULT stays after config_load, so a caller can tell that the file did
+ * not choose; config_upload_content_type() says what applies then. */
+enum config_content_type {
+	CONFIG_CONTENT_TYPE_DEFAULT,
+	CONFIG_CONTENT_TYPE_SNIFFED,	/* what libmagic reads in the first bytes */
+	CONFIG_CONTENT_TYPE_DECLARED,	/* what the client's request said */
+};
+
+/* [scan] clamd: where clamd listens (clamd.conf LocalSocket, or TCPAddr
+ * and TCPSocket). */
+#define CONFIG_UNIX_PATH_MAX 107	/* sockaddr_un's sun_path less its NUL */
+enum config_clamd_kind { CONFIG_CLAMD_NONE, CONFIG_CLAMD_UNIX, CONFIG_CLAMD_TCP };
+struct config_clamd {
+	enum config_clamd_kind kind;	/* NONE: no [scan] clamd, nothing is scanned */
+	char path[CONFIG_UNIX_PATH_MAX + 1];	/* UNIX: an absolute path */
+	char host[CONFIG_DB_HOST_MAX + 1];	/* TCP: a name or address (IPv6 without brackets) */
+	unsigned port;				/* TCP: 1 to 65535 */
+};
+/* [scan] on_scanner_error: what an upload gets when clamd cannot answer. */
+enum config_scan_on_error {
+	CONFIG_SCAN_REFUSE,	/* 503, the intent left for a retry (the default) */
+	CONFIG_SCAN_ADMIT,	/* admitted unscanned, with a log line */
 };
 
 /* One server of [database] host: a name or address, and its port. */
@@ -137,6 +163,18 @@ struct bindery_config {
 	/* [upload] */
 	int upload_direct;		/* browsers may upload straight to storage */
 	unsigned direct_sas_lifetime;	/* seconds the create-only SAS of a direct upload lives */
+	struct mime_list upload_allowed_types;	/* by content; n == 0: no check */
+	enum config_content_type upload_content_type;	/* DEFAULT unless the file says */
+
+	/* [quota]: per owner; 0 is no limit (the default) */
+	uint64_t quota_bytes_per_owner;		/* >= max_upload when set */
+	unsigned quota_documents_per_owner;
+	unsigned quota_pending_per_owner;
+
+	/* [scan] */
+	struct config_clamd scan_clamd;
+	unsigned scan_timeout;		/* seconds a wait on clamd may take; <= request_deadline */
+	enum config_scan_on_error scan_on_error;	/* REFUSE unless the file says */
 
 	/* [events] */
 	struct config_event_endpoint events[CONFIG_MAX_EVENT_ENDPOINTS];
@@ -231,6 +269,21 @@ uint64_t config_sweep_cutoff_min(const struct bindery_config *cfg);
  */
 BINDERY_NODISCARD int config_parse_db_hosts(const char *list, unsigned default_port,
 					    struct config_db_host *out, size_t cap, size_t *n);
+
+/*
+ * [upload] content_type as it applies: the file's choice, else SNIFFED when
+ * allowed_types lists a type and DECLARED when it does not (so a file that
+ * sets neither records what clients declare, as bindery always did).
+ */
+enum config_content_type config_upload_content_type(const struct bindery_config *cfg);
+
+/*
+ * Whether uploads are sniffed at all: allowed_types lists a type, or the
+ * type recorded is the sniffed one.  When not, nothing may load libmagic
+ * (protocol/sniff.h), so an installation that asks for none of this pays
+ * nothing for it.
+ */
+int config_upload_sniffs(const struct bindery_config *cfg);
 
 /* Parse a size with an optional K/M/G/T suffix (powers of 1024). 0 on success. */
 BINDERY_NODISCARD int config_parse_size(const char *s, uint64_t *out);

@@ -49,7 +49,7 @@ sources_for() {
 	case $1 in
 	fuzz_multipart) echo "lib/parse/multipart.c lib/base/alloc.c lib/base/buf.c" ;;
 	fuzz_http_parse) echo "lib/parse/http_parse.c lib/parse/disposition.c lib/parse/origin.c app/routes.c lib/base/alloc.c lib/base/buf.c" ;;
-	fuzz_config) echo "lib/parse/config.c lib/parse/http_parse.c lib/parse/origin.c lib/base/log.c lib/base/alloc.c lib/base/buf.c" ;;
+	fuzz_config) echo "lib/parse/config.c lib/parse/mime_list.c lib/parse/http_parse.c lib/parse/origin.c lib/base/log.c lib/base/alloc.c lib/base/buf.c" ;;
 	fuzz_blob_xml) echo "lib/storage/blob.c lib/storage/blob_http.c lib/storage/blob_xml.c lib/storage/sign.c lib/storage/blob_sas.c lib/storage/entra.c lib/storage/jwt.c lib/storage/secret_cache.c lib/base/rand.c lib/base/base64.c lib/base/http_date.c lib/base/clock.c lib/base/counters.c lib/base/log.c lib/base/alloc.c lib/base/buf.c" ;;
 	fuzz_tus_headers) echo "lib/parse/tus_headers.c lib/base/base64.c lib/base/http_date.c lib/base/alloc.c lib/base/buf.c" ;;
 	*) return 1 ;;

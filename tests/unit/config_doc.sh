@@ -24,7 +24,7 @@ parser_says() {
 
 doc_sections=$(parser_says $'[no_such_section]\nk = 1' |
 	sed -n 's/.*; the sections are \(.*\)$/\1/p' | tr -d '[]')
-like "$doc_sections" '^database storage limits auth upload events download sweep metrics log$' \
+like "$doc_sections" '^database storage limits auth upload quota scan events download sweep metrics log$' \
 	"the parser names its sections (a new one needs documenting here too)"
 
 # documented FILE-KIND FILE: "section key" for every key FILE documents.

@@ -86,6 +86,160 @@ test_events(void)
 	}
 }
 
+/* [upload] allowed_types and content_type, [quota], [scan]: what loads,
+ * the defaults that keep bindery as it was, and each refusal at its line. */
+static void
+test_admission(void)
+{
+	static const struct {
+		const char *text, *want;
+	} bad[] = {
+		{ BASE "[upload]\nallowed_types = application/pdf, bogus\n",
+		  ":10: [upload] allowed_types: 'bogus' is not type/subtype" },
+		{ BASE "[upload]\nallowed_types = text/plain; charset=utf-8\n",
+		  ":10: [upload] allowed_types: 'text/plain;' carries a parameter" },
+		{ BASE "[upload]\nallowed_types = */*\n", "'*/*' does not name a type" },
+		{ BASE "[upload]\ncontent_type = magic\n", ":10: [upload] content_type: invalid value" },
+		{ BASE "[upload]\ncontent_type = Sniffed\n", "[upload] content_type: invalid value" },
+		{ BASE "[quota]\nbytes_per_owner = lots\n", ":10: [quota] bytes_per_owner: invalid value" },
+		{ BASE "[quota]\nbytes_per_owner = -1\n", "[quota] bytes_per_owner: invalid value" },
+		{ BASE "[quota]\ndocuments_per_owner = many\n", "[quota] documents_per_owner: invalid value" },
+		{ BASE "[quota]\ndocuments_per_owner = -1\n", "[quota] documents_per_owner: invalid value" },
+		{ BASE "[quota]\npending_per_owner = 1.5\n", "[quota] pending_per_owner: invalid value" },
+		{ BASE "[quota]\nbytes_per_owner = 1M\n", ":10: [quota] bytes_per_owner must be 0 (no limit) or"
+		  " at least [limits] max_upload (67108864)" },
+		{ BASE "[scan]\nclamd = /run/clamav/clamd.ctl\n", ":10: [scan] clamd: expected unix:/PATH or"
+		  " HOST:PORT" },
+		{ BASE "[scan]\nclamd = unix:run/clamd.ctl\n", "[scan] clamd: unix: needs an absolute path" },
+		{ BASE "[scan]\nclamd = localhost\n", "[scan] clamd: expected unix:/PATH or HOST:PORT" },
+		{ BASE "[scan]\nclamd = localhost:0\n", "[scan] clamd: expected" },
+		{ BASE "[scan]\nclamd = localhost:65536\n", "[scan] clamd: expected" },
+		{ BASE "[scan]\nclamd = localhost:33x\n", "[scan] clamd: expected" },
+		{ BASE "[scan]\nclamd = ::1:3310\n", "[scan] clamd: expected" },
+		{ BASE "[scan]\nclamd = :3310\n", "[scan] clamd: expected" },
+		{ BASE "[scan]\nclamd = unix:/run/clamd.ctl\ntimeout = 0\n", ":11: [scan] timeout: invalid value" },
+		{ BASE "[scan]\nclamd = unix:/run/clamd.ctl\non_scanner_error = ignore\n",
+		  ":11: [scan] on_scanner_error: invalid value" },
+		{ BASE "[scan]\ntimeout = 10\n", ":10: [scan] timeout and on_scanner_error apply with clamd" },
+		{ BASE "[scan]\non_scanner_error = admit\n", ":10: [scan] timeout and on_scanner_error apply" },
+		{ BASE "[scan]\nclamd = unix:/run/clamd.ctl\ntimeout = 301\n",
+		  ":11: [scan] timeout must be at most [limits] request_deadline (300)" },
+	};
+	struct bindery_config *cfg = NULL;
+	char err[1024], text[1024], longpath[CONFIG_UNIX_PATH_MAX + 2];
+	size_t i;
+
+	tap_ok(load_text(BASE, &cfg, err, sizeof err, NULL, 0) == 0, "none of it set: loads");
+	if (cfg) {
+		tap_ok(cfg->upload_allowed_types.n == 0 && cfg->upload_content_type == CONFIG_CONTENT_TYPE_DEFAULT &&
+		       config_upload_content_type(cfg) == CONFIG_CONTENT_TYPE_DECLARED && !config_upload_sniffs(cfg),
+		       "... no type check, the declared type, no sniffing");
+		tap_ok(cfg->quota_bytes_per_owner == 0 && cfg->quota_documents_per_owner == 0 &&
+		       cfg->quota_pending_per_owner == 0, "... no quota");
+		tap_ok(cfg->scan_clamd.kind == CONFIG_CLAMD_NONE && cfg->scan_timeout == 30 &&
+		       cfg->scan_on_error == CONFIG_SCAN_REFUSE, "... no scanner; 30 s and refuse by default");
+		config_free(cfg);
+		cfg = NULL;
+	}
+	tap_ok(load_text(BASE "[upload]\nallowed_types = application/pdf, Image/*\n", &cfg, err, sizeof err,
+			 NULL, 0) == 0, "allowed_types loads: %s", cfg ? "" : err);
+	if (cfg) {
+		tap_ok(cfg->upload_allowed_types.n == 2 &&
+		       strcmp(cfg->upload_allowed_types.items[1].type, "image") == 0 &&
+		       mime_list_allows(&cfg->upload_allowed_types, SPAN_LIT("image/png")),
+		       "... two patterns, matched");
+		tap_ok(cfg->upload_content_type == CONFIG_CONTENT_TYPE_DEFAULT &&
+		       config_upload_content_type(cfg) == CONFIG_CONTENT_TYPE_SNIFFED && config_upload_sniffs(cfg),
+		       "... content_type not chosen, sniffed applies");
+		config_free(cfg);
+		cfg = NULL;
+	}
+	tap_ok(load_text(BASE "[upload]\nallowed_types = application/pdf\ncontent_type = declared\n", &cfg, err,
+			 sizeof err, NULL, 0) == 0 && cfg->upload_content_type == CONFIG_CONTENT_TYPE_DECLARED &&
+	       config_upload_content_type(cfg) == CONFIG_CONTENT_TYPE_DECLARED && config_upload_sniffs(cfg),
+	       "allowed_types with content_type = declared: checked by content, the declared type kept");
+	config_free(cfg);
+	cfg = NULL;
+	tap_ok(load_text(BASE "[upload]\ncontent_type = sniffed\n", &cfg, err, sizeof err, NULL, 0) == 0 &&
+	       cfg->upload_allowed_types.n == 0 && config_upload_content_type(cfg) == CONFIG_CONTENT_TYPE_SNIFFED &&
+	       config_upload_sniffs(cfg), "content_type = sniffed alone: every type, recorded as sniffed");
+	config_free(cfg);
+	cfg = NULL;
+	tap_ok(load_text(BASE "[upload]\nallowed_types = image/png\nallowed_types =\n", &cfg, err, sizeof err,
+			 NULL, 0) == 0 && cfg->upload_allowed_types.n == 0 && !config_upload_sniffs(cfg),
+	       "an empty allowed_types (a later line replaces an earlier one): no check");
+	config_free(cfg);
+	cfg = NULL;
+
+	tap_ok(load_text(BASE "[quota]\nbytes_per_owner = 10G\ndocuments_per_owner = 1000\n"
+			 "pending_per_owner = 5\n", &cfg, err, sizeof err, NULL, 0) == 0 &&
+	       cfg->quota_bytes_per_owner == 10ULL << 30 && cfg->quota_documents_per_owner == 1000 &&
+	       cfg->quota_pending_per_owner == 5, "[quota] loads: %s", cfg ? "" : err);
+	config_free(cfg);
+	cfg = NULL;
+	tap_ok(load_text(BASE "[quota]\nbytes_per_owner = 64M\ndocuments_per_owner = 0\npending_per_owner = 0\n",
+			 &cfg, err, sizeof err, NULL, 0) == 0 && cfg->quota_bytes_per_owner == 64ULL << 20 &&
+	       cfg->quota_documents_per_owner == 0, "a quota of exactly max_upload; 0 is no limit: %s",
+	       cfg ? "" : err);
+	config_free(cfg);
+	cfg = NULL;
+	tap_ok(load_text(BASE "[limits]\nmax_upload = 1M\n[quota]\nbytes_per_owner = 1M\n", &cfg, err,
+			 sizeof err, NULL, 0) == 0, "... measured against the max_upload set");
+	config_free(cfg);
+	cfg = NULL;
+
+	tap_ok(load_text(BASE "[scan]\nclamd = unix:/run/clamav/clamd.ctl\ntimeout = 10\non_scanner_error = admit\n",
+			 &cfg, err, sizeof err, NULL, 0) == 0 && cfg->scan_clamd.kind == CONFIG_CLAMD_UNIX &&
+	       strcmp(cfg->scan_clamd.path, "/run/clamav/clamd.ctl") == 0 && cfg->scan_timeout == 10 &&
+	       cfg->scan_on_error == CONFIG_SCAN_ADMIT, "clamd on a unix socket, timeout, admit: %s",
+	       cfg ? "" : err);
+	config_free(cfg);
+	cfg = NULL;
+	tap_ok(load_text(BASE "[scan]\nclamd = 127.0.0.1:3310\non_scanner_error = refuse\n", &cfg, err, sizeof err,
+			 NULL, 0) == 0 && cfg->scan_clamd.kind == CONFIG_CLAMD_TCP &&
+	       strcmp(cfg->scan_clamd.host, "127.0.0.1") == 0 && cfg->scan_clamd.port == 3310 &&
+	       cfg->scan_on_error == CONFIG_SCAN_REFUSE, "clamd over TCP");
+	config_free(cfg);
+	cfg = NULL;
+	tap_ok(load_text(BASE "[scan]\nclamd = [::1]:65535\n", &cfg, err, sizeof err, NULL, 0) == 0 &&
+	       strcmp(cfg->scan_clamd.host, "::1") == 0 && cfg->scan_clamd.port == 65535,
+	       "clamd on an IPv6 address, port 65535");
+	config_free(cfg);
+	cfg = NULL;
+	tap_ok(load_text(BASE "[limits]\nrequest_deadline = 10\n", &cfg, err, sizeof err, NULL, 0) == 0,
+	       "a request_deadline below the scan timeout's default is fine without clamd: %s", cfg ? "" : err);
+	config_free(cfg);
+	cfg = NULL;
+	longpath[0] = '/';
+	memset(longpath + 1, 'p', CONFIG_UNIX_PATH_MAX - 1);
+	longpath[CONFIG_UNIX_PATH_MAX] = '\0';
+	snprintf(text, sizeof text, BASE "[scan]\nclamd = unix:%s\n", longpath);
+	tap_ok(load_text(text, &cfg, err, sizeof err, NULL, 0) == 0 &&
+	       strlen(cfg->scan_clamd.path) == CONFIG_UNIX_PATH_MAX, "a socket path of %d bytes fits",
+	       CONFIG_UNIX_PATH_MAX);
+	config_free(cfg);
+	cfg = NULL;
+	longpath[CONFIG_UNIX_PATH_MAX] = 'p';
+	longpath[CONFIG_UNIX_PATH_MAX + 1] = '\0';
+	snprintf(text, sizeof text, BASE "[scan]\nclamd = unix:%s\n", longpath);
+	tap_ok(load_text(text, &cfg, err, sizeof err, NULL, 0) == -1 &&
+	       strstr(err, ":10: [scan] clamd: a unix socket's path is at most 107 bytes") != NULL,
+	       "one more is refused: %s", cfg ? "(loaded)" : err);
+	config_free(cfg);
+	cfg = NULL;
+
+	for (i = 0; i < ARRAY_LEN(bad); i++) {
+		int rc = load_text(bad[i].text, &cfg, err, sizeof err, NULL, 0);
+
+		tap_ok(rc == -1 && strstr(err, bad[i].want) != NULL, "admission case %zu refused: '%s' in '%s'",
+		       i, bad[i].want, rc == -1 ? err : "(loaded)");
+		if (rc == 0) {
+			config_free(cfg);
+			cfg = NULL;
+		}
+	}
+}
+
 /* Storage by Entra ID: no key, no SAS; ENTRA_OK then one credential. */
 #define ENTRA_HEAD "[database]\nsocket = /s\nuser = u\nname = n\n[storage]\ncontainer = c\n" \
 	"endpoint = https://acct.blob.core.windows.net\naccount = acct\nauth = entra\n"
@@ -627,8 +781,9 @@ main(void)
 		tap_ok(config_parse_size("99999999999T", &v) == -1, "overflow refused");
 		tap_ok(config_parse_size("12Q", &v) == -1, "bad suffix refused");
 	}
-	unlink(path);
 	test_entra();
 	test_events();
+	test_admission();
+	unlink(path);
 	return tap_done();
 }
