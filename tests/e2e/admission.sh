@@ -1,0 +1,205 @@
+#!/usr/bin/env bash
+# Admission (issue 35, doc/design.md "Admission"): types by content and a
+# malware scan, on every upload path, through a lighttpd and an Apache
+# mod_fcgid of this test's own whose bindery.conf sets [upload]
+# allowed_types and [scan] clamd: a clamd of the test's own
+# (tests/lib/clamd.sh: Debian's clamd with one signature, EICAR's, built by
+# sigtool here).  On each server:
+#   - create, replace, tus and direct: a clean text file is admitted and
+#     recorded with the type read from its bytes (not the one declared);
+#   - EICAR is refused 422 infected on each path, and nothing of it is kept:
+#     no row, no blob (a refused replace leaves the document as it was; a
+#     direct upload's blob is deleted, its intent stays as for any refusal);
+#   - an HTML file declared application/pdf is refused 415 type_not_allowed
+#     before anything is stored.
+# Then, once: clamd stopped: a create is 503 scan_unavailable and stores
+# nothing, and the same request with its Idempotency-Key, once clamd is
+# back, is 201; clamd frozen (SIGSTOP) after it took the connection: a
+# keyed create waits the scan timeout, answers 503 and leaves its intent
+# pending, and its retry resumes it (the same document).  `bindery audit`
+# is clean for the test's prefix at the end.
+[ -n "${BASH_VERSION:-}" ] || exec bash "$0" "$@"
+here=$(cd "$(dirname "$0")" && pwd)
+top=${top_srcdir:-$(cd "$here/../.." && pwd)}
+. "$top/tests/lib/tap.sh"
+. "$top/tests/lib/http.sh"
+. "$top/tests/lib/chaos.sh"
+. "$top/tests/lib/stack.sh"
+. "$top/tests/lib/direct.sh"
+. "$top/tests/lib/clamd.sh"
+
+chaos_need_stack
+need_stack BINDERY_TEST_BIN
+clamd_need
+sql_session
+command -v jq >/dev/null || missing "jq"
+cli=$BINDERY_TEST_BIN/bindery
+work=$(mktemp -d -p "$BINDERY_TEST_VAR")
+chmod 0755 "$work"
+PREFIX=adm$$x$RANDOM/
+cleanup() {
+	clamd_stop
+	stack_private_lighttpd_stop
+	stack_private_apache_stop
+	rm -rf "$work"
+}
+trap cleanup EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
+
+# ---- clamd, the configuration, the two servers ----
+clamd_start "$work/clamd" include="$top/conf/clamd-bindery.conf" LocalSocketMode=666 ||
+	bail_out "clamd did not start: $(tail -n 5 "$CLAMD_LOG" 2>/dev/null)"
+note "clamd answered PING $CLAMD_START_MS ms after its start"
+chmod 0755 "$work/clamd"
+clamd_write_eicar "$work/eicar"
+printf 'a plain text file, clean.\n' >"$work/clean"
+printf '<!DOCTYPE html>\n<html><head><title>x</title></head><body><p>not a PDF</p></body></html>\n' >"$work/fake.pdf"
+{
+	sed -e "s|^\\[storage\\]\$|[storage]\\nprefix = $PREFIX|" \
+	    -e 's|^\[upload\]$|[upload]\nallowed_types = text/plain, application/pdf, image/*|' "$BINDERY_CONFIG"
+	printf '\n[scan]\nclamd = unix:%s\ntimeout = 2\n' "$CLAMD_SOCKET"
+} >"$work/adm.conf"
+chmod 0600 "$work/adm.conf"
+grep -q "^prefix = $PREFIX\$" "$work/adm.conf" && grep -q '^allowed_types = ' "$work/adm.conf" ||
+	bail_out "the test's configuration did not take"
+"$cli" -c "$work/adm.conf" status >"$work/check.out" 2>&1 ||
+	bail_out "the test's configuration is refused: $(cat "$work/check.out")"
+
+BINDERY_FAILPOINTS_FILE=/dev/null stack_private_lighttpd "$BINDERY_TEST_VAR/admission-lighttpd" lighttpd.conf \
+	"$work/adm.conf" "$BINDERY_TEST_BIN" 18490 || bail_out "no private lighttpd"
+lighttpd_url=http://127.0.0.1:$HTTP_PORT
+stack_private_apache "$BINDERY_TEST_VAR/admission-apache" "$work/adm.conf" 18500 apache-admission ||
+	bail_out "no private Apache"
+stack_apache_start "$STACK_PRIVATE_APACHE_CONF" || bail_out "the private Apache did not start (log in $STACK_LOG)"
+apache_url=http://127.0.0.1:$APACHE_PORT
+for url in "$lighttpd_url" "$apache_url"; do
+	for _ in $(seq 1 50); do
+		[ "$(curl -s -o /dev/null -m 5 -w '%{http_code}' "$url/healthz")" = 200 ] && break
+		sleep 0.1
+	done
+done
+
+AUTH=("${CHAOS_AUTH[@]}")
+TUS=(-H 'Tus-Resumable: 1.0.0')
+# blobs_of_prefix: the test's blobs in storage, one name a line.
+blobs_of_prefix() { az_list | cut -d' ' -f1 | grep "^$PREFIX" | sort; }
+# ready_blobs: the blobs the test's ready documents name.
+ready_blobs() { sql "SELECT blob_name FROM documents WHERE status = 'ready' AND blob_name LIKE '$PREFIX%' ORDER BY blob_name"; }
+rows_named() { sql "SELECT COUNT(*) FROM documents WHERE name = $(sql_quote "$1")"; }
+post() { # URL NAME FILE TYPE [CURL-ARGS...]
+	local url=$1 name=$2 file=$3 type=$4
+	shift 4
+	req POST "$url/documents?name=$(urlenc "$name")" "${AUTH[@]}" -H "Content-Type: $type" \
+		--data-binary "@$file" "$@"
+}
+b64() { printf '%s' "$1" | base64 -w0; }
+tus_upload() { # URL NAME FILE TYPE: sets LOC, HTTP_CODE (the PATCH's)
+	local url=$1 name=$2 file=$3 type=$4
+	req POST "$url/uploads" "${AUTH[@]}" "${TUS[@]}" -H "Upload-Length: $(stat -c %s "$file")" \
+		-H "Upload-Metadata: filename $(b64 "$name"),filetype $(b64 "$type")" -H 'Content-Length: 0'
+	LOC=$(header location)
+	[ "$HTTP_CODE" = 201 ] || return 0
+	req PATCH "$url$LOC" "${AUTH[@]}" "${TUS[@]}" -H 'Upload-Offset: 0' \
+		-H 'Content-Type: application/offset+octet-stream' --data-binary "@$file"
+}
+
+paths() { # URL LABEL
+	local url=$1 s=$2 id before after
+	# -- create --
+	post "$url" "$PREFIX$s-clean" "$work/clean" application/x-declared
+	is "$HTTP_CODE" 201 "$s: create, a clean text file: 201"
+	id=$(jfield "$HTTP_BODY" id)
+	is "$(jfield "$HTTP_BODY" content_type)" text/plain "$s: ... recorded as text/plain (read from its bytes; declared application/x-declared)"
+	before=$(blobs_of_prefix)
+	post "$url" "$PREFIX$s-eicar" "$work/eicar" text/plain
+	is "$HTTP_CODE $(jfield "$HTTP_BODY" error)" "422 infected" "$s: create, EICAR: 422 infected"
+	is "$(rows_named "$PREFIX$s-eicar")" 0 "$s: ... no row"
+	is "$(blobs_of_prefix)" "$before" "$s: ... and no blob left in storage"
+	post "$url" "$PREFIX$s-fake" "$work/fake.pdf" application/pdf
+	is "$HTTP_CODE $(jfield "$HTTP_BODY" error)" "415 type_not_allowed" \
+		"$s: create, HTML declared application/pdf: 415 type_not_allowed"
+	is "$(rows_named "$PREFIX$s-fake") $(blobs_of_prefix | wc -l)" "0 $(printf '%s\n' "$before" | grep -c .)" \
+		"$s: ... no row, no blob"
+	# -- replace --
+	local v0 sha0
+	v0=$(sql "SELECT CONCAT(version, ' ', sha256) FROM documents WHERE id = ${id:-0}")
+	req PUT "$url/documents/$id/content" "${AUTH[@]}" -H 'Content-Type: text/plain' --data-binary "@$work/eicar"
+	is "$HTTP_CODE $(jfield "$HTTP_BODY" error)" "422 infected" "$s: replace with EICAR: 422 infected"
+	is "$(sql "SELECT CONCAT(version, ' ', sha256) FROM documents WHERE id = ${id:-0}")" "$v0" \
+		"$s: ... the document as it was (version and SHA-256)"
+	is "$(blobs_of_prefix)" "$before" "$s: ... no new blob left"
+	req PUT "$url/documents/$id/content" "${AUTH[@]}" -H 'Content-Type: text/plain' --data-binary "@$work/fake.pdf"
+	is "$HTTP_CODE" 415 "$s: replace with HTML: 415"
+	# -- tus --
+	tus_upload "$url" "$PREFIX$s-tus-clean" "$work/clean" application/octet-stream
+	is "$HTTP_CODE" 204 "$s: tus, a clean file: the PATCH that finishes it is 204"
+	is "$(sql "SELECT CONCAT(status, ' ', content_type) FROM documents WHERE name = '$PREFIX$s-tus-clean'")" \
+		'ready text/plain' "$s: ... ready, recorded as text/plain"
+	before=$(blobs_of_prefix)
+	tus_upload "$url" "$PREFIX$s-tus-eicar" "$work/eicar" text/plain
+	is "$HTTP_CODE $(jfield "$HTTP_BODY" error)" "422 infected" "$s: tus, EICAR: the finishing PATCH is 422 infected"
+	is "$(rows_named "$PREFIX$s-tus-eicar")" 0 "$s: ... no row"
+	is "$(blobs_of_prefix)" "$before" "$s: ... no blob"
+	req HEAD "$url$LOC" "${AUTH[@]}" "${TUS[@]}"
+	is "$HTTP_CODE" 404 "$s: ... the upload is gone (HEAD 404)"
+	# -- direct --
+	direct_create "$url" "$PREFIX$s-direct-eicar" "$(stat -c %s "$work/eicar")" "" "${AUTH[@]}"
+	is "$HTTP_CODE" 201 "$s: direct: an intent for EICAR"
+	is "$(direct_put "$work/eicar")" 201 "$s: ... the client puts it into storage"
+	blob=$(blob_of "$ID")
+	req POST "$url$FINALIZE" "${NOBODY[@]}" "${AUTH[@]}"
+	is "$HTTP_CODE $(jfield "$HTTP_BODY" error)" "422 infected" "$s: ... finalize: 422 infected"
+	blob_exists "$blob"
+	is "$?" 1 "$s: ... its blob deleted at once"
+	is "$(sql "SELECT status FROM documents WHERE id = ${ID:-0}")" pending \
+		"$s: ... its intent stays (its SAS could still create the blob), for the sweeper"
+	direct_create "$url" "$PREFIX$s-direct-clean" "$(stat -c %s "$work/clean")" "" "${AUTH[@]}"
+	is "$(direct_put "$work/clean")" 201 "$s: direct: a clean file put into storage"
+	req POST "$url$FINALIZE" "${NOBODY[@]}" "${AUTH[@]}"
+	like "$HTTP_CODE" '^20[01]$' "$s: ... finalize admits it ($HTTP_CODE)"
+	is "$(sql "SELECT CONCAT(status, ' ', content_type) FROM documents WHERE id = ${ID:-0}")" \
+		'ready text/plain' "$s: ... ready, recorded as text/plain (declared application/x-test)"
+}
+NOBODY=(-H 'Content-Length: 0')
+blobtool=${top_builddir:-$top}/tests/tools/blobtool
+[ -x "$blobtool" ] || missing "blobtool is not built"
+export BLOBTOOL_CONTAINER=$CHAOS_CONTAINER
+paths "$lighttpd_url" lighttpd
+paths "$apache_url" apache
+
+# ---- clamd stopped, then back: 503, nothing stored, the retry goes through ----
+clamd_stop
+post "$lighttpd_url" "${PREFIX}down" "$work/clean" text/plain -H 'Idempotency-Key: adm-down'
+is "$HTTP_CODE $(jfield "$HTTP_BODY" error)" "503 scan_unavailable" "clamd stopped: create is 503 scan_unavailable"
+is "$(header retry-after)" 5 "... with Retry-After"
+is "$(rows_named "${PREFIX}down")" 0 "... nothing stored (refused before the first byte went to storage)"
+clamd_start "$work/clamd" include="$top/conf/clamd-bindery.conf" LocalSocketMode=666 || bail_out "clamd did not restart"
+post "$lighttpd_url" "${PREFIX}down" "$work/clean" text/plain -H 'Idempotency-Key: adm-down'
+is "$HTTP_CODE" 201 "clamd back: the same request with its Idempotency-Key is 201"
+
+# ---- clamd frozen mid-scan: 503 after the timeout, the intent kept for the key's retry ----
+kill -STOP "$CLAMD_PID"
+t0=$(date +%s.%N)
+post "$lighttpd_url" "${PREFIX}frozen" "$work/clean" text/plain -H 'Idempotency-Key: adm-frozen'
+t1=$(date +%s.%N)
+kill -CONT "$CLAMD_PID"
+is "$HTTP_CODE $(jfield "$HTTP_BODY" error)" "503 scan_unavailable" \
+	"clamd frozen: 503 scan_unavailable after $(printf '%.1f' "$(echo "$t1 - $t0" | bc)") s (timeout 2 s)"
+is "$(sql "SELECT status FROM documents WHERE name = '${PREFIX}frozen'")" pending "... its intent stays pending"
+frozen_id=$(sql "SELECT id FROM documents WHERE name = '${PREFIX}frozen'")
+post "$lighttpd_url" "${PREFIX}frozen" "$work/clean" text/plain -H 'Idempotency-Key: adm-frozen'
+is "$HTTP_CODE $(jfield "$HTTP_BODY" id)" "201 $frozen_id" "... the retry with its key resumes it: 201, the same document"
+
+# ---- what is left ----
+sql "UPDATE blobs SET expires_at = NOW(6) - INTERVAL 1 SECOND WHERE name LIKE '$PREFIX%' AND state = 'pending'"
+# (the sweep scoped to the test's prefix: the configured one less its "/",
+# and --prefix /)
+sed "s|^prefix = $PREFIX\$|prefix = ${PREFIX%/}|" "$work/adm.conf" >"$work/sweep.conf"
+"$cli" -c "$work/sweep.conf" sweep --older-than 0 --force --prefix / >"$work/sweep.out" 2>&1
+ok $? "a sweep resolves the direct intents left ($(tail -n 1 "$work/sweep.out"))"
+is "$(blobs_of_prefix)" "$(ready_blobs)" "in storage: exactly the blobs of the ready documents"
+"$cli" -c "$work/adm.conf" audit >"$work/audit.out" 2>&1
+is "$?" 0 "bindery audit is clean"
+sed 's/^/# /' "$work/audit.out" | tail -n 5
+done_testing
