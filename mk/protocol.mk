@@ -64,3 +64,8 @@ INTEGRATION_TESTS += tests/integration/test_docs_prefix
 lib_libbindery_a_SOURCES += lib/protocol/clamd.c lib/protocol/clamd.h
 check_PROGRAMS += tests/unit/test_clamd
 UNIT_TESTS += tests/unit/test_clamd
+# ... and against a real clamd of the test's own (tests/lib/clamd.sh),
+# through the driver clamd_scan (not a test itself).
+check_PROGRAMS += tests/integration/clamd_scan
+INTEGRATION_TESTS += tests/integration/clamd.sh
+EXTRA_DIST += tests/integration/clamd.sh tests/lib/clamd.sh
