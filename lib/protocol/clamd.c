@@ -63,11 +63,13 @@ clamd_result_str(enum clamd_result r)
 
 /* --- the address ---------------------------------------------------------- */
 
+/* '_' is not in a DNS host name (RFC 952), but container runtimes and
+ * /etc/hosts give such names, and the resolver takes them. */
 static int
 is_name_char(char ch)
 {
 	return (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9') ||
-	       ch == '-' || ch == '.';
+	       ch == '-' || ch == '.' || ch == '_';
 }
 
 static int

@@ -92,7 +92,7 @@ struct clamd_address {
 
 /*
  * Pure: addr as "unix:/ABSOLUTE/PATH" (shorter than a sun_path) or
- * "HOST:PORT", HOST a name of letters, digits, '-' and '.', an IPv4
+ * "HOST:PORT", HOST a name of letters, digits, '-', '_' and '.', an IPv4
  * address, or an IPv6 address in brackets ("[::1]:3310").  On
  * CLAMD_ERR_ADDRESS *why (when why is not NULL) says what is wrong, a
  * static sentence, and *out is unspecified.

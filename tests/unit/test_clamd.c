@@ -157,6 +157,7 @@ static const struct address_case addresses[] = {
 	{ "127.0.0.1:3310", CLAMD_OK, CLAMD_ADDRESS_TCP, "127.0.0.1", "3310", NULL },
 	{ "localhost:1", CLAMD_OK, CLAMD_ADDRESS_TCP, "localhost", "1", NULL },
 	{ "clamav.internal.example:65535", CLAMD_OK, CLAMD_ADDRESS_TCP, "clamav.internal.example", "65535", NULL },
+	{ "project_clamav_1:3310", CLAMD_OK, CLAMD_ADDRESS_TCP, "project_clamav_1", "3310", NULL },
 	{ "[::1]:3310", CLAMD_OK, CLAMD_ADDRESS_TCP, "::1", "3310", NULL },
 	{ "[::ffff:127.0.0.1]:3310", CLAMD_OK, CLAMD_ADDRESS_TCP, "::ffff:127.0.0.1", "3310", NULL },
 	{ "", CLAMD_ERR_ADDRESS, 0, NULL, NULL, "empty" },
