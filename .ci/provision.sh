@@ -18,6 +18,11 @@ APT_PACKAGES=(build-essential autoconf automake pkg-config libfcgi-dev
 	python3-cryptography	# tests/tools/fake_entra.py: verifies Entra's PS256 client assertions
 	bc bsdextrautils	# these two: tests/bench/bench.sh (bc, column)
 	galera-4 rsync	# ./dev cluster (tests/lib/cluster.sh)
+	# clamd and, in clamav, sigtool: tests/lib/clamd.sh runs a clamd of each
+	# test's own on a signature database sigtool makes from EICAR, so no
+	# network.  The package's own clamd and freshclam services stay down
+	# (policy-rc.d below) and unused: the system clamd has no database.
+	clamav-daemon clamav
 	systemd)	# systemd-analyze, systemd-socket-activate: tests/unit/systemd_units.sh, tests/dist/deb.sh, tests/e2e/pool.sh
 
 pkg_installed() {

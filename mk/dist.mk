@@ -31,7 +31,8 @@ dist_examples_DATA = conf/bindery.conf.sample conf/bindery.cron \
 	conf/apache-fcgid.conf conf/apache-fcgid.lua conf/apache-cgid.conf conf/apache-proxy-fcgi.conf \
 	conf/lighttpd.conf conf/lighttpd-cgi.conf conf/lighttpd-pool.conf \
 	conf/lighttpd-error-400.html conf/lighttpd-error-411.html conf/lighttpd-error-413.html \
-	conf/lighttpd-error-431.html conf/lighttpd-error-500.html conf/lighttpd-error-503.html
+	conf/lighttpd-error-431.html conf/lighttpd-error-500.html conf/lighttpd-error-503.html \
+	conf/clamd-bindery.conf
 
 # The installation directories as this build expands them, one NAME=DIR a
 # line: tests/dist/install.sh checks `make install` against them.

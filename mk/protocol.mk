@@ -63,3 +63,14 @@ INTEGRATION_TESTS += tests/integration/test_docs_by_name
 # GET /documents?prefix=: docs_list_ready with an escaped LIKE prefix (the page's filter).
 check_PROGRAMS += tests/integration/test_docs_prefix
 INTEGRATION_TESTS += tests/integration/test_docs_prefix
+
+# clamd's INSTREAM client: its pure parts (clamd's answers as verdicts, the
+# address forms) and what it does without a clamd.
+lib_libbindery_a_SOURCES += lib/protocol/clamd.c lib/protocol/clamd.h
+check_PROGRAMS += tests/unit/test_clamd
+UNIT_TESTS += tests/unit/test_clamd
+# ... and against a real clamd of the test's own (tests/lib/clamd.sh),
+# through the driver clamd_scan (not a test itself).
+check_PROGRAMS += tests/integration/clamd_scan
+INTEGRATION_TESTS += tests/integration/clamd.sh
+EXTRA_DIST += tests/integration/clamd.sh tests/lib/clamd.sh
