@@ -163,3 +163,7 @@ EXTRA_DIST += tests/e2e/entra.sh
 # that checks the signatures itself (tests/tools/webhook_receiver.py).
 E2E_TESTS += tests/e2e/events.sh
 EXTRA_DIST += tests/e2e/events.sh tests/lib/webhook.sh
+# Admission: types by content and the clamd scan on every upload path,
+# through a lighttpd and an Apache mod_fcgid of the test's own (tests/lib/clamd.sh).
+E2E_TESTS += tests/e2e/admission.sh
+EXTRA_DIST += tests/e2e/admission.sh

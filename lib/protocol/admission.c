@@ -91,10 +91,11 @@ open_scan(struct admission *a)
 	}
 	/* Unreachable now: refuse before a byte is stored, or go on unscanned. */
 	if (clamd_settled(a->scan)) {
-		(void)clamd_finish(a->scan, &v);
+		enum clamd_result r = clamd_finish(a->scan, &v);
+
 		clamd_free(a->scan);
 		a->scan = NULL;
-		return scanner_error(a, v.message);
+		return r == CLAMD_UNAVAILABLE ? scanner_error(a, v.message) : PROTO_SCAN_UNAVAILABLE;
 	}
 	return PROTO_OK;
 }

@@ -490,10 +490,14 @@ finish_create(struct services *s, struct held_intent *hi, const struct stamp *st
 		 * refuses a committed blob) compensation is safe, if we still
 		 * hold the row; a resumed intent whose bytes differ belongs to
 		 * the earlier request. */
-		if (pr != PROTO_IDEM_MISMATCH && !(pr == PROTO_SCAN_UNAVAILABLE && (hi->extras & READY_KEY)))
+		if (pr == PROTO_SCAN_UNAVAILABLE && (hi->extras & READY_KEY)) {
+			/* A scanner that could not answer: the intent is left for
+			 * the retry with its key, which resumes it at once. */
+			if (blobs_let_go(s->db, blob_name, hi->holder) != DB_OK)
+				log_warn("intent %s stays held until its lease ends", blob_name);
+		} else if (pr != PROTO_IDEM_MISMATCH) {
 			(void)proto_compensate_pending(s, hi);	/* what it leaves, the sweeper finishes */
-		/* (A scanner that could not answer leaves a keyed create's intent
-		 * for the retry with its key, which resumes it.) */
+		}
 		return pr;
 	}
 	/* Step 4.  From here on, never compensate: the blob is committed. */

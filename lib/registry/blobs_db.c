@@ -131,6 +131,18 @@ blobs_release_retired(struct db *db, const char *blob_name, const char *claimer)
  * of its own, so a second resumer (or the sweeper) finds the row live.
  * Only a server upload's row: a direct intent's blob is the client's, and
  * a resume would trust its metadata. */
+static const char sql_let_go[] =
+	"UPDATE blobs SET expires_at = NOW(6) - INTERVAL 1 MICROSECOND"
+	" WHERE name = ? AND state = 'pending' AND holder = ?";
+
+enum db_err
+blobs_let_go(struct db *db, const char *blob_name, const char *holder)
+{
+	struct db_param p[] = { DBP_STR(blob_name), DBP_STR(holder) };
+
+	return db_exec_one(db, sql_let_go, p, ARRAY_LEN(p));
+}
+
 static const char sql_take_over_stale[] =
 	"UPDATE blobs SET holder = ?, touched_at = NOW(6), expires_at = NOW(6) + INTERVAL ? SECOND"
 	" WHERE name = ? AND state = 'pending' AND expires_at < NOW(6) AND route = 'server'";

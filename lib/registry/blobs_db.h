@@ -106,6 +106,14 @@ BINDERY_NODISCARD enum db_err blobs_drop_claimed(struct db *db, const char *blob
 BINDERY_NODISCARD enum db_err blobs_release_retired(struct db *db, const char *blob_name, const char *claimer);
 
 /*
+ * The holder of a pending intent lets go of it now (its lease ends), so a
+ * retry may take it over at once instead of after the lease: a request that
+ * leaves its intent for the retry with its key.  DB_CONFLICT when holder no
+ * longer holds it.
+ */
+BINDERY_NODISCARD enum db_err blobs_let_go(struct db *db, const char *blob_name, const char *holder);
+
+/*
  * Resume: take a pending intent over for l->holder (a new holder, a fresh
  * lease) only once its lease has expired (expires_at passed: its owner is
  * gone).  DB_CONFLICT: its lease is live (another request is working on

@@ -37,6 +37,7 @@ cli=$BINDERY_TEST_BIN/bindery
 work=$(mktemp -d -p "$BINDERY_TEST_VAR")
 chmod 0755 "$work"
 PREFIX=adm$$x$RANDOM/
+NP=${PREFIX%/}-	# document names (a name holds no "/")
 cleanup() {
 	clamd_stop
 	stack_private_lighttpd_stop
@@ -63,7 +64,7 @@ printf '<!DOCTYPE html>\n<html><head><title>x</title></head><body><p>not a PDF</
 chmod 0600 "$work/adm.conf"
 grep -q "^prefix = $PREFIX\$" "$work/adm.conf" && grep -q '^allowed_types = ' "$work/adm.conf" ||
 	bail_out "the test's configuration did not take"
-"$cli" -c "$work/adm.conf" status >"$work/check.out" 2>&1 ||
+"$cli" -c "$work/adm.conf" lifecycle-policy >"$work/check.out" 2>&1 ||
 	bail_out "the test's configuration is refused: $(cat "$work/check.out")"
 
 BINDERY_FAILPOINTS_FILE=/dev/null stack_private_lighttpd "$BINDERY_TEST_VAR/admission-lighttpd" lighttpd.conf \
@@ -107,19 +108,19 @@ tus_upload() { # URL NAME FILE TYPE: sets LOC, HTTP_CODE (the PATCH's)
 paths() { # URL LABEL
 	local url=$1 s=$2 id before after
 	# -- create --
-	post "$url" "$PREFIX$s-clean" "$work/clean" application/x-declared
+	post "$url" "$NP$s-clean" "$work/clean" application/x-declared
 	is "$HTTP_CODE" 201 "$s: create, a clean text file: 201"
 	id=$(jfield "$HTTP_BODY" id)
 	is "$(jfield "$HTTP_BODY" content_type)" text/plain "$s: ... recorded as text/plain (read from its bytes; declared application/x-declared)"
 	before=$(blobs_of_prefix)
-	post "$url" "$PREFIX$s-eicar" "$work/eicar" text/plain
+	post "$url" "$NP$s-eicar" "$work/eicar" text/plain
 	is "$HTTP_CODE $(jfield "$HTTP_BODY" error)" "422 infected" "$s: create, EICAR: 422 infected"
-	is "$(rows_named "$PREFIX$s-eicar")" 0 "$s: ... no row"
+	is "$(rows_named "$NP$s-eicar")" 0 "$s: ... no row"
 	is "$(blobs_of_prefix)" "$before" "$s: ... and no blob left in storage"
-	post "$url" "$PREFIX$s-fake" "$work/fake.pdf" application/pdf
+	post "$url" "$NP$s-fake" "$work/fake.pdf" application/pdf
 	is "$HTTP_CODE $(jfield "$HTTP_BODY" error)" "415 type_not_allowed" \
 		"$s: create, HTML declared application/pdf: 415 type_not_allowed"
-	is "$(rows_named "$PREFIX$s-fake") $(blobs_of_prefix | wc -l)" "0 $(printf '%s\n' "$before" | grep -c .)" \
+	is "$(rows_named "$NP$s-fake") $(blobs_of_prefix | wc -l)" "0 $(printf '%s\n' "$before" | grep -c .)" \
 		"$s: ... no row, no blob"
 	# -- replace --
 	local v0 sha0
@@ -132,19 +133,19 @@ paths() { # URL LABEL
 	req PUT "$url/documents/$id/content" "${AUTH[@]}" -H 'Content-Type: text/plain' --data-binary "@$work/fake.pdf"
 	is "$HTTP_CODE" 415 "$s: replace with HTML: 415"
 	# -- tus --
-	tus_upload "$url" "$PREFIX$s-tus-clean" "$work/clean" application/octet-stream
+	tus_upload "$url" "$NP$s-tus-clean" "$work/clean" application/octet-stream
 	is "$HTTP_CODE" 204 "$s: tus, a clean file: the PATCH that finishes it is 204"
-	is "$(sql "SELECT CONCAT(status, ' ', content_type) FROM documents WHERE name = '$PREFIX$s-tus-clean'")" \
+	is "$(sql "SELECT CONCAT(status, ' ', content_type) FROM documents WHERE name = '$NP$s-tus-clean'")" \
 		'ready text/plain' "$s: ... ready, recorded as text/plain"
 	before=$(blobs_of_prefix)
-	tus_upload "$url" "$PREFIX$s-tus-eicar" "$work/eicar" text/plain
+	tus_upload "$url" "$NP$s-tus-eicar" "$work/eicar" text/plain
 	is "$HTTP_CODE $(jfield "$HTTP_BODY" error)" "422 infected" "$s: tus, EICAR: the finishing PATCH is 422 infected"
-	is "$(rows_named "$PREFIX$s-tus-eicar")" 0 "$s: ... no row"
+	is "$(rows_named "$NP$s-tus-eicar")" 0 "$s: ... no row"
 	is "$(blobs_of_prefix)" "$before" "$s: ... no blob"
 	req HEAD "$url$LOC" "${AUTH[@]}" "${TUS[@]}"
 	is "$HTTP_CODE" 404 "$s: ... the upload is gone (HEAD 404)"
 	# -- direct --
-	direct_create "$url" "$PREFIX$s-direct-eicar" "$(stat -c %s "$work/eicar")" "" "${AUTH[@]}"
+	direct_create "$url" "$NP$s-direct-eicar" "$(stat -c %s "$work/eicar")" "" "${AUTH[@]}"
 	is "$HTTP_CODE" 201 "$s: direct: an intent for EICAR"
 	is "$(direct_put "$work/eicar")" 201 "$s: ... the client puts it into storage"
 	blob=$(blob_of "$ID")
@@ -154,7 +155,7 @@ paths() { # URL LABEL
 	is "$?" 1 "$s: ... its blob deleted at once"
 	is "$(sql "SELECT status FROM documents WHERE id = ${ID:-0}")" pending \
 		"$s: ... its intent stays (its SAS could still create the blob), for the sweeper"
-	direct_create "$url" "$PREFIX$s-direct-clean" "$(stat -c %s "$work/clean")" "" "${AUTH[@]}"
+	direct_create "$url" "$NP$s-direct-clean" "$(stat -c %s "$work/clean")" "" "${AUTH[@]}"
 	is "$(direct_put "$work/clean")" 201 "$s: direct: a clean file put into storage"
 	req POST "$url$FINALIZE" "${NOBODY[@]}" "${AUTH[@]}"
 	like "$HTTP_CODE" '^20[01]$' "$s: ... finalize admits it ($HTTP_CODE)"
@@ -170,25 +171,25 @@ paths "$apache_url" apache
 
 # ---- clamd stopped, then back: 503, nothing stored, the retry goes through ----
 clamd_stop
-post "$lighttpd_url" "${PREFIX}down" "$work/clean" text/plain -H 'Idempotency-Key: adm-down'
+post "$lighttpd_url" "${NP}down" "$work/clean" text/plain -H 'Idempotency-Key: adm-down'
 is "$HTTP_CODE $(jfield "$HTTP_BODY" error)" "503 scan_unavailable" "clamd stopped: create is 503 scan_unavailable"
 is "$(header retry-after)" 5 "... with Retry-After"
-is "$(rows_named "${PREFIX}down")" 0 "... nothing stored (refused before the first byte went to storage)"
+is "$(rows_named "${NP}down")" 0 "... nothing stored (refused before the first byte went to storage)"
 clamd_start "$work/clamd" include="$top/conf/clamd-bindery.conf" LocalSocketMode=666 || bail_out "clamd did not restart"
-post "$lighttpd_url" "${PREFIX}down" "$work/clean" text/plain -H 'Idempotency-Key: adm-down'
+post "$lighttpd_url" "${NP}down" "$work/clean" text/plain -H 'Idempotency-Key: adm-down'
 is "$HTTP_CODE" 201 "clamd back: the same request with its Idempotency-Key is 201"
 
 # ---- clamd frozen mid-scan: 503 after the timeout, the intent kept for the key's retry ----
 kill -STOP "$CLAMD_PID"
 t0=$(date +%s.%N)
-post "$lighttpd_url" "${PREFIX}frozen" "$work/clean" text/plain -H 'Idempotency-Key: adm-frozen'
+post "$lighttpd_url" "${NP}frozen" "$work/clean" text/plain -H 'Idempotency-Key: adm-frozen'
 t1=$(date +%s.%N)
 kill -CONT "$CLAMD_PID"
 is "$HTTP_CODE $(jfield "$HTTP_BODY" error)" "503 scan_unavailable" \
 	"clamd frozen: 503 scan_unavailable after $(printf '%.1f' "$(echo "$t1 - $t0" | bc)") s (timeout 2 s)"
-is "$(sql "SELECT status FROM documents WHERE name = '${PREFIX}frozen'")" pending "... its intent stays pending"
-frozen_id=$(sql "SELECT id FROM documents WHERE name = '${PREFIX}frozen'")
-post "$lighttpd_url" "${PREFIX}frozen" "$work/clean" text/plain -H 'Idempotency-Key: adm-frozen'
+is "$(sql "SELECT status FROM documents WHERE name = '${NP}frozen'")" pending "... its intent stays pending"
+frozen_id=$(sql "SELECT id FROM documents WHERE name = '${NP}frozen'")
+post "$lighttpd_url" "${NP}frozen" "$work/clean" text/plain -H 'Idempotency-Key: adm-frozen'
 is "$HTTP_CODE $(jfield "$HTTP_BODY" id)" "201 $frozen_id" "... the retry with its key resumes it: 201, the same document"
 
 # ---- what is left ----
