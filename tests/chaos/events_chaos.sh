@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Chaos with [events] on (issue 34): the chaos run of tests/lib/chaos.sh
+# Chaos with [events] on: the chaos run of tests/lib/chaos.sh
 # (8 clients creating, retrying with one Idempotency-Key, replacing,
 # deleting and downloading while a controller kills FastCGI workers and
 # fires failpoints, the events' own among them) through a lighttpd and an

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Events on Galera (issue 34): two web hosts, each a lighttpd of this test's
+# Events on Galera: two web hosts, each a lighttpd of this test's
 # own on its own node (the configs of BINDERY_CONFIGS with [events] added),
 # posting to one loopback receiver (tests/tools/webhook_receiver.py, Python's
 # hmac checks every signature).

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Admission (issue 35, doc/design.md "Admission"): types by content and a
+# Admission (doc/design.md, "Admission"): types by content and a
 # malware scan, on every upload path, through a lighttpd and an Apache
 # mod_fcgid of this test's own whose bindery.conf sets [upload]
 # allowed_types and [scan] clamd: a clamd of the test's own
