@@ -93,6 +93,8 @@ static const struct answer_row answers[] = {
 	  "the content's type (read from its bytes) is not one this server accepts; nothing was kept", 0, NULL },
 	{ PROTO_INFECTED, ANY_API, 422, "infected", "the malware scanner found something in it; nothing was kept",
 	  0, NULL },
+	{ PROTO_QUOTA, ANY_API, 413, "quota_exceeded",
+	  "this upload would take its owner past a quota; nothing was stored", 0, NULL },
 	{ PROTO_SCAN_UNAVAILABLE, ANY_API, 503, "scan_unavailable",
 	  "the malware scanner could not check the upload; try again", RETRY_AFTER, NULL },
 };

@@ -26,6 +26,7 @@ static const struct command commands[] = {
 	{ "lifecycle-policy", cmd_lifecycle_policy, "print the lifecycle-management backstop policy" },
 	{ "check-account", cmd_check_account, "report soft delete, versioning and tag permissions" },
 	{ "events", cmd_events, "the webhook deliveries of [events]: counts, dead ones, requeue, resume" },
+	{ "quota", cmd_quota, "each owner's usage against [quota]; --recount rebuilds it from the rows" },
 	{ "cors", cmd_cors, "let these web origins upload straight to storage (direct uploads)" },
 };
 

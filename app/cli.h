@@ -87,5 +87,6 @@ int cmd_check_account(struct cli *cli, int argc, char **argv);
 int cmd_cors(struct cli *cli, int argc, char **argv);
 int cmd_status(struct cli *cli, int argc, char **argv);
 int cmd_events(struct cli *cli, int argc, char **argv);
+int cmd_quota(struct cli *cli, int argc, char **argv);
 
 #endif

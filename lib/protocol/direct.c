@@ -15,6 +15,7 @@
 #include "protocol/protocol_internal.h"
 #include "protocol/stamp.h"
 #include "registry/direct_db.h"
+#include "registry/quota_db.h"
 #include "registry/docs_db.h"
 #include "registry/idem_db.h"
 #include "storage/sign.h"
@@ -165,6 +166,7 @@ direct_create(struct services *s, const struct direct_request *req, struct buf *
 		n.idem_key = req->idem_key;
 		n.lease.holder = holder;
 		n.lease.seconds = direct_lease_seconds(s);
+		n.lease.reserve = req->size;
 		/* The clock is read before the lease is written: the SAS
 		 * can only expire earlier than the lease assumes. */
 		n.grant = grant_now(s);
@@ -507,6 +509,17 @@ finalize_once(struct services *s, uint64_t doc_id, const char *owner, struct doc
 	if ((pr = admission_stored_begin(s, &adm)) != PROTO_OK)
 		return pr;
 	pr = verify_bytes(s, &row, &p, adm, &v);
+	/* A SAS cannot cap a size: a client may write more than it declared.
+	 * Under [quota] those bytes go at once (guarded by the ETag read); the
+	 * row and its reservation stay until the lease ends, so a re-upload
+	 * under the still-valid SAS is found and swept. */
+	if (pr == PROTO_SIZE_MISMATCH && quota_db_enabled()) {
+		if (blob_delete(s->blob, row.blob_name, NULL, p.etag, &r) != BLOB_OK)
+			blob_log_failure("direct upload of the wrong size left for the sweeper:", row.blob_name, &r);
+		else
+			log_info("direct upload %s is %llu bytes, not the %llu declared: deleted", row.blob_name,
+				 (unsigned long long)p.size, (unsigned long long)row.declared_size);
+	}
 	if (pr == PROTO_OK)
 		pr = admit(s, &row, &p, adm, d);
 	admission_free(adm);

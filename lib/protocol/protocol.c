@@ -46,9 +46,15 @@ proto_held_intent_init(struct held_intent *hi, uint64_t doc_id, const char *blob
 static struct lease
 lease_of(const struct services *s, const struct held_intent *hi)
 {
-	struct lease l = { hi->holder, s->cfg->sweep_cutoff };
+	struct lease l = { hi->holder, s->cfg->sweep_cutoff, 0 };
 
 	return l;
+}
+
+uint64_t
+proto_reservation(const struct services *s, int64_t declared)
+{
+	return declared >= 0 ? (uint64_t)declared : s->cfg->max_upload;
 }
 
 enum proto_result
@@ -58,6 +64,7 @@ proto_from_db(enum db_err e)
 	case DB_OK: return PROTO_OK;
 	case DB_NOT_FOUND: return PROTO_NOT_FOUND;
 	case DB_UNAVAILABLE: case DB_RETRY: return PROTO_UNAVAILABLE;
+	case DB_QUOTA: return PROTO_QUOTA;
 	default: return PROTO_FAILED;
 	}
 }
@@ -711,6 +718,7 @@ restart(struct services *s, struct create_req *c, struct proto_answer *out)
 	    proto_held_intent_init(&hi, 0, blob_name) != 0)
 		return PROTO_FAILED;
 	l = lease_of(s, &hi);
+	l.reserve = proto_reservation(s, c->body->expected_size);
 	e = docs_restart_intent(s->db, c->owner, c->idem_key, c->name, c->body->content_type,
 				blob_name, &l, &hi.doc_id);
 	if (e == DB_DUPLICATE)
@@ -753,6 +761,7 @@ start_intent(struct services *s, struct create_req *c, struct proto_answer *out,
 	st.version = 1;
 	/* Step 1: the database learns the name before any byte is sent. */
 	l = lease_of(s, &hi);
+	l.reserve = proto_reservation(s, c->body->expected_size);
 	e = docs_create_intent(s->db, c->name, c->owner, c->body->content_type, blob_name, &l,
 			       c->idem_key, &hi.doc_id, st.created_at);
 	if (e == DB_DUPLICATE) {
@@ -997,6 +1006,7 @@ proto_replace(struct services *s, uint64_t doc_id, const char *owner, const stru
 		goto out;
 	}
 	l = lease_of(s, &hi);
+	l.reserve = proto_reservation(s, body->expected_size);
 	if ((e = docs_replace_intent(s->db, doc_id, blob_name, &l)) != DB_OK) {
 		pr = proto_from_db(e);
 		goto out;

@@ -53,6 +53,7 @@ enum proto_result {
 	PROTO_TYPE_REFUSED,	/* 415 type_not_allowed: the bytes' type is not in allowed_types */
 	PROTO_INFECTED,		/* 422 infected: clamd named a signature */
 	PROTO_SCAN_UNAVAILABLE,	/* 503 scan_unavailable: clamd could not answer (or hit a size limit) */
+	PROTO_QUOTA,		/* 413 quota_exceeded: a [quota] limit of the owner would be passed */
 	PROTO_RETRY,		/* internal to an operation: look again; never returned */
 };
 

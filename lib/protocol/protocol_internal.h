@@ -36,6 +36,10 @@ struct held_intent {
 /* A new holder id for an attempt on blob_name; -1 without randomness or room. */
 BINDERY_NODISCARD int proto_held_intent_init(struct held_intent *hi, uint64_t doc_id, const char *blob_name);
 
+/* The bytes an upload reserves against its owner's [quota]: its declared
+ * size, or max_upload when it declared none (declared < 0). */
+uint64_t proto_reservation(const struct services *s, int64_t declared);
+
 enum proto_result proto_from_db(enum db_err e);
 enum proto_result proto_from_blob(const struct blob_result *r);
 

@@ -3,6 +3,7 @@
 #include <stdlib.h>
 
 #include "protocol/services.h"
+#include "registry/quota_db.h"
 
 /*
  * db_wait: seconds each wait on the database may take, 0 for db.h's
@@ -83,6 +84,13 @@ open_services(const struct bindery_config *cfg, unsigned db_wait, struct service
 	}
 	if (events_sender_new(cfg, &s->events, err, errlen) != 0)
 		goto out;
+	{
+		/* One configuration per process, as for [events]. */
+		struct quota_limits ql = { cfg->quota_bytes_per_owner, cfg->quota_documents_per_owner,
+					   cfg->quota_pending_per_owner };
+
+		quota_db_configure(&ql);
+	}
 	*out = s;
 	s = NULL;
 	rc = 0;

@@ -2,6 +2,7 @@
 #include <string.h>
 
 #include "registry/blobs_db.h"
+#include "registry/quota_db.h"
 
 static const char sql_renew_held[] =
 	"UPDATE blobs SET touched_at = NOW(6), expires_at = NOW(6) + INTERVAL ? SECOND"
@@ -60,12 +61,23 @@ static const char sql_retire_pending_now[] =
 	BLOBS_RETIRE_NOT_BEFORE_SAS_SQL ")"
 	" WHERE name = ? AND state = 'pending' AND holder = ?";
 
+/* An intent's end settles its [quota] reservation in the same transaction;
+ * without [quota] the one statement needs none. */
+static enum db_err
+retire_unreferenced_tx(struct db *db, const char *blob_name, const char *holder)
+{
+	struct db_param p[] = { DBP_STR(blob_name), DBP_STR(holder) };
+	enum db_err e = db_exec_one(db, sql_retire_pending_now, p, ARRAY_LEN(p));
+
+	return e == DB_OK ? quota_db_settle(db, blob_name) : e;
+}
+
 enum db_err
 blobs_retire_unreferenced(struct db *db, const char *blob_name, const char *holder)
 {
-	struct db_param p[] = { DBP_STR(blob_name), DBP_STR(holder) };
-
-	return db_exec_one(db, sql_retire_pending_now, p, ARRAY_LEN(p));
+	if (!quota_db_enabled())
+		return retire_unreferenced_tx(db, blob_name, holder);
+	DB_IN_TX(db, retire_unreferenced_tx(db, blob_name, holder));
 }
 
 static const char sql_claim_retired[] =
@@ -107,12 +119,21 @@ blobs_is_referenced(struct db *db, const char *blob_name, int *referenced)
 static const char sql_drop_claimed[] =
 	"DELETE FROM blobs WHERE name = ? AND state IN ('deleting', 'sweeping') AND claimed_by = ?";
 
+static enum db_err
+drop_claimed_tx(struct db *db, const char *blob_name, const char *claimer)
+{
+	struct db_param p[] = { DBP_STR(blob_name), DBP_STR(claimer) };
+	enum db_err e = db_exec_one(db, sql_drop_claimed, p, ARRAY_LEN(p));
+
+	return e == DB_OK ? quota_db_settle(db, blob_name) : e;
+}
+
 enum db_err
 blobs_drop_claimed(struct db *db, const char *blob_name, const char *claimer)
 {
-	struct db_param p[] = { DBP_STR(blob_name), DBP_STR(claimer) };
-
-	return db_exec_one(db, sql_drop_claimed, p, ARRAY_LEN(p));
+	if (!quota_db_enabled())
+		return drop_claimed_tx(db, blob_name, claimer);
+	DB_IN_TX(db, drop_claimed_tx(db, blob_name, claimer));
 }
 
 static const char sql_release_retired[] =

@@ -42,6 +42,9 @@ struct blob_row {
 struct lease {
 	const char *holder;
 	unsigned seconds;
+	/* The bytes the intent reserves against its owner's [quota] (its
+	 * declared size, else max_upload); ignored without [quota]. */
+	uint64_t reserve;
 };
 
 /*

@@ -41,6 +41,7 @@ struct db {
 
 static const char *const err_names[] = {
 	"ok", "not found", "duplicate", "conflict", "retry", "unavailable", "failed", "out of memory",
+	"over quota",
 };
 
 const char *

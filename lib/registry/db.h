@@ -28,6 +28,7 @@ enum db_err {
 	DB_UNAVAILABLE,		/* cannot connect, or the server went away: answer 503 */
 	DB_FAILED,		/* anything else (logged with the server's message) */
 	DB_NOMEM,
+	DB_QUOTA,		/* a [quota] limit would be passed (quota_db.h): nothing reserved */
 };
 
 const char *db_err_name(enum db_err e);

@@ -8,6 +8,7 @@
 #include "registry/blobs_db.h"
 #include "registry/docs_db.h"
 #include "registry/events_db.h"
+#include "registry/quota_db.h"
 #include "registry/idem_db.h"
 #include "registry/uploads_db.h"
 
@@ -50,7 +51,7 @@ docs_create_intent_tx(struct db *db, struct span name, const char *owner, const 
 		if ((e = db_exec(db, sql_insert_idem, idem, ARRAY_LEN(idem), NULL)) != DB_OK)
 			return e;
 	}
-	return DB_OK;
+	return quota_db_reserve(db, *doc_id, blob_name, l->reserve, 1);
 }
 
 static const char sql_intent_there[] =
@@ -163,7 +164,10 @@ mark_ready_tx(struct db *db, uint64_t doc_id, const char *blob_name, const char 
 		return e;
 	if ((e = docs_assign_ready_seq(db, doc_id)) != DB_OK)
 		return e;
-	return events_db_record_ready(db, doc_id);
+	if ((e = events_db_record_ready(db, doc_id)) != DB_OK ||
+	    (e = quota_db_settle(db, blob_name)) != DB_OK)
+		return e;
+	return quota_db_account(db, doc_id, (int64_t)size, 1);
 }
 
 /* Last in the ready transaction: the counter row's lock is held only to
@@ -239,7 +243,9 @@ abandon_tx(struct db *db, uint64_t doc_id, const char *blob_name, const char *ho
 		return e;
 	if ((e = db_exec_one(db, sql_drop_claimed_intent, b, 2)) != DB_OK)
 		return e;
-	return db_exec(db, sql_drop_idem_for_blob, k, 1, NULL);
+	if ((e = db_exec(db, sql_drop_idem_for_blob, k, 1, NULL)) != DB_OK)
+		return e;
+	return quota_db_settle(db, blob_name);
 }
 
 enum db_err
@@ -419,14 +425,24 @@ docs_find_ready_by_name(struct db *db, struct span name, struct doc *out)
 			  out, &t);
 }
 
-enum db_err
-docs_replace_intent(struct db *db, uint64_t doc_id, const char *blob_name, const struct lease *l)
+/* The replace intent's statements, inside a transaction the caller holds. */
+static enum db_err
+replace_intent_tx(struct db *db, uint64_t doc_id, const char *blob_name, const struct lease *l)
 {
 	struct db_param p[] = { DBP_STR(blob_name), DBP_U64(doc_id),
 				DBP_STR(intent_purpose_name(PURPOSE_REPLACE)), DBP_STR_OR_NULL(l->holder),
 				DBP_U64(l->seconds) };
+	enum db_err e = db_exec(db, sql_insert_blob, p, ARRAY_LEN(p), NULL);
 
-	return db_exec(db, sql_insert_blob, p, ARRAY_LEN(p), NULL);
+	return e == DB_OK ? quota_db_reserve(db, doc_id, blob_name, l->reserve, 0) : e;
+}
+
+enum db_err
+docs_replace_intent(struct db *db, uint64_t doc_id, const char *blob_name, const struct lease *l)
+{
+	if (!quota_db_enabled())
+		return replace_intent_tx(db, doc_id, blob_name, l);	/* one statement */
+	DB_IN_TX(db, replace_intent_tx(db, doc_id, blob_name, l));
 }
 
 /*
@@ -485,6 +501,7 @@ replace_commit_tx(struct db *db, uint64_t doc_id, const struct replace_blob *nb,
 	struct db_col c[DOC_NCOLS];
 	struct db_param id[] = { DBP_U64(doc_id) };
 	char old_blob[DOC_BLOB_NAME_MAX];
+	uint64_t old_size;
 	struct row_text t;
 	enum db_err e;
 
@@ -496,6 +513,7 @@ replace_commit_tx(struct db *db, uint64_t doc_id, const struct replace_blob *nb,
 		return DB_CONFLICT;
 	}
 	memcpy(old_blob, out->blob_name, sizeof old_blob);
+	old_size = out->size;
 	/* Tests hold two commits here at once to race them on one version. */
 	if (FAILPOINT("replace.commit_after_read"))
 		return DB_UNAVAILABLE;
@@ -514,7 +532,9 @@ replace_commit_tx(struct db *db, uint64_t doc_id, const struct replace_blob *nb,
 	}
 	if ((e = uploads_record_ready(db, nb->name)) != DB_OK)
 		return e;
-	if ((e = events_db_record_ready(db, doc_id)) != DB_OK)
+	if ((e = events_db_record_ready(db, doc_id)) != DB_OK ||
+	    (e = quota_db_settle(db, nb->name)) != DB_OK ||
+	    (e = quota_db_account(db, doc_id, (int64_t)nb->size - (int64_t)old_size, 0)) != DB_OK)
 		return e;
 	if (nb->retired != NULL)
 		memcpy(nb->retired, old_blob, sizeof old_blob);
@@ -618,8 +638,9 @@ delete_tx(struct db *db, uint64_t doc_id, uint64_t expected_version, unsigned gr
 		*stale = 1;
 		return DB_CONFLICT;
 	}
-	/* The event reads the row: before it goes. */
-	if ((e = events_db_record_deleted(db, doc_id)) != DB_OK)
+	/* The event and the owner's figures read the row: before it goes. */
+	if ((e = events_db_record_deleted(db, doc_id)) != DB_OK ||
+	    (e = quota_db_account(db, doc_id, -(int64_t)d.size, -1)) != DB_OK)
 		return e;
 	{
 		struct db_param p[] = { DBP_U64(doc_id), DBP_U64(d.version) };
@@ -691,13 +712,13 @@ static const char sql_insert_upload[] =
 static enum db_err
 upload_intent_tx(struct db *db, const struct upload_new *u, uint64_t *doc_id)
 {
-	struct lease l = { NULL, u->expiry };
+	struct lease l = { NULL, u->expiry, u->length };
 	enum db_err e;
 
 	if (u->replaces == 0)
 		e = docs_create_intent_tx(db, u->name, u->owner, u->content_type, u->blob_name, &l, NULL,
 					  doc_id);
-	else if ((e = docs_replace_intent(db, u->replaces, u->blob_name, &l)) == DB_OK)
+	else if ((e = replace_intent_tx(db, u->replaces, u->blob_name, &l)) == DB_OK)
 		*doc_id = u->replaces;
 	if (e != DB_OK)
 		return e;

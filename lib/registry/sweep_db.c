@@ -8,6 +8,7 @@
 #include "registry/docs_db.h"
 #include "registry/events_db.h"
 #include "registry/idem_db.h"
+#include "registry/quota_db.h"
 #include "registry/sweep_db.h"
 #include "registry/uploads_db.h"
 
@@ -263,6 +264,8 @@ drop_intent_tx(struct db *db, const char *claimer, const struct sweep_item *it)
 		e = db_exec_one(db, sql_drop_claimed_intent, b, ARRAY_LEN(b));
 	if (e == DB_OK)
 		e = db_exec(db, sql_drop_intent_keys, d, ARRAY_LEN(d), NULL);
+	if (e == DB_OK)
+		e = quota_db_settle(db, it->name);
 	/* Tests make this run lose certification, as on a Galera node
 	 * (tests/integration/sweep.sh). */
 	if (e == DB_OK && FAILPOINT("sweep.drop_certification"))
@@ -329,6 +332,10 @@ roll_forward_tx(struct db *db, const char *claimer, const struct sweep_item *it,
 		e = docs_assign_ready_seq(db, it->document_id);
 	if (e == DB_OK)
 		e = events_db_record_ready(db, it->document_id);
+	if (e == DB_OK)
+		e = quota_db_settle(db, it->name);
+	if (e == DB_OK)
+		e = quota_db_account(db, it->document_id, (int64_t)size, 1);
 	if (e == DB_OK && FAILPOINT("sweep.roll_forward_certification"))
 		e = db_set_lost_commit(db);
 	return e;
@@ -380,12 +387,23 @@ static const char sql_retire_claimed[] =
 	" retire_after = GREATEST(NOW(6), " BLOBS_RETIRE_NOT_BEFORE_SAS_SQL "), claimed_by = NULL,"
 	" lease_until = NULL WHERE name = ? AND state = 'sweeping' AND claimed_by = ?";
 
+static enum db_err
+retire_claimed_tx(struct db *db, const char *claimer, const char *name)
+{
+	struct db_param p[] = { DBP_STR(name), DBP_STR(claimer) };
+	enum db_err e = db_exec_one(db, sql_retire_claimed, p, ARRAY_LEN(p));
+
+	return e == DB_OK ? quota_db_settle(db, name) : e;
+}
+
+/* The intent ends here: its [quota] reservation is settled in the same
+ * transaction (one statement without [quota]). */
 enum db_err
 sweep_db_retire_claimed(struct db *db, const char *claimer, const char *name)
 {
-	struct db_param p[] = { DBP_STR(name), DBP_STR(claimer) };
-
-	return db_exec_one(db, sql_retire_claimed, p, ARRAY_LEN(p));
+	if (!quota_db_enabled())
+		return retire_claimed_tx(db, claimer, name);
+	DB_IN_TX(db, retire_claimed_tx(db, claimer, name));
 }
 
 static const char sql_renew_claim[] =
