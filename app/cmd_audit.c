@@ -11,6 +11,7 @@
 #include "protocol/adopt.h"
 #include "protocol/audit.h"
 #include "cli.h"
+#include "registry/quota_db.h"
 
 static void
 audit_usage(FILE *fp)
@@ -188,6 +189,19 @@ cmd_audit(struct cli *cli, int argc, char **argv)
 		/* A dry run repairs nothing: the audit after it only reports. */
 		if (dry_run)
 			ao.repair = 0;
+		/* The restore rewound every owner's [quota] figures with the
+		 * rows; the adopted rows are counted again from scratch. */
+		if (!dry_run && quota_db_enabled()) {
+			uint64_t owners = 0;
+			enum db_err qe = quota_db_recount(cli->svc->db, &owners);
+
+			if (qe != DB_OK)
+				fprintf(stderr, "bindery audit: quota figures not recounted (%s): run bindery quota"
+						" --recount\n", db_err_name(qe));
+			else
+				fprintf(json ? stderr : stdout, "quota: %llu owners recounted\n",
+					(unsigned long long)owners);
+		}
 	}
 	ae = audit_run(cli->svc, &ao, &rep);
 	clock_gettime(CLOCK_MONOTONIC, &t1);

@@ -11,6 +11,7 @@
 #include <time.h>
 
 #include "cli.h"
+#include "registry/quota_db.h"
 #include "registry/migrate.h"
 #include "status_render.h"
 
@@ -88,6 +89,44 @@ auth_status(struct cli *cli, int as_json)
 	return j;
 }
 
+struct quota_walk {
+	json_t *list;		/* --json: the owners' objects; else NULL */
+	const struct bindery_config *cfg;
+};
+
+static int
+quota_row(void *ctx, const struct quota_usage *u)
+{
+	struct quota_walk *w = ctx;
+
+	if (w->list != NULL)
+		return json_array_append_new(w->list, json_pack("{s:s, s:I, s:I, s:I, s:I}", "owner", u->owner,
+								 "bytes", (json_int_t)u->bytes, "documents",
+								 (json_int_t)u->documents, "reserved",
+								 (json_int_t)u->reserved, "pending",
+								 (json_int_t)u->pending)) != 0;
+	printf("  %-24s %llu bytes (+%llu reserved) of %llu, %llu documents, %llu in flight\n", u->owner,
+	       (unsigned long long)u->bytes, (unsigned long long)u->reserved,
+	       (unsigned long long)w->cfg->quota_bytes_per_owner, (unsigned long long)u->documents,
+	       (unsigned long long)u->pending);
+	return 0;
+}
+
+/* With [quota]: the owners' usage, the largest ten (bindery quota lists all). */
+static json_t *
+quota_status(struct cli *cli, int as_json)
+{
+	struct quota_walk w = { as_json ? json_array() : NULL, cli->cfg };
+
+	if (!quota_db_enabled())
+		return as_json ? json_null() : NULL;
+	if (!as_json)
+		printf("quota usage (largest first; 0 is no limit):\n");
+	if (quota_db_list(cli->svc->db, 10, quota_row, &w) != DB_OK && !as_json)
+		printf("  (not readable now)\n");
+	return w.list;
+}
+
 int
 cmd_status(struct cli *cli, int argc, char **argv)
 {
@@ -144,6 +183,7 @@ cmd_status(struct cli *cli, int argc, char **argv)
 			return EXIT_SOFTWARE;
 		}
 		json_object_set_new(j, "storage_auth", auth_status(cli, 1));
+		json_object_set_new(j, "quota", quota_status(cli, 1));
 		rc = json_dumpf(j, stdout, JSON_INDENT(2));
 		json_decref(j);
 		if (rc != 0)
@@ -152,6 +192,7 @@ cmd_status(struct cli *cli, int argc, char **argv)
 	} else {
 		status_render_text(stdout, &v);
 		(void)auth_status(cli, 0);
+		(void)quota_status(cli, 0);
 	}
 	return status_view_fine(&v) ? 0 : EXIT_PROBLEMS;
 }

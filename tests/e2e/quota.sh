@@ -209,6 +209,16 @@ qsql "SELECT owner, bytes, documents, reserved, pending FROM owner_usage ORDER B
 diff "$work/kept" "$work/recounted" | sed 's/^/# /'
 cmp -s "$work/kept" "$work/recounted"
 ok $? "the figures kept transaction by transaction are the ones a recount from the rows finds"
+"$cli" -c "$work/q.conf" status --json >"$work/status.json" 2>/dev/null
+is "$(jq -r '.quota[] | select(.owner == "demo") | "\(.bytes) \(.documents) \(.reserved) \(.pending)"' "$work/status.json")" \
+	"$((700 * K)) 2 0 0" "bindery status --json shows each owner's usage"
+# A restore rewinds the figures with the rows: the repair after it recounts.
+qsql "UPDATE owner_usage SET bytes = 0, documents = 0"
+"$cli" -c "$work/q.conf" audit --repair --adopt >"$work/adopt.out" 2>&1
+like "$(cat "$work/adopt.out")" 'quota: [0-9]+ owners recounted' "audit --repair --adopt recounts the owners' figures"
+qsql "SELECT owner, bytes, documents, reserved, pending FROM owner_usage ORDER BY owner" >"$work/readopted"
+cmp -s "$work/kept" "$work/readopted"
+ok $? "... back to what they were"
 "$cli" -c "$work/q.conf" audit >"$work/audit.out" 2>&1
 is "$?" 0 "bindery audit is clean"
 done_testing
