@@ -13,7 +13,7 @@ lib_libbindery_a_SOURCES += lib/protocol/services.c lib/protocol/services.h \
 	lib/protocol/stray.c lib/protocol/stray.h \
 	lib/protocol/stamp.c lib/protocol/stamp.h \
 	lib/protocol/adopt.c lib/protocol/adopt.h \
-	lib/protocol/admission.c lib/protocol/admission.h \
+	lib/protocol/admission.c lib/protocol/admission.h lib/protocol/result.h \
 	lib/protocol/sniff.c lib/protocol/sniff.h
 
 check_PROGRAMS += tests/unit/test_sweep_decide tests/unit/test_create_decide tests/unit/test_tus_decide \

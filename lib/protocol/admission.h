@@ -23,7 +23,7 @@
 #include <stddef.h>
 
 #include "base/compat.h"
-#include "protocol/protocol.h"
+#include "protocol/result.h"
 #include "protocol/services.h"
 #include "protocol/sniff.h"
 

@@ -38,8 +38,10 @@ work=$(mktemp -d -p "$BINDERY_TEST_VAR")
 chmod 0755 "$work"
 PREFIX=adm$$x$RANDOM/
 NP=${PREFIX%/}-	# document names (a name holds no "/")
+clamd_dir=
 cleanup() {
 	clamd_stop
+	[ -z "$clamd_dir" ] || rm -rf "$clamd_dir"
 	stack_private_lighttpd_stop
 	stack_private_apache_stop
 	rm -rf "$work"
@@ -49,10 +51,13 @@ trap 'exit 130' INT
 trap 'exit 143' TERM
 
 # ---- clamd, the configuration, the two servers ----
-clamd_start "$work/clamd" include="$top/conf/clamd-bindery.conf" LocalSocketMode=666 ||
+# clamd's socket where Apache's www-data can reach it: the test's own
+# directory may sit under one it cannot enter (a clone in a private place).
+clamd_dir=$(mktemp -d /tmp/bindery-clamd.XXXXXX) || bail_out "no directory for clamd"
+chmod 0755 "$clamd_dir"
+clamd_start "$clamd_dir" include="$top/conf/clamd-bindery.conf" LocalSocketMode=666 ||
 	bail_out "clamd did not start: $(tail -n 5 "$CLAMD_LOG" 2>/dev/null)"
 note "clamd answered PING $CLAMD_START_MS ms after its start"
-chmod 0755 "$work/clamd"
 clamd_write_eicar "$work/eicar"
 printf 'a plain text file, clean.\n' >"$work/clean"
 printf '<!DOCTYPE html>\n<html><head><title>x</title></head><body><p>not a PDF</p></body></html>\n' >"$work/fake.pdf"
@@ -175,7 +180,7 @@ post "$lighttpd_url" "${NP}down" "$work/clean" text/plain -H 'Idempotency-Key: a
 is "$HTTP_CODE $(jfield "$HTTP_BODY" error)" "503 scan_unavailable" "clamd stopped: create is 503 scan_unavailable"
 is "$(header retry-after)" 5 "... with Retry-After"
 is "$(rows_named "${NP}down")" 0 "... nothing stored (refused before the first byte went to storage)"
-clamd_start "$work/clamd" include="$top/conf/clamd-bindery.conf" LocalSocketMode=666 || bail_out "clamd did not restart"
+clamd_start "$clamd_dir" include="$top/conf/clamd-bindery.conf" LocalSocketMode=666 || bail_out "clamd did not restart"
 post "$lighttpd_url" "${NP}down" "$work/clean" text/plain -H 'Idempotency-Key: adm-down'
 is "$HTTP_CODE" 201 "clamd back: the same request with its Idempotency-Key is 201"
 

@@ -64,7 +64,7 @@ like "$("$BINDERY_TEST_BIN/bindery.fcgi" --version)" '^bindery [0-9]+\.[0-9]+\.[
 
 # Every subcommand: --help is its usage on stdout and exit 0.  The list is
 # the one `bindery --help` shows, so a new command cannot go untested.
-cli_commands='migrate sweep status audit lifecycle-policy check-account events cors'
+cli_commands='migrate sweep status audit lifecycle-policy check-account events quota cors'
 is "$("$bindery" --help | sed -n 's/^  \([a-z][a-z-]*\)  .*/\1/p' | tr '\n' ' ')" "$cli_commands " \
 	"the commands --help lists are the ones tested here"
 for cmd in $cli_commands; do
