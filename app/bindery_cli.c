@@ -1,6 +1,7 @@
 /*
  * bindery - the admin CLI: migrate, sweep, status, audit, lifecycle-policy,
- * check-account, cors.  Cron runs `bindery sweep`; it is silent when all is well.
+ * check-account, events, quota, scan, cors.  Cron runs `bindery sweep`; it
+ * is silent when all is well.
  */
 #include <getopt.h>
 #include <stdio.h>
@@ -27,6 +28,7 @@ static const struct command commands[] = {
 	{ "check-account", cmd_check_account, "report soft delete, versioning and tag permissions" },
 	{ "events", cmd_events, "the webhook deliveries of [events]: counts, dead ones, requeue, resume" },
 	{ "quota", cmd_quota, "each owner's usage against [quota]; --recount rebuilds it from the rows" },
+	{ "scan", cmd_scan, "rescan ready documents with clamd; quarantine or release the infected" },
 	{ "cors", cmd_cors, "let these web origins upload straight to storage (direct uploads)" },
 };
 
@@ -46,9 +48,10 @@ usage(FILE *fp)
 		    "  -v, --verbose      print a summary even when all is well\n"
 		    "  -h, --help         this help; `bindery COMMAND --help` for a command\n"
 		    "      --version      print the version and exit\n\n"
-		    "Exit status: 0 ok, 1 problems left, 2 dangling document (audit), 64 usage,\n"
-		    "69 dependency unavailable, 70 internal error, 75 try again later, 77 the\n"
-		    "database or storage refused the account or a privilege, 78 configuration.\n"
+		    "Exit status: 0 ok, 1 problems left, 2 a dangling document (audit) or an\n"
+		    "infected one (scan), 64 usage, 69 dependency unavailable, 70 internal error,\n"
+		    "75 try again later, 77 the database or storage refused the account or a\n"
+		    "privilege, 78 configuration.\n"
 		    "See bindery(8).\n", CONFIG_DEFAULT_PATH);
 }
 

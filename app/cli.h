@@ -13,6 +13,7 @@ enum cli_exit {
 	EXIT_OK_ = 0,
 	EXIT_PROBLEMS = 1,	/* ran, but found or left problems */
 	EXIT_DANGLING = 2,	/* audit: a dangling document (breaks readers) */
+	EXIT_INFECTED = 2,	/* scan: infected documents found */
 	EXIT_USAGE = 64,	/* EX_USAGE */
 	EXIT_UNAVAILABLE = 69,	/* EX_UNAVAILABLE: a dependency is down */
 	EXIT_SOFTWARE = 70,	/* EX_SOFTWARE */
@@ -88,5 +89,6 @@ int cmd_cors(struct cli *cli, int argc, char **argv);
 int cmd_status(struct cli *cli, int argc, char **argv);
 int cmd_events(struct cli *cli, int argc, char **argv);
 int cmd_quota(struct cli *cli, int argc, char **argv);
+int cmd_scan(struct cli *cli, int argc, char **argv);
 
 #endif

@@ -22,7 +22,7 @@ sbin_PROGRAMS += app/bindery
 app_bindery_SOURCES = app/bindery_cli.c app/cli.c app/cli.h \
 	app/cmd_sweep.c app/cmd_audit.c app/cmd_lifecycle_policy.c \
 	app/cmd_check_account.c app/cmd_migrate.c app/cmd_cors.c \
-	app/cmd_status.c app/cmd_events.c app/cmd_quota.c app/status_render.c app/status_render.h
+	app/cmd_status.c app/cmd_events.c app/cmd_quota.c app/cmd_scan.c app/status_render.c app/status_render.h
 # The route table is the responder's, not the library's: its test compiles it in.
 check_PROGRAMS += tests/unit/test_routes
 tests_unit_test_routes_SOURCES = tests/unit/test_routes.c app/routes.c

@@ -171,3 +171,7 @@ EXTRA_DIST += tests/e2e/admission.sh tests/bench/bench_scan.sh
 # of one owner through a lighttpd and an Apache mod_fcgid of the test's own.
 E2E_TESTS += tests/e2e/quota.sh
 EXTRA_DIST += tests/e2e/quota.sh
+# `bindery scan`: ready documents rescanned by a clamd of the test's own,
+# infected ones quarantined out of every read and released again.
+E2E_TESTS += tests/e2e/scan_cli.sh
+EXTRA_DIST += tests/e2e/scan_cli.sh

@@ -14,12 +14,13 @@ lib_libbindery_a_SOURCES += lib/protocol/services.c lib/protocol/services.h \
 	lib/protocol/stamp.c lib/protocol/stamp.h \
 	lib/protocol/adopt.c lib/protocol/adopt.h \
 	lib/protocol/admission.c lib/protocol/admission.h lib/protocol/result.h \
-	lib/protocol/sniff.c lib/protocol/sniff.h
+	lib/protocol/sniff.c lib/protocol/sniff.h \
+	lib/protocol/rescan.c lib/protocol/rescan.h
 
 check_PROGRAMS += tests/unit/test_sweep_decide tests/unit/test_create_decide tests/unit/test_tus_decide \
-	tests/unit/test_stamp tests/unit/test_adopt_decide
+	tests/unit/test_stamp tests/unit/test_adopt_decide tests/unit/test_rescan_decide
 UNIT_TESTS += tests/unit/test_sweep_decide tests/unit/test_create_decide tests/unit/test_tus_decide \
-	tests/unit/test_stamp tests/unit/test_adopt_decide
+	tests/unit/test_stamp tests/unit/test_adopt_decide tests/unit/test_rescan_decide
 # libmagic's verdicts on bytes the test builds, and the leading-byte count.
 check_PROGRAMS += tests/unit/test_sniff
 UNIT_TESTS += tests/unit/test_sniff
@@ -63,6 +64,10 @@ INTEGRATION_TESTS += tests/integration/test_docs_by_name
 # GET /documents?prefix=: docs_list_ready with an escaped LIKE prefix (the page's filter).
 check_PROGRAMS += tests/integration/test_docs_prefix
 INTEGRATION_TESTS += tests/integration/test_docs_prefix
+# The quarantine column (sql/018): the rescan's walk, quarantine on the bytes
+# scanned, release, and every reader's query leaving it out.
+check_PROGRAMS += tests/integration/test_docs_quarantine
+INTEGRATION_TESTS += tests/integration/test_docs_quarantine
 
 # clamd's INSTREAM client: its pure parts (clamd's answers as verdicts, the
 # address forms) and what it does without a clamd.

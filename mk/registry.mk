@@ -22,7 +22,7 @@ dist_sql_DATA += sql/001_schema.sql sql/002_idempotency_blob_index.sql \
 	sql/010_direct_uploads.sql sql/011_sweep_locks.sql \
 	sql/012_sweep_runs.sql sql/013_direct_grants.sql \
 	sql/014_holder_session.sql sql/015_installation.sql sql/016_events.sql \
-	sql/017_quota.sql
+	sql/017_quota.sql sql/018_quarantine.sql
 # Not a migration (migrate applies NNN_name.sql only): the database accounts'
 # runbook template, installed beside them for the admin (doc/deploying.md).
 dist_sql_DATA += sql/grants.sql

@@ -27,13 +27,14 @@ admission_configured(const struct bindery_config *cfg)
 	return config_upload_sniffs(cfg) || cfg->scan_clamd.kind != CONFIG_CLAMD_NONE;
 }
 
-/* clamd's address as clamd_open takes it. */
-static int
-clamd_addr(const struct bindery_config *cfg, char *out, size_t outlen)
+int
+admission_clamd_address(const struct bindery_config *cfg, char *out, size_t outlen)
 {
 	const struct config_clamd *c = &cfg->scan_clamd;
 	int n;
 
+	if (c->kind == CONFIG_CLAMD_NONE)
+		return -1;
 	if (c->kind == CONFIG_CLAMD_UNIX)
 		n = snprintf(out, outlen, "unix:%s", c->path);
 	else if (strchr(c->host, ':') != NULL)
@@ -76,13 +77,13 @@ admission_new(struct services *s)
 static enum proto_result
 open_scan(struct admission *a)
 {
-	char addr[CLAMD_PATH_MAX + CLAMD_HOST_MAX + 16];
+	char addr[ADMISSION_CLAMD_ADDRESS_MAX];
 	struct clamd_verdict v;
 	enum clamd_err ce;
 
 	if (a->cfg->scan_clamd.kind == CONFIG_CLAMD_NONE)
 		return PROTO_OK;
-	if (clamd_addr(a->cfg, addr, sizeof addr) != 0)
+	if (admission_clamd_address(a->cfg, addr, sizeof addr) != 0)
 		return PROTO_FAILED;
 	ce = clamd_open(addr, (int)a->cfg->scan_timeout * 1000, &a->scan);
 	if (ce != CLAMD_OK) {

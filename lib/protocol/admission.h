@@ -23,6 +23,7 @@
 #include <stddef.h>
 
 #include "base/compat.h"
+#include "parse/config.h"
 #include "protocol/result.h"
 #include "protocol/services.h"
 #include "protocol/sniff.h"
@@ -31,6 +32,17 @@ struct admission;
 
 /* Whether this configuration admits anything at all. */
 int admission_configured(const struct bindery_config *cfg);
+
+/* "unix:" and a path, or "[" an IPv6 address "]:" and a port, and a NUL. */
+#define ADMISSION_CLAMD_ADDRESS_MAX (CONFIG_UNIX_PATH_MAX + CONFIG_DB_HOST_MAX + 16)
+
+/*
+ * [scan] clamd as clamd_open and clamd_ping take it, into out[outlen]
+ * (ADMISSION_CLAMD_ADDRESS_MAX fits any): the one rendering of the
+ * configured address, for uploads and for `bindery scan` alike.  0, or -1
+ * when it does not fit or [scan] clamd is not set.
+ */
+BINDERY_NODISCARD int admission_clamd_address(const struct bindery_config *cfg, char *out, size_t outlen);
 
 /*
  * Begin admitting the body *in of a create or replace.  PROTO_OK: *out is

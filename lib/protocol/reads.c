@@ -4,13 +4,15 @@
 #include "protocol/reads.h"
 #include "registry/docs_db.h"
 
-/* A row a reader may see: ready.  The registry answers any status.  A
+/* A row a reader may see: ready, and not quarantined (`bindery scan
+ * --quarantine`: absent to every reader, as a deleted document is, until
+ * an administrator releases it).  The registry answers any status.  A
  * read changes nothing, so any failure of the database is one to retry. */
 static enum proto_result
 ready_only(enum db_err e, const struct doc *d)
 {
 	if (e == DB_OK)
-		return d->status == DOC_STATUS_READY ? PROTO_OK : PROTO_NOT_FOUND;
+		return d->status == DOC_STATUS_READY && d->quarantined_at[0] == '\0' ? PROTO_OK : PROTO_NOT_FOUND;
 	return e == DB_NOT_FOUND ? PROTO_NOT_FOUND : PROTO_UNAVAILABLE;
 }
 

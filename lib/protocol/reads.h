@@ -1,7 +1,9 @@
 /*
  * reads.h - how a document is read: by id, by name, as a list, and its
  * bytes.  Readers see ready documents only (doc/design.md, invariant I2): a
- * pending or retired row is "not found" here, whatever the registry holds.
+ * pending or retired row is "not found" here, whatever the registry holds,
+ * and so is a quarantined one (doc/design.md, "Admission": `bindery scan
+ * --quarantine`), in every list and count too.
  * The bytes served are the ones that were committed and nothing else
  * ("Conditional reads"): every download is pinned to the ETag the
  * document's row recorded when it became ready.

@@ -49,6 +49,9 @@ struct doc {
 	uint64_t ready_seq;		/* its place in the list: assigned when it became ready */
 	char blob_etag[DOC_ETAG_MAX];	/* the committed blob's storage ETag; "" when not
 					 * recorded (ready before 008): reads are pinned to it */
+	char quarantined_at[DOC_TIME_MAX];	/* RFC 3339 UTC since `bindery scan
+						 * --quarantine` took it out of every read
+						 * (sql/018); "" when it is not */
 };
 
 #endif

@@ -14,7 +14,8 @@
 
 #define DOC_COLUMNS "id, name, status, blob_name, COALESCE(size, 0), content_type," \
 	" COALESCE(sha256, ''), owner, version, DATE_FORMAT(created_at, " DOC_TIME_SQL ")," \
-	" DATE_FORMAT(updated_at, " DOC_TIME_SQL "), COALESCE(blob_etag, ''), COALESCE(ready_seq, 0)"
+	" DATE_FORMAT(updated_at, " DOC_TIME_SQL "), COALESCE(blob_etag, ''), COALESCE(ready_seq, 0)," \
+	" COALESCE(DATE_FORMAT(quarantined_at, " DOC_TIME_SQL "), '')"
 
 static const char sql_insert_doc[] =
 	"INSERT INTO documents (name, status, blob_name, content_type, owner)"
@@ -275,8 +276,9 @@ doc_cols(struct doc *d, struct row_text *t, struct db_col *c)
 	c[10] = DBC_STR(d->updated_at);
 	c[11] = DBC_STR(d->blob_etag);
 	c[12] = DBC_U64(&d->ready_seq);
+	c[13] = DBC_STR(d->quarantined_at);
 }
-#define DOC_NCOLS 13
+#define DOC_NCOLS 14
 
 /* After a row was read into doc_cols: the status as an enum. */
 static enum db_err
@@ -317,24 +319,29 @@ list_row(void *arg)
 	return lc->on_doc(lc->ctx, &lc->row);
 }
 
+/* A quarantined document (sql/018) is no reader's: every list and count
+ * leaves it out, and documents_visible keeps them range scans in order. */
 static const char sql_list_ready[] =
-	"SELECT " DOC_COLUMNS " FROM documents WHERE ready_seq > ? ORDER BY ready_seq LIMIT ?";
+	"SELECT " DOC_COLUMNS " FROM documents WHERE quarantined_at IS NULL AND ready_seq > ?"
+	" ORDER BY ready_seq LIMIT ?";
 static const char sql_list_ready_desc[] =
-	"SELECT " DOC_COLUMNS " FROM documents WHERE ready_seq < ? ORDER BY ready_seq DESC LIMIT ?";
+	"SELECT " DOC_COLUMNS " FROM documents WHERE quarantined_at IS NULL AND ready_seq < ?"
+	" ORDER BY ready_seq DESC LIMIT ?";
 /* LIKE's default escape is the backslash; naming it keeps the pattern's
  * meaning fixed should a server's sql_mode ever make it something else.
  * ('\\' is one backslash: DB_SQL_MODE leaves NO_BACKSLASH_ESCAPES out.) */
 static const char sql_list_ready_prefix[] =
-	"SELECT " DOC_COLUMNS " FROM documents WHERE ready_seq > ? AND name LIKE ? ESCAPE '\\\\'"
-	" ORDER BY ready_seq LIMIT ?";
+	"SELECT " DOC_COLUMNS " FROM documents WHERE quarantined_at IS NULL AND ready_seq > ?"
+	" AND name LIKE ? ESCAPE '\\\\' ORDER BY ready_seq LIMIT ?";
 static const char sql_list_ready_prefix_desc[] =
-	"SELECT " DOC_COLUMNS " FROM documents WHERE ready_seq < ? AND name LIKE ? ESCAPE '\\\\'"
-	" ORDER BY ready_seq DESC LIMIT ?";
+	"SELECT " DOC_COLUMNS " FROM documents WHERE quarantined_at IS NULL AND ready_seq < ?"
+	" AND name LIKE ? ESCAPE '\\\\' ORDER BY ready_seq DESC LIMIT ?";
 /* Pending rows have no ready_seq (sql/009): these count ready documents. */
 static const char sql_count_ready[] =
-	"SELECT COUNT(*) FROM documents WHERE ready_seq IS NOT NULL";
+	"SELECT COUNT(*) FROM documents WHERE quarantined_at IS NULL AND ready_seq IS NOT NULL";
 static const char sql_count_ready_prefix[] =
-	"SELECT COUNT(*) FROM documents WHERE ready_seq IS NOT NULL AND name LIKE ? ESCAPE '\\\\'";
+	"SELECT COUNT(*) FROM documents WHERE quarantined_at IS NULL AND ready_seq IS NOT NULL"
+	" AND name LIKE ? ESCAPE '\\\\'";
 
 /*
  * The LIKE pattern "prefix%": every '%', '_' and '\\' of the prefix is
@@ -410,7 +417,7 @@ docs_count_ready(struct db *db, struct span prefix, uint64_t *out)
 }
 
 static const char sql_find_ready_by_name[] =
-	"SELECT " DOC_COLUMNS " FROM documents WHERE name = ? AND status = 'ready'";
+	"SELECT " DOC_COLUMNS " FROM documents WHERE name = ? AND status = 'ready' AND quarantined_at IS NULL";
 
 enum db_err
 docs_find_ready_by_name(struct db *db, struct span name, struct doc *out)
@@ -425,15 +432,158 @@ docs_find_ready_by_name(struct db *db, struct span name, struct doc *out)
 			  out, &t);
 }
 
+/* Every ready document, quarantined or not, by id: the rescan's walk.
+ * documents_status_id keeps it a range scan; LEFT rather than LIKE, as
+ * the sweep's and the audit's prefixes (a prefix may hold % or _). */
+static const char sql_walk_ready[] =
+	"SELECT " DOC_COLUMNS " FROM documents WHERE status = 'ready' AND id > ?"
+	" AND LEFT(blob_name, CHAR_LENGTH(?)) = ? ORDER BY id LIMIT ?";
+
+enum db_err
+docs_walk_ready(struct db *db, uint64_t after, const char *blob_prefix, unsigned limit,
+		int (*on_doc)(void *ctx, const struct doc *d), void *ctx)
+{
+	struct db_param p[] = { DBP_U64(after), DBP_STR(blob_prefix), DBP_STR(blob_prefix), DBP_U64(limit) };
+	struct db_col c[DOC_NCOLS];
+	struct list_ctx lc;
+
+	memset(&lc, 0, sizeof lc);
+	lc.on_doc = on_doc;
+	lc.ctx = ctx;
+	doc_cols(&lc.row, &lc.text, c);
+	return db_query(db, sql_walk_ready, p, ARRAY_LEN(p), c, DOC_NCOLS, list_row, &lc);
+}
+
+/* Only the bytes that were scanned: the document still on that blob (a
+ * replace moves it to another name, never back), ready, not yet taken out. */
+static const char sql_quarantine[] =
+	"UPDATE documents SET quarantined_at = NOW(6)"
+	" WHERE id = ? AND blob_name = ? AND status = 'ready' AND quarantined_at IS NULL";
+static const char sql_release[] =
+	"UPDATE documents SET quarantined_at = NULL"
+	" WHERE id = ? AND status = 'ready' AND quarantined_at IS NOT NULL";
+static const char sql_quarantined_on[] =
+	"SELECT blob_name, quarantined_at IS NOT NULL FROM documents WHERE id = ? AND status = 'ready'";
+
+/* A ready document's blob and whether it is quarantined now. */
+struct quarantine_row {
+	char blob_name[DOC_BLOB_NAME_MAX];
+	uint64_t quarantined;
+};
+
+/* DB_NOT_FOUND when doc_id is not a ready document. */
+static enum db_err
+quarantine_read(struct db *db, uint64_t doc_id, struct quarantine_row *r)
+{
+	struct db_param p[] = { DBP_U64(doc_id) };
+	struct db_col c[] = { DBC_STR(r->blob_name), DBC_U64(&r->quarantined) };
+
+	memset(r, 0, sizeof *r);
+	return db_query(db, sql_quarantined_on, p, ARRAY_LEN(p), c, ARRAY_LEN(c), NULL, NULL);
+}
+
+static enum db_err
+quarantine_tx(struct db *db, uint64_t doc_id, const char *blob_name, int *changed)
+{
+	struct db_param p[] = { DBP_U64(doc_id), DBP_STR(blob_name) };
+	struct quarantine_row r;
+	uint64_t n = 0;
+	enum db_err e;
+
+	*changed = 0;
+	if ((e = db_exec(db, sql_quarantine, p, ARRAY_LEN(p), &n)) != DB_OK)
+		return e;
+	if (n == 1) {
+		*changed = 1;
+		return DB_OK;
+	}
+	/* No row: quarantined already, or not those bytes any more. */
+	if ((e = quarantine_read(db, doc_id, &r)) != DB_OK)
+		return e;
+	return strcmp(r.blob_name, blob_name) == 0 && r.quarantined ? DB_OK : DB_NOT_FOUND;
+}
+
+/* After the COMMIT: is it quarantined on those bytes? */
+static enum db_err
+quarantine_check(struct db *db, uint64_t doc_id, const char *blob_name)
+{
+	struct quarantine_row r;
+	enum db_err e = quarantine_read(db, doc_id, &r);
+
+	if (e == DB_OK && strcmp(r.blob_name, blob_name) == 0 && !r.quarantined) {
+		log_error("quarantine of document %llu: COMMIT succeeded but it is not quarantined;"
+			  " taken as a certification failure", (unsigned long long)doc_id);
+		return db_set_lost_commit(db);
+	}
+	/* Replaced or deleted since the COMMIT: what the quarantine did stands. */
+	return e == DB_NOT_FOUND ? DB_OK : e;
+}
+
+enum db_err
+docs_quarantine(struct db *db, uint64_t doc_id, const char *blob_name, int *changed)
+{
+	DB_IN_TX_CHECKED(db, "scan.quarantine_commit_lost", quarantine_tx(db, doc_id, blob_name, changed),
+			 quarantine_check(db, doc_id, blob_name));
+}
+
+static enum db_err
+release_tx(struct db *db, uint64_t doc_id, int *changed)
+{
+	struct db_param p[] = { DBP_U64(doc_id) };
+	struct quarantine_row r;
+	uint64_t n = 0;
+	enum db_err e;
+
+	*changed = 0;
+	if ((e = db_exec(db, sql_release, p, ARRAY_LEN(p), &n)) != DB_OK)
+		return e;
+	*changed = n == 1;
+	/* No row: a ready document that was not quarantined, or none. */
+	return n == 1 ? DB_OK : quarantine_read(db, doc_id, &r);
+}
+
+static enum db_err
+release_check(struct db *db, uint64_t doc_id)
+{
+	struct quarantine_row r;
+	enum db_err e = quarantine_read(db, doc_id, &r);
+
+	if (e == DB_OK && r.quarantined) {
+		log_error("release of document %llu: COMMIT succeeded but it is still quarantined;"
+			  " taken as a certification failure", (unsigned long long)doc_id);
+		return db_set_lost_commit(db);
+	}
+	return e == DB_NOT_FOUND ? DB_OK : e;
+}
+
+enum db_err
+docs_release(struct db *db, uint64_t doc_id, int *changed)
+{
+	DB_IN_TX_CHECKED(db, "scan.release_commit_lost", release_tx(db, doc_id, changed),
+			 release_check(db, doc_id));
+}
+
+/* The replace's registry row only while the document is ready and not
+ * quarantined: a quarantined document's bytes wait for an administrator,
+ * and no replace may retire them (the commit does not look again: one that
+ * got its intent before the quarantine commits, and the document stays
+ * quarantined on its new bytes). */
+static const char sql_insert_replace_blob[] =
+	"INSERT INTO blobs (name, document_id, purpose, state, holder, expires_at)"
+	" SELECT ?, id, ?, 'pending', ?, NOW(6) + INTERVAL ? SECOND FROM documents"
+	" WHERE id = ? AND status = 'ready' AND quarantined_at IS NULL";
+
 /* The replace intent's statements, inside a transaction the caller holds. */
 static enum db_err
 replace_intent_tx(struct db *db, uint64_t doc_id, const char *blob_name, const struct lease *l)
 {
-	struct db_param p[] = { DBP_STR(blob_name), DBP_U64(doc_id),
-				DBP_STR(intent_purpose_name(PURPOSE_REPLACE)), DBP_STR_OR_NULL(l->holder),
-				DBP_U64(l->seconds) };
-	enum db_err e = db_exec(db, sql_insert_blob, p, ARRAY_LEN(p), NULL);
+	struct db_param p[] = { DBP_STR(blob_name), DBP_STR(intent_purpose_name(PURPOSE_REPLACE)),
+				DBP_STR_OR_NULL(l->holder), DBP_U64(l->seconds), DBP_U64(doc_id) };
+	uint64_t n = 0;
+	enum db_err e = db_exec(db, sql_insert_replace_blob, p, ARRAY_LEN(p), &n);
 
+	if (e == DB_OK && n == 0)
+		return DB_NOT_FOUND;
 	return e == DB_OK ? quota_db_reserve(db, doc_id, blob_name, l->reserve, 0) : e;
 }
 

@@ -97,7 +97,8 @@ BINDERY_NODISCARD enum db_err docs_mark_ready(struct db *db, uint64_t doc_id, co
 BINDERY_NODISCARD enum db_err docs_abandon_intent(struct db *db, uint64_t doc_id, const char *blob_name,
 						  const char *holder);
 
-/* A document by id, any status (the caller decides what it may see). */
+/* A document by id, any status, quarantined or not (out->quarantined_at
+ * says): the caller decides what it may see. */
 BINDERY_NODISCARD enum db_err docs_get(struct db *db, uint64_t id, struct doc *out);
 
 /*
@@ -109,8 +110,8 @@ BINDERY_NODISCARD enum db_err docs_assign_ready_seq(struct db *db, uint64_t doc_
 
 #define DOCS_PREFIX_MAX 255	/* a name prefix is at most a whole name */
 
-/* Ready documents past the cursor after (a ready_seq; 0: from the start)
- * in order: DOC_ORDER_OLDEST takes ready_seq > after ascending, the order
+/* Ready documents that are not quarantined (sql/018), past the cursor
+ * after (a ready_seq; 0: from the start) in order: DOC_ORDER_OLDEST takes ready_seq > after ascending, the order
  * they became ready; DOC_ORDER_NEWEST ready_seq < after descending.  At
  * most limit; on_doc per row.  A non-empty prefix (at most
  * DOCS_PREFIX_MAX bytes) keeps the names that begin with it, compared as
@@ -120,19 +121,58 @@ BINDERY_NODISCARD enum db_err docs_list_ready(struct db *db, enum doc_order orde
 					      struct span prefix, unsigned limit,
 					      int (*on_doc)(void *ctx, const struct doc *d), void *ctx);
 
-/* How many ready documents there are whose names begin with prefix (the
- * same filter as docs_list_ready's; empty: all) into *out. */
+/* How many ready documents there are that are not quarantined and whose
+ * names begin with prefix (the same filter as docs_list_ready's; empty:
+ * all) into *out. */
 BINDERY_NODISCARD enum db_err docs_count_ready(struct db *db, struct span prefix, uint64_t *out);
 
 /*
  * The ready document called name, compared exactly (the column's
  * utf8mb4_nopad_bin: case and trailing spaces count), by one lookup on the
  * documents_name index.  DB_NOT_FOUND when no document has the name or its
- * document is still pending (readers see ready documents only).
+ * document is still pending or quarantined (readers see ready documents
+ * only, and no quarantined one).
  */
 BINDERY_NODISCARD enum db_err docs_find_ready_by_name(struct db *db, struct span name, struct doc *out);
 
-/* Replace step 1: a pending registry row, under lease l, for the new blob of document doc_id. */
+/*
+ * Quarantine (sql/018, `bindery scan`): a ready document taken out of every
+ * read while its rows and its blob stay as they are, so that the sweeper,
+ * the audit and the outbox see the ready document they always saw.
+ *
+ * docs_walk_ready: at most limit ready documents, quarantined ones too,
+ * with ids above after, ascending, whose blob names begin with blob_prefix
+ * ("": every one); on_doc per row (nonzero stops).  A keyset walk: call it
+ * again with the last id seen.  on_doc runs while the result is being
+ * read, so it must not use db: it copies what it needs.
+ */
+BINDERY_NODISCARD enum db_err docs_walk_ready(struct db *db, uint64_t after, const char *blob_prefix,
+					      unsigned limit,
+					      int (*on_doc)(void *ctx, const struct doc *d), void *ctx);
+
+/*
+ * Quarantine document doc_id while it is ready on blob_name (the bytes the
+ * caller judged): *changed is 1 when this call did it, 0 when it was
+ * quarantined already on those bytes.  DB_NOT_FOUND when it is no longer a
+ * ready document on blob_name (deleted, or replaced since it was read): not
+ * the bytes judged, so nothing changes.  Read back after the COMMIT
+ * (DB_IN_TX_CHECKED).
+ */
+BINDERY_NODISCARD enum db_err docs_quarantine(struct db *db, uint64_t doc_id, const char *blob_name,
+					      int *changed);
+
+/*
+ * Put a quarantined document back: *changed 1 when this call released it,
+ * 0 when the ready document was not quarantined.  DB_NOT_FOUND when no
+ * ready document has the id.
+ */
+BINDERY_NODISCARD enum db_err docs_release(struct db *db, uint64_t doc_id, int *changed);
+
+/* Replace step 1: a pending registry row, under lease l, for the new blob of
+ * document doc_id.  DB_NOT_FOUND, and no row, unless the document is ready
+ * and not quarantined: a quarantined document's bytes wait for an
+ * administrator (`bindery scan --release`), and a replace would retire
+ * them. */
 BINDERY_NODISCARD enum db_err docs_replace_intent(struct db *db, uint64_t doc_id, const char *blob_name,
 						  const struct lease *l);
 
