@@ -19,7 +19,7 @@ static struct bindery_config *CFG;
 static char P[160];		/* this run's blob-name prefix */
 static char RUN[64];		/* the same without the configured prefix */
 
-#define LEASE(h) (&(struct lease){ (h), 60 })
+#define LEASE(h) (&(struct lease){ (h), 60, 0 })
 #define SHA_A "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"
 
 /* A pending document called "byname-RUN" + tail on blob P + tag. */

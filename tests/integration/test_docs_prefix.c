@@ -24,7 +24,7 @@ static struct bindery_config *CFG;
 static char P[160];		/* this run's blob-name prefix */
 static char RUN[64];		/* the same without the configured prefix */
 
-#define LEASE(h) (&(struct lease){ (h), 60 })
+#define LEASE(h) (&(struct lease){ (h), 60, 0 })
 /* got equals want; the description shows what came (escaped for TAP). */
 #define IS_STR(got, want, what) do {                                              \
 		const char *got_ = (got);                                         \

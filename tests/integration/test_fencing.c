@@ -89,7 +89,7 @@ doc_is(uint64_t id, const char *status, unsigned version, const char *blob)
 }
 
 /* A lease of a minute for holder h. */
-#define LEASE(h) (&(struct lease){ (h), 60 })
+#define LEASE(h) (&(struct lease){ (h), 60, 0 })
 
 static const char sql_age[] =
 	"UPDATE blobs SET touched_at = NOW(6) - INTERVAL 1 DAY, expires_at = NOW(6) - INTERVAL 1 SECOND"
