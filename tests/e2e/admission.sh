@@ -72,19 +72,9 @@ grep -q "^prefix = $PREFIX\$" "$work/adm.conf" && grep -q '^allowed_types = ' "$
 "$cli" -c "$work/adm.conf" lifecycle-policy >"$work/check.out" 2>&1 ||
 	bail_out "the test's configuration is refused: $(cat "$work/check.out")"
 
-BINDERY_FAILPOINTS_FILE=/dev/null stack_private_lighttpd "$BINDERY_TEST_VAR/admission-lighttpd" lighttpd.conf \
-	"$work/adm.conf" "$BINDERY_TEST_BIN" 18490 || bail_out "no private lighttpd"
-lighttpd_url=http://127.0.0.1:$HTTP_PORT
-stack_private_apache "$BINDERY_TEST_VAR/admission-apache" "$work/adm.conf" 18500 apache-admission ||
-	bail_out "no private Apache"
-stack_apache_start "$STACK_PRIVATE_APACHE_CONF" || bail_out "the private Apache did not start (log in $STACK_LOG)"
-apache_url=http://127.0.0.1:$APACHE_PORT
-for url in "$lighttpd_url" "$apache_url"; do
-	for _ in $(seq 1 50); do
-		[ "$(curl -s -o /dev/null -m 5 -w '%{http_code}' "$url/healthz")" = 200 ] && break
-		sleep 0.1
-	done
-done
+stack_private_servers admission "$work/adm.conf" 18490 ||
+	bail_out "the test's lighttpd and Apache did not start (log in $STACK_LOG)"
+lighttpd_url=$PRIVATE_LIGHTTPD_URL apache_url=$PRIVATE_APACHE_URL
 
 AUTH=("${CHAOS_AUTH[@]}")
 TUS=(-H 'Tus-Resumable: 1.0.0')
@@ -173,6 +163,15 @@ blobtool=${top_builddir:-$top}/tests/tools/blobtool
 export BLOBTOOL_CONTAINER=$CHAOS_CONTAINER
 paths "$lighttpd_url" lighttpd
 paths "$apache_url" apache
+
+# ---- above clamd's shipped sizes (Debian: StreamMaxLength and MaxFileSize 25M) ----
+head -c $((26 * 1024 * 1024)) /dev/urandom >"$work/big"
+post "$lighttpd_url" "${NP}big" "$work/big" application/octet-stream
+is "$HTTP_CODE" 415 "26 MiB of random bytes: its type (application/octet-stream) is not in allowed_types: 415"
+yes 'a line of plain text that is clean and repeated past twenty five mebibytes' | head -c $((26 * 1024 * 1024)) >"$work/bigtext"
+post "$lighttpd_url" "${NP}bigtext" "$work/bigtext" text/plain
+is "$HTTP_CODE" 201 "$(($(stat -c %s "$work/bigtext") / 1048576)) MiB of text, past clamd's shipped 25M: scanned whole with conf/clamd-bindery.conf, admitted"
+rm -f "$work/big" "$work/bigtext"
 
 # ---- clamd stopped, then back: 503, nothing stored, the retry goes through ----
 clamd_stop

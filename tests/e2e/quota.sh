@@ -167,18 +167,9 @@ is "$(qsql "SELECT status FROM documents WHERE id = ${ID:-0}") $(usage demo | cu
 	"... its row and reservation kept until the sweep"
 
 # ---- 20 concurrent creates of one owner, through lighttpd and Apache ----
-BINDERY_FAILPOINTS_FILE=/dev/null stack_private_lighttpd "$BINDERY_TEST_VAR/quota-lighttpd" lighttpd.conf \
-	"$work/race.conf" "$BINDERY_TEST_BIN" 18510 || bail_out "no private lighttpd"
-lighttpd_url=http://127.0.0.1:$HTTP_PORT
-stack_private_apache "$BINDERY_TEST_VAR/quota-apache" "$work/race.conf" 18520 apache-quota || bail_out "no private Apache"
-stack_apache_start "$STACK_PRIVATE_APACHE_CONF" || bail_out "the private Apache did not start (log in $STACK_LOG)"
-apache_url=http://127.0.0.1:$APACHE_PORT
-for url in "$lighttpd_url" "$apache_url"; do
-	for _ in $(seq 1 50); do
-		[ "$(curl -s -o /dev/null -m 5 -w '%{http_code}' "$url/healthz")" = 200 ] && break
-		sleep 0.1
-	done
-done
+stack_private_servers quota "$work/race.conf" 18510 ||
+	bail_out "the test's lighttpd and Apache did not start (log in $STACK_LOG)"
+lighttpd_url=$PRIVATE_LIGHTTPD_URL apache_url=$PRIVATE_APACHE_URL
 printf 'small\n' >"$work/small"
 pids=()
 for i in $(seq 1 20); do
@@ -189,7 +180,11 @@ for i in $(seq 1 20); do
 		>"$work/rc.$i" &
 	pids+=($!)
 done
+# Recounts while the creates run: a reservation racing a recount is never lost.
+for _ in 1 2 3; do "$cli" -c "$work/race.conf" quota --recount >>"$work/race-recount.out" 2>&1 || echo failed >>"$work/race-recount.out"; done &
+pids+=($!)
 wait "${pids[@]}"
+is "$(grep -c failed "$work/race-recount.out")" 0 "three recounts ran beside them"
 is "$(cat "$work"/rc.* | sort | uniq -c | awk '{ printf "%s:%s ", $2, $1 }')" "201:6 413:14 " \
 	"20 concurrent creates, documents_per_owner 6: six 201, fourteen 413"
 other=$(qsql "SELECT DISTINCT owner FROM documents WHERE name LIKE '${NP}race-%'")

@@ -507,6 +507,24 @@ stack_private_lighttpd() {
 	stack_lighttpd_start "$STACK_VAR/lighttpd.conf" || { stack_log "lighttpd ($template) did not start"; return 1; }
 }
 
+# stack_private_servers NAME CONFIG BASE-PORT: a lighttpd (FastCGI) and an
+# Apache mod_fcgid of a test's own, both serving bindery.conf CONFIG (state
+# in $BINDERY_TEST_VAR/NAME-lighttpd and NAME-apache, ports from BASE-PORT
+# and BASE-PORT + 10), started and answering /healthz.  Sets
+# PRIVATE_LIGHTTPD_URL and PRIVATE_APACHE_URL; the caller's cleanup calls
+# stack_private_lighttpd_stop and stack_private_apache_stop.  Status 1,
+# with a line on stderr, on failure.
+stack_private_servers() {
+	local name=$1 config=$2 base=$3
+	BINDERY_FAILPOINTS_FILE=/dev/null stack_private_lighttpd "$BINDERY_TEST_VAR/$name-lighttpd" lighttpd.conf \
+		"$config" "$BINDERY_TEST_BIN" "$base" || return 1
+	PRIVATE_LIGHTTPD_URL=http://127.0.0.1:$HTTP_PORT
+	stack_private_apache "$BINDERY_TEST_VAR/$name-apache" "$config" $((base + 10)) "apache-$name" || return 1
+	stack_apache_start "$STACK_PRIVATE_APACHE_CONF" || { stack_log "Apache ($name) did not start"; return 1; }
+	PRIVATE_APACHE_URL=http://127.0.0.1:$APACHE_PORT
+	stack_wait_healthz "$PRIVATE_LIGHTTPD_URL" 5 && stack_wait_healthz "$PRIVATE_APACHE_URL" 5
+}
+
 # stack_private_lighttpd_stop: stop the lighttpd stack_private_lighttpd
 # started last, if any.
 stack_private_lighttpd_stop() {
