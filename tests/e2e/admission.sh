@@ -12,11 +12,15 @@
 #     direct upload's blob is deleted, its intent stays as for any refusal);
 #   - an HTML file declared application/pdf is refused 415 type_not_allowed
 #     before anything is stored.
+# Past clamd's shipped 25M, with conf/clamd-bindery.conf: scanned whole.
 # Then, once: clamd stopped: a create is 503 scan_unavailable and stores
 # nothing, and the same request with its Idempotency-Key, once clamd is
 # back, is 201; clamd frozen (SIGSTOP) after it took the connection: a
 # keyed create waits the scan timeout, answers 503 and leaves its intent
-# pending, and its retry resumes it (the same document).  `bindery audit`
+# pending, and its retry resumes it (the same document); without a key it
+# is compensated.  As CGI: content_type = declared records the declared
+# type; on_scanner_error = admit admits with clamd stopped, but a clamd
+# size-limit answer is refused even then.  `bindery audit`
 # is clean for the test's prefix at the end.
 [ -n "${BASH_VERSION:-}" ] || exec bash "$0" "$@"
 here=$(cd "$(dirname "$0")" && pwd)
@@ -195,6 +199,36 @@ is "$(sql "SELECT status FROM documents WHERE name = '${NP}frozen'")" pending ".
 frozen_id=$(sql "SELECT id FROM documents WHERE name = '${NP}frozen'")
 post "$lighttpd_url" "${NP}frozen" "$work/clean" text/plain -H 'Idempotency-Key: adm-frozen'
 is "$HTTP_CODE $(jfield "$HTTP_BODY" id)" "201 $frozen_id" "... the retry with its key resumes it: 201, the same document"
+kill -STOP "$CLAMD_PID"
+post "$lighttpd_url" "${NP}frozen-nokey" "$work/clean" text/plain
+kill -CONT "$CLAMD_PID"
+is "$HTTP_CODE $(rows_named "${NP}frozen-nokey")" "503 0" \
+	"clamd frozen, no Idempotency-Key: 503, compensated (its retry will not meet its own name)"
+
+# ---- the same configuration's other choices, as CGI ----
+cgi() { # CONF NAME FILE TYPE: CODE, BODY
+	cgi_run "$work/cgi.out" "$1" POST "/documents?name=$2" "HTTP_AUTHORIZATION=Bearer $BINDERY_TEST_TOKEN" \
+		CONTENT_TYPE="$4" CONTENT_LENGTH="$(stat -c %s "$3")" <"$3"
+	CODE=$CGI_CODE BODY=$(cgi_body "$work/cgi.out")
+}
+export CGI_STDERR=$work/cgi.err
+sed 's/^allowed_types = .*/&\ncontent_type = declared/' "$work/adm.conf" >"$work/declared.conf"
+cgi "$work/declared.conf" "${NP}declared" "$work/clean" application/x-declared
+is "$CODE $(jfield "$BODY" content_type)" "201 application/x-declared" \
+	"content_type = declared: the type is checked by its bytes, the declared one recorded"
+printf '\n[scan]\nclamd = unix:%s\ntimeout = 2\non_scanner_error = admit\n' "$CLAMD_SOCKET" >"$work/admit.tail"
+{ sed '/^\[scan\]$/,$d' "$work/adm.conf"; cat "$work/admit.tail"; } >"$work/admit.conf"
+clamd_stop
+cgi "$work/admit.conf" "${NP}admitted" "$work/clean" text/plain
+is "$CODE" 201 "on_scanner_error = admit, clamd stopped: admitted"
+like "$(cat "$work/cgi.err")" 'admitted unscanned \(on_scanner_error = admit\)' "... and the log says so"
+# clamd at Debian's sizes (StreamMaxLength 25M): a limit answer, never clean, not even under admit.
+clamd_start "$clamd_dir" LocalSocketMode=666 || bail_out "clamd did not restart at its shipped sizes"
+yes 'a line of plain text that is clean and repeated past twenty five mebibytes' | head -c $((26 * 1024 * 1024)) >"$work/bigtext"
+cgi "$work/admit.conf" "${NP}limit" "$work/bigtext" text/plain
+is "$CODE $(jfield "$BODY" error) $(rows_named "${NP}limit")" "503 scan_unavailable 0" \
+	"past clamd's StreamMaxLength, under admit: 503, not admitted, nothing kept (a limit is never clean)"
+rm -f "$work/bigtext"
 
 # ---- what is left ----
 sql "UPDATE blobs SET expires_at = NOW(6) - INTERVAL 1 SECOND WHERE name LIKE '$PREFIX%' AND state = 'pending'"
