@@ -2,9 +2,9 @@
 # Chaos with [events] on: the chaos run of tests/lib/chaos.sh
 # (8 clients creating, retrying with one Idempotency-Key, replacing,
 # deleting and downloading while a controller kills FastCGI workers and
-# fires failpoints, the events' own among them) through a lighttpd and an
-# Apache mod_fcgid of this test's own whose responders post to a loopback
-# receiver (tests/tools/webhook_receiver.py, Python's hmac checks every
+# fires failpoints, the events' own among them) through a lighttpd (and,
+# under --long, an Apache mod_fcgid) of this test's own whose responders
+# post to a loopback receiver (tests/tools/webhook_receiver.py, Python's hmac checks every
 # signature).  After it, one sweep (tests/lib/chaos.sh's checks: every
 # acknowledged document readable, audit clean), then the events:
 #   - every ready version of every document of the run arrived at least
@@ -59,38 +59,54 @@ rx_pid=$WEBHOOK_PID
 } >"$work/ev.conf"
 chmod 0600 "$work/ev.conf"
 
-# ---- the responders: a private Apache mod_fcgid and a private lighttpd,
-# one failpoints file (in www-data's directory: a fired "once" rewrites it) ----
-stack_private_apache "$BINDERY_TEST_VAR/events-chaos-apache" "$work/ev.conf" 18470 apache-events-chaos ||
-	bail_out "no private Apache"
-www=$STACK_PRIVATE_APACHE_WWW
-# www-data reads the secret from its own directory.
-install -m 0600 -o www-data "$WEBHOOK_SECRET" "$www/webhook.secret" &&
-	sed -i "s|^secret_file = .*|secret_file = $www/webhook.secret|" "$www/bindery.conf" ||
-	bail_out "cannot give www-data the receiver's secret"
-fpdir=$www/failpoints.d
-mkdir -p "$fpdir" && chown www-data "$fpdir" && : >"$fpdir/failpoints" && chmod 0666 "$fpdir/failpoints"
-CHAOS_FP=$fpdir/failpoints
-printf 'FcgidInitialEnv BINDERY_FAILPOINTS_FILE %s\n' "$CHAOS_FP" >>"$STACK_PRIVATE_APACHE_CONF"
-grep -q "^FcgidInitialEnv BINDERY_FAILPOINTS_FILE $CHAOS_FP\$" "$STACK_PRIVATE_APACHE_CONF" ||
-	bail_out "the private Apache's failpoints line did not take"
-stack_apache_start "$STACK_PRIVATE_APACHE_CONF" || bail_out "the private Apache did not start (log in $STACK_LOG)"
-apache_url=http://127.0.0.1:$APACHE_PORT
-apache_master=$(stack_pid apache)
+# ---- the responders: a private lighttpd and (under --long, a further
+# server: BINDERY_TEST_LONG) a private Apache mod_fcgid, one failpoints file
+# (with Apache in www-data's directory: a fired "once" rewrites it) ----
+with_apache=${BINDERY_TEST_LONG:-}
+CHAOS_FP=$work/failpoints
+: >"$CHAOS_FP"
+if [ -n "$with_apache" ]; then
+	stack_private_apache "$BINDERY_TEST_VAR/events-chaos-apache" "$work/ev.conf" 18470 apache-events-chaos ||
+		bail_out "no private Apache"
+	www=$STACK_PRIVATE_APACHE_WWW
+	# www-data reads the secret from its own directory.
+	install -m 0600 -o www-data "$WEBHOOK_SECRET" "$www/webhook.secret" &&
+		sed -i "s|^secret_file = .*|secret_file = $www/webhook.secret|" "$www/bindery.conf" ||
+		bail_out "cannot give www-data the receiver's secret"
+	fpdir=$www/failpoints.d
+	mkdir -p "$fpdir" && chown www-data "$fpdir" && : >"$fpdir/failpoints" && chmod 0666 "$fpdir/failpoints"
+	CHAOS_FP=$fpdir/failpoints
+	printf 'FcgidInitialEnv BINDERY_FAILPOINTS_FILE %s\n' "$CHAOS_FP" >>"$STACK_PRIVATE_APACHE_CONF"
+	grep -q "^FcgidInitialEnv BINDERY_FAILPOINTS_FILE $CHAOS_FP\$" "$STACK_PRIVATE_APACHE_CONF" ||
+		bail_out "the private Apache's failpoints line did not take"
+	stack_apache_start "$STACK_PRIVATE_APACHE_CONF" || bail_out "the private Apache did not start (log in $STACK_LOG)"
+	apache_url=http://127.0.0.1:$APACHE_PORT
+	apache_master=$(stack_pid apache)
+fi
 BINDERY_FAILPOINTS_FILE=$CHAOS_FP stack_private_lighttpd "$BINDERY_TEST_VAR/events-chaos-lighttpd" lighttpd.conf \
 	"$work/ev.conf" "$BINDERY_TEST_BIN" 18480 || bail_out "no private lighttpd"
 lighttpd_url=http://127.0.0.1:$HTTP_PORT
 lighttpd_pid=$(stack_pid lighttpd)
-stack_wait_healthz "$lighttpd_url" 5 && stack_wait_healthz "$apache_url" 5 ||
-	bail_out "the test's lighttpd or Apache does not answer /healthz (log in $STACK_LOG)"
-# mod_fcgid's workers are children of its process manager, not of the
-# master: the first request makes one, and its parent is the one to watch.
-code=$(curl -s -o "$work/probe" -w '%{http_code}' "${CHAOS_AUTH[@]}" -H 'Content-Type: text/plain' \
-	--data-binary probe "$apache_url/documents?name=$RUN-probe")
-is "$code" 201 "a create through the private Apache ($(head -c 120 "$work/probe"))"
-pm=
-for p in $(pgrep -f "$www/bin/bindery.fcgi"); do pm=$(ps -o ppid= -p "$p" | tr -d ' ') && break; done
-[ -n "$pm" ] && [ "$pm" != "$apache_master" ] || bail_out "no mod_fcgid process manager found"
+stack_wait_healthz "$lighttpd_url" 5 || bail_out "the test's lighttpd does not answer /healthz (log in $STACK_LOG)"
+CHAOS_URLS=("$lighttpd_url")
+CHAOS_LIGHTTPD_PIDS=$lighttpd_pid
+if [ -n "$with_apache" ]; then
+	stack_wait_healthz "$apache_url" 5 || bail_out "the test's Apache does not answer /healthz (log in $STACK_LOG)"
+	# mod_fcgid's workers are children of its process manager, not of the
+	# master: the first request makes one, and its parent is the one to watch.
+	code=$(curl -s -o "$work/probe" -w '%{http_code}' "${CHAOS_AUTH[@]}" -H 'Content-Type: text/plain' \
+		--data-binary probe "$apache_url/documents?name=$RUN-probe")
+	is "$code" 201 "a create through the private Apache ($(head -c 120 "$work/probe"))"
+	pm=
+	for p in $(pgrep -f "$www/bin/bindery.fcgi"); do pm=$(ps -o ppid= -p "$p" | tr -d ' ') && break; done
+	[ -n "$pm" ] && [ "$pm" != "$apache_master" ] || bail_out "no mod_fcgid process manager found"
+	CHAOS_URLS+=("$apache_url")
+	CHAOS_LIGHTTPD_PIDS+=" $pm"
+else
+	code=$(curl -s -o "$work/probe" -w '%{http_code}' "${CHAOS_AUTH[@]}" -H 'Content-Type: text/plain' \
+		--data-binary probe "$lighttpd_url/documents?name=$RUN-probe")
+	is "$code" 201 "a create through the private lighttpd ($(head -c 120 "$work/probe"))"
+fi
 is "$(jq -r "select(.body.data.name == \"$RUN-probe\") | [.valid, .body.type] | @csv" "$WEBHOOK_EVENTS")" \
 	'true,"document.ready"' "... its document.ready arrived, signed"
 
@@ -100,8 +116,7 @@ is "$(jq -r "select(.body.data.name == \"$RUN-probe\") | [.valid, .body.type] | 
 chaos_sweep "$work/ev.conf" "$work/sweep.log"
 chaos_snapshot "$work/before"
 
-CHAOS_WORK=$work CHAOS_RUN=$RUN CHAOS_SEED=$SEED CHAOS_URLS=("$lighttpd_url" "$apache_url")
-CHAOS_LIGHTTPD_PIDS="$lighttpd_pid $pm"
+CHAOS_WORK=$work CHAOS_RUN=$RUN CHAOS_SEED=$SEED
 CHAOS_POINTS+=(events.after_commit events.before_send)
 note "events chaos: seed $SEED, $OPS operations, $CLIENTS clients, responders ${CHAOS_URLS[*]}"
 chaos_run "$CLIENTS" "$OPS"
