@@ -19,7 +19,7 @@
 #     later version);
 #   - every event validly signed, none left waiting after the sweep.
 # Fixed seed (CHAOS_SEED, default 7), bounded count (half of CHAOS_OPS,
-# default 1000; ./dev test sets 120, --long 1000).
+# default 1000; ./dev test sets 90, --long 1000).
 [ -n "${BASH_VERSION:-}" ] || exec bash "$0" "$@"
 here=$(cd "$(dirname "$0")" && pwd)
 top=${top_srcdir:-$(cd "$here/../.." && pwd)}

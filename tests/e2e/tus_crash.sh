@@ -22,8 +22,8 @@
 # database session is gone (sql/014), not after heartbeat + request_deadline
 # (330 s here), so the resumed cells resume at once; a busy answer, should
 # MariaDB not yet have noticed the dead session, is retried each second for
-# at most 10 s.  Then one cell again under a private Apache mod_fcgid whose
-# responders read a failpoints file of this test's own.
+# at most 10 s.  Then (under --long) one cell again under a private Apache
+# mod_fcgid whose responders read a failpoints file of this test's own.
 #
 # Last, the fenced late writer, through a lighttpd of our own whose
 # responders read heartbeat = 2 and request_deadline = 4 (a live but silent
@@ -169,30 +169,34 @@ done
 
 # ---- the same under Apache mod_fcgid (a private one: the test stack's
 # Apache responders read no failpoints file) ----
-stack_private_apache "$BINDERY_TEST_VAR/tus-crash-apache" "$BINDERY_CONFIG" 18420 apache-tus-crash ||
-	bail_out "no private Apache"
-apache_conf=$STACK_PRIVATE_APACHE_CONF
-# www-data's own directory: a failpoint fired once rewrites the file there.
-fpdir=$STACK_PRIVATE_APACHE_WWW/failpoints.d
-mkdir -p "$fpdir" && chown www-data "$fpdir" && : >"$fpdir/failpoints" && chmod 0666 "$fpdir/failpoints"
-printf 'FcgidInitialEnv BINDERY_FAILPOINTS_FILE %s\n' "$fpdir/failpoints" >>"$apache_conf"
-grep -q "^FcgidInitialEnv BINDERY_FAILPOINTS_FILE $fpdir/failpoints\$" "$apache_conf" ||
-	bail_out "the private Apache's failpoints line did not take"
-stack_apache_start "$apache_conf" || bail_out "the private Apache did not start (log in $STACK_LOG)"
-url=http://127.0.0.1:$APACHE_PORT
-use_file 24
-name=$RUN-apache-mid_patch
-create "$name"
-printf 'tus.mid_patch exit once\n' >"$fpdir/failpoints"
-patch_from 0
-like "$HTTP_CODE" '^(5..|000)$' "apache: tus.mid_patch: the request dies with the responder ($HTTP_CODE)"
-: >"$fpdir/failpoints"
-off=$(head_offset)
-like "$off" '^[0-9]+$' "apache: tus.mid_patch: HEAD answers an offset ($off)"
-resume_from "$off"
-is "$HTTP_CODE $(header upload-offset)" "204 $LEN" \
-	"apache: tus.mid_patch: the client resumes from $off at once and finishes ($BUSY s busy)"
-is "$(curl -s -m 60 "$url$(header location)/content" | sha)" "$(sha "$work/file")" "apache: ... bytes identical"
+# A further server's repeat: under --long (BINDERY_TEST_LONG); tus through
+# Apache mod_fcgid stays in every run in tus_webserver.sh and tus_client.sh.
+if [ -n "${BINDERY_TEST_LONG:-}" ]; then
+	stack_private_apache "$BINDERY_TEST_VAR/tus-crash-apache" "$BINDERY_CONFIG" 18420 apache-tus-crash ||
+		bail_out "no private Apache"
+	apache_conf=$STACK_PRIVATE_APACHE_CONF
+	# www-data's own directory: a failpoint fired once rewrites the file there.
+	fpdir=$STACK_PRIVATE_APACHE_WWW/failpoints.d
+	mkdir -p "$fpdir" && chown www-data "$fpdir" && : >"$fpdir/failpoints" && chmod 0666 "$fpdir/failpoints"
+	printf 'FcgidInitialEnv BINDERY_FAILPOINTS_FILE %s\n' "$fpdir/failpoints" >>"$apache_conf"
+	grep -q "^FcgidInitialEnv BINDERY_FAILPOINTS_FILE $fpdir/failpoints\$" "$apache_conf" ||
+		bail_out "the private Apache's failpoints line did not take"
+	stack_apache_start "$apache_conf" || bail_out "the private Apache did not start (log in $STACK_LOG)"
+	url=http://127.0.0.1:$APACHE_PORT
+	use_file 24
+	name=$RUN-apache-mid_patch
+	create "$name"
+	printf 'tus.mid_patch exit once\n' >"$fpdir/failpoints"
+	patch_from 0
+	like "$HTTP_CODE" '^(5..|000)$' "apache: tus.mid_patch: the request dies with the responder ($HTTP_CODE)"
+	: >"$fpdir/failpoints"
+	off=$(head_offset)
+	like "$off" '^[0-9]+$' "apache: tus.mid_patch: HEAD answers an offset ($off)"
+	resume_from "$off"
+	is "$HTTP_CODE $(header upload-offset)" "204 $LEN" \
+		"apache: tus.mid_patch: the client resumes from $off at once and finishes ($BUSY s busy)"
+	is "$(curl -s -m 60 "$url$(header location)/content" | sha)" "$(sha "$work/file")" "apache: ... bytes identical"
+fi
 
 # ---- the fenced late writer ----
 # Bounds, said so: a silent live holder keeps the upload heartbeat +
