@@ -417,19 +417,18 @@ commit_direct(struct services *s, const struct direct_row *row, const struct ver
 	return e == DB_CONFLICT ? PROTO_UNAVAILABLE : proto_from_db(e);
 }
 
-/* A blob that is not one Put Blob goes at once (its intent stays, so the
- * client may upload again while its SAS lasts); one that changed since it
- * was read is left to the sweeper's If-Match. */
+/* A refused blob (why: for the log) goes at once, its intent stays, so
+ * the client may upload again while its SAS lasts; one that changed since
+ * it was read is left to the sweeper's If-Match. */
 static void
-refuse_blob(struct services *s, const char *blob_name, const struct blob_props *p)
+refuse_blob(struct services *s, const char *blob_name, const struct blob_props *p, const char *why)
 {
 	struct blob_result r;
 
 	if (blob_delete(s->blob, blob_name, NULL, p->etag, &r) != BLOB_OK)
 		blob_log_failure("direct refused blob left for the sweeper:", blob_name, &r);
 	else
-		log_info("direct upload %s refused (%s%s): deleted", blob_name, p->blob_type,
-			 p->copied ? ", a copy" : "");
+		log_info("direct upload %s refused (%s): deleted", blob_name, why);
 }
 
 /*
@@ -445,16 +444,12 @@ admit(struct services *s, const struct direct_row *row, const struct blob_props 
       struct doc *d)
 {
 	char type[SNIFF_TYPE_MAX];
-	struct blob_result r;
 	enum proto_result pr;
 	enum db_err e;
 
 	pr = admission_stored_end(adm, 1, d->content_type, type, sizeof type);
 	if (pr == PROTO_TYPE_REFUSED || pr == PROTO_INFECTED) {
-		if (blob_delete(s->blob, row->blob_name, NULL, p->etag, &r) != BLOB_OK)
-			blob_log_failure("direct refused blob left for the sweeper:", row->blob_name, &r);
-		else
-			log_info("direct upload %s refused by admission: deleted", row->blob_name);
+		refuse_blob(s, row->blob_name, p, pr == PROTO_INFECTED ? "infected" : "type not allowed");
 		return pr;
 	}
 	if (pr != PROTO_OK || strcmp(type, d->content_type) == 0)
@@ -503,7 +498,7 @@ finalize_once(struct services *s, uint64_t doc_id, const char *owner, struct doc
 	}
 	if ((pr = check_shape(s, row.blob_name, &p)) != PROTO_OK) {
 		if (pr == PROTO_NOT_ONE_PUT)
-			refuse_blob(s, row.blob_name, &p);
+			refuse_blob(s, row.blob_name, &p, p.copied ? "a copy" : p.blob_type);
 		return pr;
 	}
 	if ((pr = admission_stored_begin(s, &adm)) != PROTO_OK)
@@ -513,13 +508,8 @@ finalize_once(struct services *s, uint64_t doc_id, const char *owner, struct doc
 	 * Under [quota] those bytes go at once (guarded by the ETag read); the
 	 * row and its reservation stay until the lease ends, so a re-upload
 	 * under the still-valid SAS is found and swept. */
-	if (pr == PROTO_SIZE_MISMATCH && quota_db_enabled()) {
-		if (blob_delete(s->blob, row.blob_name, NULL, p.etag, &r) != BLOB_OK)
-			blob_log_failure("direct upload of the wrong size left for the sweeper:", row.blob_name, &r);
-		else
-			log_info("direct upload %s is %llu bytes, not the %llu declared: deleted", row.blob_name,
-				 (unsigned long long)p.size, (unsigned long long)row.declared_size);
-	}
+	if (pr == PROTO_SIZE_MISMATCH && quota_db_enabled())
+		refuse_blob(s, row.blob_name, &p, "not the size it declared");
 	if (pr == PROTO_OK)
 		pr = admit(s, &row, &p, adm, d);
 	admission_free(adm);

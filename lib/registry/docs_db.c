@@ -122,20 +122,8 @@ enum db_err
 docs_set_pending_type(struct db *db, uint64_t doc_id, const char *blob_name, const char *content_type)
 {
 	struct db_param p[] = { DBP_STR(content_type), DBP_U64(doc_id), DBP_STR(blob_name) };
-	uint64_t n = 0;
-	enum db_err e = db_exec(db, sql_pending_type, p, ARRAY_LEN(p), &n);
 
-	/* The same type again changes no row: the row is still there. */
-	if (e == DB_OK && n == 0) {
-		struct doc d;
-
-		if ((e = docs_get(db, doc_id, &d)) == DB_OK &&
-		    (d.status != DOC_STATUS_PENDING || strcmp(d.blob_name, blob_name) != 0))
-			e = DB_CONFLICT;
-		if (e == DB_NOT_FOUND)
-			e = DB_CONFLICT;
-	}
-	return e;
+	return db_exec_one(db, sql_pending_type, p, ARRAY_LEN(p));
 }
 
 static const char sql_doc_ready[] =

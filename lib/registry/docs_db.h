@@ -69,7 +69,8 @@ enum ready_extras {
  * Admission recorded the type it read from the bytes of a create intent
  * that has not become ready (doc/design.md, "Admission"): the pending
  * document on blob_name takes content_type, before anything lets it become
- * ready.  DB_CONFLICT when no pending row of that blob is there.
+ * ready.  The type must differ from the row's (the server counts changed
+ * rows): DB_CONFLICT when no pending row of that blob changed.
  */
 BINDERY_NODISCARD enum db_err docs_set_pending_type(struct db *db, uint64_t doc_id, const char *blob_name,
 						    const char *content_type);
