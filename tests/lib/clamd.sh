@@ -150,7 +150,12 @@ clamd_start() {
 	fi
 	rm -f "$CLAMD_SOCKET" "$CLAMD_DIR/clamd.pid"
 	t0=${EPOCHREALTIME/./}
-	"$CLAMD_BIN" -c "$CLAMD_CONF" </dev/null >>"$CLAMD_LOG" 2>&1 &
+	# A session of its own: a process group that becomes orphaned while one
+	# of its members is stopped is sent SIGHUP and SIGCONT by the kernel, so
+	# a clamd in the test's group, frozen by a test (SIGSTOP), could wake up
+	# mid-check when some other member of that group exits.  (setsid runs it
+	# in place: a background job is no group leader, so $! stays clamd's.)
+	setsid "$CLAMD_BIN" -c "$CLAMD_CONF" </dev/null >>"$CLAMD_LOG" 2>&1 &
 	CLAMD_PID=$!
 	# One python3 asks PING until PONG (its connect and reads bounded), or
 	# gives up when clamd exits or the time is spent.
