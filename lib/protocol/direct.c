@@ -409,7 +409,7 @@ commit_direct(struct services *s, const struct direct_row *row, const struct ver
 		return PROTO_UNAVAILABLE;
 	/* The request that made the intent may have carried a key. */
 	e = docs_mark_ready(s->db, row->document_id, row->blob_name, row->holder, v->size, v->sha256_hex,
-			    v->etag, READY_ALL);
+			    v->etag, READY_ALL, NULL);
 	if (e == DB_OK) {
 		counters_add(COUNTER_DOCUMENTS_CREATED, 1);
 		events_after_commit(s->events, s->db, row->document_id);

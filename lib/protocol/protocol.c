@@ -509,7 +509,7 @@ finish_create(struct services *s, struct held_intent *hi, const struct stamp *st
 	}
 	/* Step 4.  From here on, never compensate: the blob is committed. */
 	e = docs_mark_ready(s->db, doc_id, blob_name, hi->holder, info.size, info.sha256_hex, info.etag,
-			    hi->extras);
+			    hi->extras, &out->doc);
 	if (e == DB_CONFLICT) {
 		/* A resume or the sweeper took the row; if the document is
 		 * ready on our blob (rolled forward, or finished by the
@@ -525,9 +525,7 @@ finish_create(struct services *s, struct held_intent *hi, const struct stamp *st
 	events_after_commit(s->events, s->db, doc_id);
 	if (FAILPOINT("create.after_ready"))
 		return PROTO_UNAVAILABLE;
-	if (docs_get(s->db, doc_id, &out->doc) != DB_OK)
-		return PROTO_UNAVAILABLE;
-	return PROTO_OK;
+	return PROTO_OK;	/* out->doc: the row as the ready transaction committed it */
 }
 
 static enum proto_result

@@ -667,7 +667,7 @@ make_ready(struct patch_run *p, const struct blob_upload_info *info)
 		return e == DB_CONFLICT ? PROTO_UNAVAILABLE : proto_from_db(e);
 	}
 	e = docs_mark_ready(s->db, p->u.document_id, p->u.blob_name, p->hi.holder, p->u.length,
-			    info->sha256_hex, info->etag, READY_ALL);
+			    info->sha256_hex, info->etag, READY_ALL, NULL);
 	if (e == DB_CONFLICT) {
 		/* The sweeper may have rolled it forward: then it is done. */
 		if (docs_get(s->db, p->u.document_id, &d) == DB_OK && d.status == DOC_STATUS_READY &&

@@ -1,4 +1,6 @@
 /* db.c - see db.h.  Connector/C prepared statements with a per-connection cache. */
+#include <errno.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -37,6 +39,8 @@ struct db {
 	char last_error[512];
 	unsigned last_errno;	/* the server's or client's number for last_error */
 	uint64_t last_insert_id;
+	int begin_pending;	/* db_begin ran; START TRANSACTION not yet sent */
+	struct buf batch;	/* a batch's text, kept for the next one */
 };
 
 static const char *const err_names[] = {
@@ -127,6 +131,7 @@ db_free(struct db *db)
 	free(db->password);
 	free(db->name);
 	free(db->tls_ca);
+	buf_free(&db->batch);
 	free(db);
 }
 
@@ -275,8 +280,11 @@ connect_one(struct db *db, size_t i)
 	mysql_options(db->conn, MYSQL_OPT_RECONNECT, &off);
 	mysql_options(db->conn, MYSQL_SET_CHARSET_NAME, "utf8mb4");
 	tls_options(db);
+	/* Multi-statement text carries db_batch (literal SQL, values bound by
+	 * its binder); prepared statements are one statement by nature. */
 	if (mysql_real_connect(db->conn, db->socket ? NULL : db->hosts[i], db->user, db->password,
-			       db->name, db->socket ? 0 : db->ports[i], db->socket, 0) == NULL) {
+			       db->name, db->socket ? 0 : db->ports[i], db->socket,
+			       CLIENT_MULTI_STATEMENTS) == NULL) {
 		remember_error(db, mysql_errno(db->conn), mysql_error(db->conn));
 		log_warn("cannot connect to the database %s:%u (%s)", db->socket ? db->socket : db->hosts[i],
 			 db->socket ? 0 : db->ports[i], db->last_error);
@@ -370,18 +378,37 @@ simple(struct db *db, const char *sql)
 enum db_err
 db_begin(struct db *db)
 {
+	db->begin_pending = 1;
+	return DB_OK;
+}
+
+/* The START TRANSACTION a db_begin deferred, before a prepared statement. */
+static enum db_err
+start_pending(struct db *db)
+{
+	if (!db->begin_pending)
+		return DB_OK;
+	db->begin_pending = 0;
 	return simple(db, "START TRANSACTION");
 }
 
 enum db_err
 db_commit(struct db *db)
 {
+	if (db->begin_pending) {
+		db->begin_pending = 0;	/* nothing ran: nothing to commit */
+		return DB_OK;
+	}
 	return simple(db, "COMMIT");
 }
 
 void
 db_rollback(struct db *db)
 {
+	if (db->begin_pending) {
+		db->begin_pending = 0;
+		return;
+	}
 	if (db->conn && !db->broken && mysql_query(db->conn, "ROLLBACK"))
 		(void)classify(db, mysql_errno(db->conn), mysql_error(db->conn));
 }
@@ -473,6 +500,8 @@ run(struct db *db, const char *sql, const struct db_param *params, size_t nparam
 			  (unsigned long)mysql_stmt_param_count(stmt), nparams);
 		return DB_FAILED;
 	}
+	if ((e = start_pending(db)) != DB_OK)
+		return e;
 	bind_params(binds, params, nparams, lens);
 	if ((nparams && mysql_stmt_bind_param(stmt, binds)) || mysql_stmt_execute(stmt))
 		return classify(db, mysql_stmt_errno(stmt), mysql_stmt_error(stmt));
@@ -625,8 +654,6 @@ db_exec_script(struct db *db, struct span sql, char *err, size_t errlen)
 		snprintf(err, errlen, "%s", db->last_error);
 		return e;
 	}
-	if (mysql_set_server_option(db->conn, MYSQL_OPTION_MULTI_STATEMENTS_ON))
-		goto fail;
 	if (mysql_real_query(db->conn, sql.ptr, sql.len))
 		goto fail;
 	do {
@@ -638,13 +665,197 @@ db_exec_script(struct db *db, struct span sql, char *err, size_t errlen)
 		if (status > 0)
 			goto fail;
 	} while (status == 0);
-	mysql_set_server_option(db->conn, MYSQL_OPTION_MULTI_STATEMENTS_OFF);
 	return DB_OK;
 fail:
 	e = classify(db, mysql_errno(db->conn), mysql_error(db->conn));
 	snprintf(err, errlen, "%s", db->last_error);
-	mysql_set_server_option(db->conn, MYSQL_OPTION_MULTI_STATEMENTS_OFF);
 	return e;
+}
+
+/* One value as SQL text: see db_batch in db.h for why a string is hex. */
+static enum buf_err
+bind_literal(struct buf *out, const struct db_param *p)
+{
+	static const char hex[] = "0123456789ABCDEF";
+	enum buf_err be;
+	size_t i;
+
+	switch (p->type) {
+	case DBT_NULL:
+		return buf_append_cstr(out, "NULL");
+	case DBT_U64:
+		return buf_appendf(out, "%" PRIu64, p->u);
+	case DBT_I64:
+		return buf_appendf(out, "%" PRId64, p->i);
+	case DBT_STR:
+		break;
+	}
+	if ((be = buf_append_cstr(out, "_utf8mb4 X'")) != BUF_OK ||
+	    (be = buf_reserve(out, 2 * p->len + 2)) != BUF_OK)
+		return be;
+	for (i = 0; i < p->len; i++) {
+		unsigned char c = (unsigned char)p->s[i];
+		char pair[2] = { hex[c >> 4], hex[c & 15] };
+
+		if ((be = buf_append(out, pair, 2)) != BUF_OK)
+			return be;
+	}
+	return buf_append(out, "'", 1);
+}
+
+/* A step's statement with its values written in; a '?' inside a quoted
+ * literal of the statement is text, every other '?' takes the next value. */
+static enum db_err
+bind_step(struct db *db, struct buf *out, const struct db_step *st)
+{
+	const char *q = st->sql;
+	size_t used = 0;
+	int quoted = 0;
+
+	for (; *q; q++) {
+		enum buf_err be;
+
+		if (*q == '\'')
+			quoted = !quoted;
+		if (*q != '?' || quoted)
+			be = buf_append(out, q, 1);
+		else if (used < st->nparams)
+			be = bind_literal(out, &st->params[used++]);
+		else
+			break;
+		if (be != BUF_OK)
+			return DB_NOMEM;
+	}
+	if (*q || used != st->nparams) {
+		remember_error(db, 0, "batch statement and its values do not match");
+		log_error("%s: %s", db->last_error, st->sql);
+		return DB_FAILED;
+	}
+	return DB_OK;
+}
+
+/* The first row of a text result into a step's columns. */
+static enum db_err
+read_row(struct db *db, MYSQL_RES *res, struct db_step *st)
+{
+	MYSQL_ROW row = mysql_fetch_row(res);
+	unsigned long *lens;
+	size_t i;
+
+	st->found = row != NULL;
+	if (row == NULL)
+		return DB_OK;
+	lens = mysql_fetch_lengths(res);
+	if (mysql_num_fields(res) < st->ncols || lens == NULL) {
+		remember_error(db, 0, "batch result has fewer columns than asked for");
+		return DB_FAILED;
+	}
+	for (i = 0; i < st->ncols; i++) {
+		struct db_col *c = &st->cols[i];
+		char *end = NULL;
+
+		c->is_null = row[i] == NULL;
+		switch (c->type) {
+		case DBT_STR:
+			if (row[i] == NULL) {
+				c->buf[0] = '\0';
+				break;
+			}
+			if (lens[i] >= c->cap) {
+				remember_error(db, 0, "column value fills its buffer");
+				return DB_FAILED;
+			}
+			memcpy(c->buf, row[i], lens[i]);
+			c->buf[lens[i]] = '\0';
+			break;
+		case DBT_U64:
+		case DBT_I64:
+			if (row[i] == NULL)
+				break;
+			errno = 0;
+			if (c->type == DBT_U64)
+				*c->u = strtoull(row[i], &end, 10);
+			else
+				*c->i = strtoll(row[i], &end, 10);
+			if (errno != 0 || end == row[i] || *end != '\0') {
+				remember_error(db, 0, "batch result column is not a number");
+				return DB_FAILED;
+			}
+			break;
+		case DBT_NULL:
+			break;
+		}
+	}
+	return DB_OK;
+}
+
+enum db_err
+db_batch(struct db *db, struct db_step *steps, size_t n)
+{
+	int begin = db->begin_pending;
+	struct buf *text = &db->batch;
+	enum db_err e = DB_OK;
+	size_t i, ran = 0;
+	int status;
+
+	if (n == 0 || n > DB_BATCH_MAX)
+		return DB_FAILED;
+	if ((e = db_ensure(db)) != DB_OK)
+		return e;
+	if (text->max == 0)
+		buf_init(text, 64 * 1024);
+	buf_reset(text);
+	if (begin && buf_append_cstr(text, "START TRANSACTION;") != BUF_OK)
+		return DB_NOMEM;
+	for (i = 0; i < n; i++) {
+		steps[i].affected = 0;
+		steps[i].found = 0;
+		if (i > 0 && buf_append(text, ";", 1) != BUF_OK)
+			return DB_NOMEM;
+		if ((e = bind_step(db, text, &steps[i])) != DB_OK)
+			return e;
+	}
+	db->begin_pending = 0;
+	if (mysql_real_query(db->conn, text->ptr, text->len))
+		return classify(db, mysql_errno(db->conn), mysql_error(db->conn));
+	db->last_used = time(NULL);
+	/* One result per statement, in order; the first error ends them. */
+	for (i = 0;; i++) {
+		MYSQL_RES *res = mysql_store_result(db->conn);
+		struct db_step *st = (begin && i == 0) ? NULL : &steps[ran];
+
+		if (res == NULL && mysql_field_count(db->conn) != 0) {
+			e = classify(db, mysql_errno(db->conn), mysql_error(db->conn));
+			break;
+		}
+		if (st != NULL) {
+			if (res != NULL && st->ncols > 0 && e == DB_OK &&
+			    (e = read_row(db, res, st)) != DB_OK)
+				log_error("database result: %s", db->last_error);
+			st->affected = (uint64_t)mysql_affected_rows(db->conn);
+			ran++;
+		}
+		if (res != NULL)
+			mysql_free_result(res);
+		status = mysql_next_result(db->conn);
+		if (status > 0) {
+			e = classify(db, mysql_errno(db->conn), mysql_error(db->conn));
+			break;
+		}
+		if (status < 0)
+			break;
+	}
+	if (e != DB_OK)
+		return e;
+	if (ran != n) {
+		remember_error(db, 0, "batch answered fewer statements than it sent");
+		log_error("database result: %s", db->last_error);
+		return DB_FAILED;
+	}
+	for (i = 0; i < n; i++)
+		if (steps[i].one && steps[i].affected != 1)
+			return DB_CONFLICT;
+	return DB_OK;
 }
 
 const char *

@@ -1,9 +1,11 @@
 /*
- * db.h - a MariaDB connection that only speaks prepared statements.
+ * db.h - a MariaDB connection whose statements are literals with bound values.
  *
- * Every query in bindery goes through db_exec()/db_query() with its values
- * bound as parameters; there is no function that takes SQL built at run time
- * from data (tests/unit/sql_concat.sh checks for it).  Statements are prepared
+ * Every query in bindery goes through db_exec()/db_query() (prepared, its
+ * values bound as parameters) or db_batch() (several literals in one round
+ * trip, its values written by the binder as literals no value can end);
+ * there is no function that takes SQL built at run time from data
+ * (tests/unit/sql_literal.sh checks for it).  Statements are prepared
  * once per connection and cached by their SQL text's address, so callers pass
  * string literals.  A lost server marks the connection broken; the next
  * db_ensure() reconnects, so a responder outlives a MariaDB restart without
@@ -135,6 +137,12 @@ BINDERY_NODISCARD enum db_err db_ensure(struct db *db);
 /* A round trip to the server (for /healthz); reconnects if needed. */
 BINDERY_NODISCARD enum db_err db_ping(struct db *db);
 
+/*
+ * db_begin costs no round trip: the transaction starts with the next
+ * statement (a batch carries its START TRANSACTION along, a prepared
+ * statement sends it first), and a transaction that ran nothing is
+ * committed or rolled back for free.
+ */
 BINDERY_NODISCARD enum db_err db_begin(struct db *db);
 BINDERY_NODISCARD enum db_err db_commit(struct db *db);
 /* Safe to call in any state, including after an error. */
@@ -244,6 +252,42 @@ BINDERY_NODISCARD enum db_err db_exec_one(struct db *db, const char *sql,
 BINDERY_NODISCARD enum db_err db_query(struct db *db, const char *sql, const struct db_param *params,
 				       size_t nparams, struct db_col *cols, size_t ncols,
 				       int (*on_row)(void *ctx), void *ctx);
+
+/*
+ * A batch: statements sent to the server in one round trip, for the hot
+ * transactions whose statements do not depend on each other's answers in
+ * the client (doc/design.md "Round trips").  Each step is a static literal
+ * with its values, as for db_exec; the values travel as literals the
+ * binder writes itself (a string as _utf8mb4 X'hex', which no value can
+ * end, and which the server converts and checks exactly as a bound
+ * utf8mb4 parameter; a number in decimal), so no value ever becomes SQL.
+ * A step with cols reads its statement's first row into them (found says
+ * whether there was one); every step gets its changed-row count.
+ * The server runs the steps in order and stops at the first error, which
+ * db_batch returns: the steps after it did not run.  Nothing is judged by
+ * row counts here: a step with one set makes db_batch answer DB_CONFLICT
+ * unless that statement changed exactly one row, after all steps ran.  A
+ * batch that fails part-way leaves its transaction to the caller's
+ * rollback, as any failed statement does.
+ */
+struct db_step {
+	const char *sql;
+	const struct db_param *params;
+	size_t nparams;
+	struct db_col *cols;
+	size_t ncols;
+	int one;		/* exactly one row changed, else DB_CONFLICT */
+	uint64_t affected;	/* out */
+	int found;		/* out: the statement returned a row */
+};
+#define DB_STEP(sql_, params_) { (sql_), (params_), ARRAY_LEN(params_), NULL, 0, 0, 0, 0 }
+#define DB_STEP_ONE(sql_, params_) { (sql_), (params_), ARRAY_LEN(params_), NULL, 0, 1, 0, 0 }
+#define DB_STEP0(sql_) { (sql_), NULL, 0, NULL, 0, 0, 0, 0 }
+#define DB_STEP0_ONE(sql_) { (sql_), NULL, 0, NULL, 0, 1, 0, 0 }
+#define DB_STEP_ROW(sql_, params_, cols_, ncols_) \
+	{ (sql_), (params_), ARRAY_LEN(params_), (cols_), (ncols_), 0, 0, 0 }
+#define DB_BATCH_MAX 8
+BINDERY_NODISCARD enum db_err db_batch(struct db *db, struct db_step *steps, size_t n);
 
 /* Plain SQL text without parameters, for migrations only (multi-statement files). */
 BINDERY_NODISCARD enum db_err db_exec_script(struct db *db, struct span sql, char *err, size_t errlen);

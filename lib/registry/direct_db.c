@@ -19,9 +19,7 @@ create_tx(struct db *db, const struct direct_new *n, uint64_t *doc_id, char *cre
 	enum db_err e;
 
 	e = docs_create_intent_tx(db, n->name, n->owner, n->content_type, n->blob_name, &n->lease,
-				  n->idem_key, doc_id);
-	if (e == DB_OK)
-		e = docs_created_at(db, *doc_id, created_at);
+				  n->idem_key, doc_id, created_at);
 	if (e != DB_OK)
 		return e;
 	if ((e = db_exec_one(db, sql_mark_direct, p, ARRAY_LEN(p))) != DB_OK || n->idem_key == NULL)

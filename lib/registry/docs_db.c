@@ -17,12 +17,15 @@
 	" DATE_FORMAT(updated_at, " DOC_TIME_SQL "), COALESCE(blob_etag, ''), COALESCE(ready_seq, 0)," \
 	" COALESCE(DATE_FORMAT(quarantined_at, " DOC_TIME_SQL "), '')"
 
+/* The intent's two rows go in one round trip (db_batch): the document's id
+ * and creation time come back from its INSERT, and the registry row takes
+ * the id from LAST_INSERT_ID() on the server. */
 static const char sql_insert_doc[] =
 	"INSERT INTO documents (name, status, blob_name, content_type, owner)"
-	" VALUES (?, 'pending', ?, ?, ?)";
+	" VALUES (?, 'pending', ?, ?, ?) RETURNING id, DATE_FORMAT(created_at, " DOC_TIME_SQL ")";
 static const char sql_insert_blob[] =
 	"INSERT INTO blobs (name, document_id, purpose, state, holder, expires_at)"
-	" VALUES (?, ?, ?, 'pending', ?, NOW(6) + INTERVAL ? SECOND)";
+	" VALUES (?, LAST_INSERT_ID(), ?, 'pending', ?, NOW(6) + INTERVAL ? SECOND)";
 static const char sql_insert_idem[] =
 	"INSERT INTO idempotency_keys (owner, idem_key, document_id, blob_name, doc_name, content_type)"
 	" VALUES (?, ?, ?, ?, ?, ?)";
@@ -30,22 +33,25 @@ static const char sql_insert_idem[] =
 enum db_err
 docs_create_intent_tx(struct db *db, struct span name, const char *owner, const char *content_type,
 		      const char *blob_name, const struct lease *l, const char *idem_key,
-		      uint64_t *doc_id)
+		      uint64_t *doc_id, char *created_at)
 {
+	char at[DOC_TIME_MAX] = "";
+	struct db_col made[] = { DBC_U64(doc_id), DBC_STR(at) };
 	struct db_param doc[] = { DBP_SPAN(name), DBP_STR(blob_name), DBP_STR(content_type),
 				  DBP_STR(owner) };
+	struct db_param blob[] = { DBP_STR(blob_name), DBP_STR(intent_purpose_name(PURPOSE_CREATE)),
+				   DBP_STR_OR_NULL(l->holder), DBP_U64(l->seconds) };
+	struct db_step steps[] = { DB_STEP_ROW(sql_insert_doc, doc, made, ARRAY_LEN(made)),
+				   DB_STEP_ONE(sql_insert_blob, blob) };
 	enum db_err e;
 
-	if ((e = db_exec(db, sql_insert_doc, doc, ARRAY_LEN(doc), NULL)) != DB_OK)
+	*doc_id = 0;
+	if ((e = db_batch(db, steps, ARRAY_LEN(steps))) != DB_OK)
 		return e;
-	*doc_id = db_last_insert_id(db);
-	{
-		struct db_param blob[] = { DBP_STR(blob_name), DBP_U64(*doc_id),
-					   DBP_STR(intent_purpose_name(PURPOSE_CREATE)),
-					   DBP_STR_OR_NULL(l->holder), DBP_U64(l->seconds) };
-		if ((e = db_exec(db, sql_insert_blob, blob, ARRAY_LEN(blob), NULL)) != DB_OK)
-			return e;
-	}
+	if (!steps[0].found || *doc_id == 0 || at[0] == '\0')
+		return DB_FAILED;
+	if (created_at != NULL && copy_cstr(created_at, DOC_TIME_MAX, at) != 0)
+		return DB_FAILED;
 	if (idem_key) {
 		struct db_param idem[] = { DBP_STR(owner), DBP_STR(idem_key), DBP_U64(*doc_id),
 					   DBP_STR(blob_name), DBP_SPAN(name), DBP_STR(content_type) };
@@ -77,41 +83,14 @@ docs_create_intent_check(struct db *db, const char *blob_name, uint64_t doc_id)
 	return e;
 }
 
-static const char sql_created_at[] =
-	"SELECT DATE_FORMAT(created_at, " DOC_TIME_SQL ") FROM documents WHERE id = ?";
-
-enum db_err
-docs_created_at(struct db *db, uint64_t doc_id, char *created_at)
-{
-	struct db_param p[] = { DBP_U64(doc_id) };
-	char at[DOC_TIME_MAX] = "";
-	struct db_col c[] = { DBC_STR(at) };
-	enum db_err e = db_query(db, sql_created_at, p, ARRAY_LEN(p), c, 1, NULL, NULL);
-
-	if (e == DB_OK && (at[0] == '\0' || copy_cstr(created_at, DOC_TIME_MAX, at) != 0))
-		return DB_FAILED;
-	return e;
-}
-
-static enum db_err
-create_intent_tx(struct db *db, struct span name, const char *owner, const char *content_type,
-		 const char *blob_name, const struct lease *l, const char *idem_key, uint64_t *doc_id,
-		 char *created_at)
-{
-	enum db_err e = docs_create_intent_tx(db, name, owner, content_type, blob_name, l, idem_key,
-					      doc_id);
-
-	return e == DB_OK ? docs_created_at(db, *doc_id, created_at) : e;
-}
-
 enum db_err
 docs_create_intent(struct db *db, struct span name, const char *owner, const char *content_type,
 		   const char *blob_name, const struct lease *l, const char *idem_key, uint64_t *doc_id,
 		   char *created_at)
 {
 	DB_IN_TX_CHECKED(db, "create.intent_commit_lost",
-			 create_intent_tx(db, name, owner, content_type, blob_name, l, idem_key, doc_id,
-					  created_at),
+			 docs_create_intent_tx(db, name, owner, content_type, blob_name, l, idem_key,
+					       doc_id, created_at),
 			 docs_create_intent_check(db, blob_name, *doc_id));
 }
 
@@ -134,37 +113,72 @@ static const char sql_blob_commit[] =
 	"UPDATE blobs SET state = 'committed', size = ?, sha256 = ?"
 	" WHERE name = ? AND state = 'pending' AND holder = ?";
 
-static enum db_err
-mark_ready_tx(struct db *db, uint64_t doc_id, const char *blob_name, const char *holder,
-	      uint64_t size, const char *sha, const char *etag, unsigned extras)
-{
-	struct db_param d[] = { DBP_U64(size), DBP_STR(sha), DBP_STR(etag), DBP_U64(doc_id),
-				DBP_STR(blob_name) };
-	struct db_param b[] = { DBP_U64(size), DBP_STR(sha), DBP_STR(blob_name), DBP_STR(holder) };
-	enum db_err e;
-
-	if ((e = db_exec_one(db, sql_doc_ready, d, ARRAY_LEN(d))) != DB_OK)
-		return e;
-	if ((e = db_exec_one(db, sql_blob_commit, b, ARRAY_LEN(b))) != DB_OK)
-		return e;
-	if ((extras & READY_UPLOAD) && (e = uploads_record_ready(db, blob_name)) != DB_OK)
-		return e;
-	if ((extras & READY_KEY) && (e = idem_record_ready(db, blob_name)) != DB_OK)
-		return e;
-	if ((e = docs_assign_ready_seq(db, doc_id)) != DB_OK)
-		return e;
-	if ((e = events_db_record_ready(db, doc_id)) != DB_OK ||
-	    (e = quota_db_settle(db, blob_name)) != DB_OK)
-		return e;
-	return quota_db_account(db, doc_id, (int64_t)size, 1);
-}
-
 /* Last in the ready transaction: the counter row's lock is held only to
  * the commit, and makes the sequence follow commit order. */
 static const char sql_bump_ready_counter[] =
 	"UPDATE ready_counter SET n = LAST_INSERT_ID(n + 1) WHERE id = 1";
 static const char sql_doc_ready_seq[] =
 	"UPDATE documents SET ready_seq = LAST_INSERT_ID() WHERE id = ? AND status = 'ready'";
+static const char sql_get_doc[] = "SELECT " DOC_COLUMNS " FROM documents WHERE id = ?";
+
+/* The text of a row's enum column, read before it becomes an enum. */
+struct row_text {
+	char status[16];
+};
+static void doc_cols(struct doc *d, struct row_text *t, struct db_col *c);
+static enum db_err doc_finish(enum db_err e, struct doc *d, const struct row_text *t);
+#define DOC_NCOLS 14
+
+/*
+ * The ready transaction in as few round trips as its statements allow
+ * (doc/design.md "Round trips"): the two fenced one-row updates, the
+ * sequence, and the row as committed (when asked for) in one batch.  What
+ * extras and the configuration hang on the intent runs between the
+ * updates and the sequence, in a second batch's place, so the counter's
+ * lock is still taken last.
+ */
+static enum db_err
+mark_ready_tx(struct db *db, uint64_t doc_id, const char *blob_name, const char *holder,
+	      uint64_t size, const char *sha, const char *etag, unsigned extras, struct doc *row)
+{
+	struct db_param d[] = { DBP_U64(size), DBP_STR(sha), DBP_STR(etag), DBP_U64(doc_id),
+				DBP_STR(blob_name) };
+	struct db_param b[] = { DBP_U64(size), DBP_STR(sha), DBP_STR(blob_name), DBP_STR(holder) };
+	struct db_param id[] = { DBP_U64(doc_id) };
+	struct db_col c[DOC_NCOLS];
+	struct row_text t;
+	struct db_step steps[] = { DB_STEP_ONE(sql_doc_ready, d), DB_STEP_ONE(sql_blob_commit, b),
+				   DB_STEP0_ONE(sql_bump_ready_counter), DB_STEP_ONE(sql_doc_ready_seq, id),
+				   DB_STEP_ROW(sql_get_doc, id, c, DOC_NCOLS) };
+	size_t n = ARRAY_LEN(steps), first = 2;
+	int more = (extras & READY_ALL) || events_db_enabled() || quota_db_enabled();
+	enum db_err e;
+
+	if (row != NULL) {
+		memset(row, 0, sizeof *row);
+		doc_cols(row, &t, c);
+	} else {
+		n--;
+	}
+	if (more) {
+		if ((e = db_batch(db, steps, first)) != DB_OK)
+			return e;
+		if ((extras & READY_UPLOAD) && (e = uploads_record_ready(db, blob_name)) != DB_OK)
+			return e;
+		if ((extras & READY_KEY) && (e = idem_record_ready(db, blob_name)) != DB_OK)
+			return e;
+		if ((e = events_db_record_ready(db, doc_id)) != DB_OK ||
+		    (e = quota_db_settle(db, blob_name)) != DB_OK ||
+		    (e = quota_db_account(db, doc_id, (int64_t)size, 1)) != DB_OK)
+			return e;
+		e = db_batch(db, steps + first, n - first);
+	} else {
+		e = db_batch(db, steps, n);
+	}
+	if (e == DB_OK && row != NULL)
+		e = doc_finish(steps[n - 1].found ? DB_OK : DB_FAILED, row, &t);
+	return e;
+}
 
 enum db_err
 docs_assign_ready_seq(struct db *db, uint64_t doc_id)
@@ -200,10 +214,12 @@ mark_ready_check(struct db *db, uint64_t doc_id, const char *blob_name)
 
 enum db_err
 docs_mark_ready(struct db *db, uint64_t doc_id, const char *blob_name, const char *holder,
-		uint64_t size, const char *sha256_hex, const char *etag, unsigned extras)
+		uint64_t size, const char *sha256_hex, const char *etag, unsigned extras,
+		struct doc *row)
 {
 	DB_IN_TX_CHECKED(db, "create.ready_commit_lost",
-			 mark_ready_tx(db, doc_id, blob_name, holder, size, sha256_hex, etag, extras),
+			 mark_ready_tx(db, doc_id, blob_name, holder, size, sha256_hex, etag, extras,
+				       row),
 			 mark_ready_check(db, doc_id, blob_name));
 }
 
@@ -243,11 +259,6 @@ docs_abandon_intent(struct db *db, uint64_t doc_id, const char *blob_name, const
 	DB_IN_TX(db, abandon_tx(db, doc_id, blob_name, holder));
 }
 
-/* The text of a row's enum column, read before it becomes an enum. */
-struct row_text {
-	char status[16];
-};
-
 static void
 doc_cols(struct doc *d, struct row_text *t, struct db_col *c)
 {
@@ -266,7 +277,6 @@ doc_cols(struct doc *d, struct row_text *t, struct db_col *c)
 	c[12] = DBC_U64(&d->ready_seq);
 	c[13] = DBC_STR(d->quarantined_at);
 }
-#define DOC_NCOLS 14
 
 /* After a row was read into doc_cols: the status as an enum. */
 static enum db_err
@@ -276,8 +286,6 @@ doc_finish(enum db_err e, struct doc *d, const struct row_text *t)
 		d->status = doc_status_from_name(t->status);
 	return e;
 }
-
-static const char sql_get_doc[] = "SELECT " DOC_COLUMNS " FROM documents WHERE id = ?";
 
 enum db_err
 docs_get(struct db *db, uint64_t id, struct doc *out)
@@ -824,7 +832,8 @@ static enum db_err
 restart_tx(struct db *db, const char *owner, const char *key, struct span name,
 	   const char *content_type, const char *blob_name, const struct lease *l, uint64_t *doc_id)
 {
-	enum db_err e = docs_create_intent_tx(db, name, owner, content_type, blob_name, l, NULL, doc_id);
+	enum db_err e = docs_create_intent_tx(db, name, owner, content_type, blob_name, l, NULL, doc_id,
+					      NULL);
 
 	if (e != DB_OK)
 		return e;
@@ -855,7 +864,7 @@ upload_intent_tx(struct db *db, const struct upload_new *u, uint64_t *doc_id)
 
 	if (u->replaces == 0)
 		e = docs_create_intent_tx(db, u->name, u->owner, u->content_type, u->blob_name, &l, NULL,
-					  doc_id);
+					  doc_id, NULL);
 	else if ((e = replace_intent_tx(db, u->replaces, u->blob_name, &l)) == DB_OK)
 		*doc_id = u->replaces;
 	if (e != DB_OK)

@@ -39,18 +39,14 @@ BINDERY_NODISCARD enum db_err docs_create_intent(struct db *db, struct span name
 
 /* docs_create_intent's statements, inside a transaction the caller holds
  * (an upload's intent adds its own row in the same one); l->holder may be
- * NULL: no request holds the row yet. */
+ * NULL: no request holds the row yet; created_at may be NULL. */
 BINDERY_NODISCARD enum db_err docs_create_intent_tx(struct db *db, struct span name, const char *owner,
 						    const char *content_type, const char *blob_name,
 						    const struct lease *l, const char *idem_key,
-						    uint64_t *doc_id);
+						    uint64_t *doc_id, char *created_at);
 /* After a create intent's COMMIT: DB_OK when its row (blob_name of doc_id)
  * is there, else db_set_lost_commit (for DB_IN_TX_CHECKED). */
 BINDERY_NODISCARD enum db_err docs_create_intent_check(struct db *db, const char *blob_name, uint64_t doc_id);
-/* Document doc_id's creation time as the API shows it (RFC 3339 UTC) into
- * created_at (DOC_TIME_MAX bytes): read inside the intent's transaction,
- * one primary-key lookup, for the blob's stamp. */
-BINDERY_NODISCARD enum db_err docs_created_at(struct db *db, uint64_t doc_id, char *created_at);
 
 /*
  * What may hang on an intent besides its two rows, for docs_mark_ready to
@@ -82,12 +78,14 @@ BINDERY_NODISCARD enum db_err docs_set_pending_type(struct db *db, uint64_t doc_
  * transaction what extras names: the answer of the Idempotency-Key that
  * started the intent, the upload's block rows.  DB_CONFLICT when either
  * touched no row (a resume or the sweeper took it): the caller re-reads and
- * decides.
+ * decides.  row, when not NULL, receives the document as the transaction
+ * commits it (read inside it: no read after the commit is needed for the
+ * answer).
  */
 BINDERY_NODISCARD enum db_err docs_mark_ready(struct db *db, uint64_t doc_id, const char *blob_name,
 					      const char *holder, uint64_t size,
 					      const char *sha256_hex, const char *etag,
-					      unsigned extras);
+					      unsigned extras, struct doc *row);
 
 /*
  * Compensation's last step, after the blob (if any) is gone: drop the

@@ -28,6 +28,12 @@ events_db_configure(const char *const *ids, size_t n)
 			endpoints.n++;
 }
 
+int
+events_db_enabled(void)
+{
+	return endpoints.n > 0;
+}
+
 /*
  * The body is made by the database from the row it is about, in the same
  * statement, so it says exactly what the transaction committed; its text is

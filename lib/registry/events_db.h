@@ -27,6 +27,9 @@
 
 /* The receivers this process records events for, by id (copied); n 0: none. */
 void events_db_configure(const char *const *endpoint_ids, size_t n);
+/* Whether any receiver is configured: the ready transaction then has an
+ * event to write. */
+int events_db_enabled(void);
 
 /*
  * Inside the transaction that made the document ready (create, replace,

@@ -180,6 +180,110 @@ check_silent_server(void)
 	close(fd);
 }
 
+/*
+ * db_batch: values written by its binder arrive exactly as bound ones do
+ * (every byte, a quote, a backslash, a NUL, a '?', UTF-8), an invalid
+ * value is refused as a bound one is, the first error stops the batch,
+ * "one" judges changed rows, and db_begin's transaction starts with the
+ * batch and ends with the rollback.
+ */
+static const char sql_batch_table[] = "CREATE TEMPORARY TABLE test_db_batch (id INT NOT NULL"
+	" AUTO_INCREMENT PRIMARY KEY, s VARCHAR(64) CHARACTER SET utf8mb4 NOT NULL,"
+	" a VARCHAR(16) CHARACTER SET ascii NOT NULL DEFAULT '', n BIGINT NULL, UNIQUE KEY (s))"
+	" ENGINE=InnoDB";
+static const char sql_batch_insert[] = "INSERT INTO test_db_batch (s, n) VALUES (?, ?) RETURNING id, s";
+static const char sql_batch_ascii[] = "INSERT INTO test_db_batch (s, a) VALUES (?, ?)";
+static const char sql_batch_touch[] = "UPDATE test_db_batch SET n = n + 1 WHERE s = ?";
+static const char sql_batch_get[] = "SELECT s, HEX(s), n, '?' FROM test_db_batch WHERE id = ?";
+static const char sql_batch_count[] = "SELECT COUNT(*) FROM test_db_batch";
+
+static uint64_t
+batch_rows(struct db *db)
+{
+	uint64_t n = 99;
+	struct db_col c = DBC_U64(&n);
+
+	return db_query(db, sql_batch_count, NULL, 0, &c, 1, NULL, NULL) == DB_OK ? n : 99;
+}
+
+static void
+check_batch(const char *sock, const char *name)
+{
+	static const char odd[] = "q'\\\0?\"\xc3\xa9;--";	/* ' \ NUL ? " é ; -- */
+	struct db *db = connect_root(sock, name);
+	uint64_t id = 0, n = 0, id2 = 0;
+	char back[64] = "", back2[64] = "", hex[160] = "", mark[4] = "";
+	struct db_col made[] = { DBC_U64(&id), DBC_STR(back) };
+	struct db_col got[] = { DBC_STR(back2), DBC_STR(hex), DBC_U64(&n), DBC_STR(mark) };
+	struct db_param ins[] = { { DBT_STR, odd, sizeof odd - 1, 0, 0 }, DBP_U64(41) };
+	struct db_param key[] = { { DBT_STR, odd, sizeof odd - 1, 0, 0 } };
+	struct db_param idp[] = { DBP_U64(0) };
+	struct db_param other[] = { DBP_STR("other"), DBP_I64(-7) };
+	struct db_param bad_utf8[] = { DBP_STR("\xff"), DBP_NULL };
+	struct db_param bad_ascii[] = { DBP_STR("x"), DBP_STR("\xc3\xa9") };
+	enum db_err e;
+
+	if (db_exec(db, sql_batch_table, NULL, 0, NULL) != DB_OK)
+		tap_bail("cannot make the batch table");
+	{
+		struct db_step st[] = { DB_STEP_ROW(sql_batch_insert, ins, made, 2),
+					DB_STEP_ONE(sql_batch_touch, key) };
+		e = db_batch(db, st, 2);
+		tap_ok(e == DB_OK && st[0].found && id > 0 && st[1].affected == 1 &&
+		       memcmp(back, odd, sizeof odd - 1) == 0,
+		       "a batch inserts and returns the row (id %llu), the update changed one row",
+		       (unsigned long long)id);
+	}
+	idp[0] = DBP_U64(id);
+	{
+		struct db_step st[] = { DB_STEP_ROW(sql_batch_get, idp, got, 4) };
+		static const char want_hex[] = "71275C003F22C3A93B2D2D";
+
+		e = db_batch(db, st, 1);
+		tap_ok(e == DB_OK && st[0].found && strcmp(hex, want_hex) == 0 && n == 42 &&
+		       strcmp(mark, "?") == 0,
+		       "every byte arrived as bound (%s), n = %llu, a quoted '?' stayed text", hex,
+		       (unsigned long long)n);
+	}
+	{
+		struct db_step st[] = { DB_STEP(sql_batch_ascii, bad_utf8) };
+		tap_ok(db_batch(db, st, 1) != DB_OK && batch_rows(db) == 1,
+		       "invalid UTF-8 is refused as a bound value is: %s", db_last_error(db));
+	}
+	{
+		struct db_step st[] = { DB_STEP(sql_batch_ascii, bad_ascii) };
+		tap_ok(db_batch(db, st, 1) != DB_OK && batch_rows(db) == 1,
+		       "a character its column cannot hold is refused (strict mode): %s", db_last_error(db));
+	}
+	{
+		/* The duplicate stops the batch: the third statement never runs. */
+		struct db_col made2[] = { DBC_U64(&id2), DBC_STR(back) };
+		struct db_step st[] = { DB_STEP_ROW(sql_batch_insert, other, made2, 2),
+					DB_STEP(sql_batch_insert, ins),
+					DB_STEP(sql_batch_touch, key) };
+		e = db_batch(db, st, 3);
+		tap_ok(e == DB_DUPLICATE && st[0].found && id2 > id && st[2].affected == 0 &&
+		       batch_rows(db) == 2, "the first error stops the batch (%s), earlier steps stand",
+		       db_err_name(e));
+	}
+	{
+		struct db_param none[] = { DBP_STR("nobody") };
+		struct db_step st[] = { DB_STEP_ONE(sql_batch_touch, none) };
+		tap_ok(db_batch(db, st, 1) == DB_CONFLICT && st[0].affected == 0,
+		       "a step that must change one row and changed none: conflict");
+	}
+	{
+		struct db_param third[] = { DBP_STR("third"), DBP_NULL };
+		struct db_step st[] = { DB_STEP(sql_batch_insert, third) };
+		tap_ok(db_begin(db) == DB_OK && db_batch(db, st, 1) == DB_OK && batch_rows(db) == 3,
+		       "db_begin's transaction starts with the batch");
+		db_rollback(db);
+		tap_ok(batch_rows(db) == 2, "and its rollback takes the row back");
+		tap_ok(db_begin(db) == DB_OK && db_commit(db) == DB_OK, "a transaction that ran nothing commits");
+	}
+	db_free(db);
+}
+
 int
 main(void)
 {
@@ -204,6 +308,7 @@ main(void)
 	       db_query(admin, sql_global_mode, NULL, 0, &col_now, 1, NULL, NULL) == DB_OK &&
 	       strcmp(now, saved) == 0, "the global sql_mode is put back: '%s'", saved);
 	db_free(admin);
+	check_batch(sock, name);
 	check_tls();
 	check_silent_server();
 	return tap_done();

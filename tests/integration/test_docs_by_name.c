@@ -64,7 +64,7 @@ find(const char *tail, uint64_t *id)
 static void
 ready(uint64_t id, const char *blob)
 {
-	if (docs_mark_ready(S->db, id, blob, "H0", 3, SHA_A, "\"0xA\"", READY_ALL) != DB_OK)
+	if (docs_mark_ready(S->db, id, blob, "H0", 3, SHA_A, "\"0xA\"", READY_ALL, NULL) != DB_OK)
 		tap_bail("mark ready %s: %s", blob, db_last_error(S->db));
 }
 

@@ -45,7 +45,7 @@ plant(const char *tail, const char *tag, int pending)
 	if (docs_create_intent(S->db, span_from_cstr(name), "prefixtest", "text/plain", blob,
 			       LEASE("H0"), NULL, &id, created) != DB_OK)
 		tap_bail("create intent %s: %s", name, db_last_error(S->db));
-	if (!pending && docs_mark_ready(S->db, id, blob, "H0", 3, SHA_A, "\"0xA\"", READY_ALL) != DB_OK)
+	if (!pending && docs_mark_ready(S->db, id, blob, "H0", 3, SHA_A, "\"0xA\"", READY_ALL, NULL) != DB_OK)
 		tap_bail("mark ready %s: %s", blob, db_last_error(S->db));
 }
 

@@ -44,7 +44,7 @@ make_ready(int i)
 	snprintf(BLOB[i], sizeof BLOB[i], "%s%d", P, i);
 	if (docs_create_intent(S->db, span_from_cstr(name), "quartest", "text/plain", BLOB[i], LEASE("H0"), NULL,
 			       &ID[i], created) != DB_OK ||
-	    docs_mark_ready(S->db, ID[i], BLOB[i], "H0", 3, SHA_A, "\"0xA\"", READY_ALL) != DB_OK)
+	    docs_mark_ready(S->db, ID[i], BLOB[i], "H0", 3, SHA_A, "\"0xA\"", READY_ALL, NULL) != DB_OK)
 		tap_bail("document %d: %s", i, db_last_error(S->db));
 }
 

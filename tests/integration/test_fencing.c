@@ -139,7 +139,7 @@ test_resume_fences_out(char *a, size_t alen)
 
 	tap_ok(blobs_renew_held(S->db, a, LEASE("H0")) == DB_CONFLICT,
 	       "stale holder: renew (heartbeat) touches zero rows -> DB_CONFLICT");
-	tap_ok(docs_mark_ready(S->db, doc, a, "H0", 3, SHA_A, "\"0xA\"", READY_ALL) == DB_CONFLICT &&
+	tap_ok(docs_mark_ready(S->db, doc, a, "H0", 3, SHA_A, "\"0xA\"", READY_ALL, NULL) == DB_CONFLICT &&
 	       doc_is(doc, "pending", 1, a) && row_is(a, "pending", "H1"),
 	       "stale holder: mark ready -> DB_CONFLICT, document still pending, row untouched");
 	tap_ok(blobs_claim_held(S->db, a, "H0", 60) == DB_CONFLICT && row_is(a, "pending", "H1"),
@@ -149,7 +149,7 @@ test_resume_fences_out(char *a, size_t alen)
 	       "stale holder: dropping the intent -> DB_CONFLICT, document and row still there");
 
 	tap_ok(blobs_renew_held(S->db, a, LEASE("H1")) == DB_OK, "live holder: renew succeeds");
-	tap_ok(docs_mark_ready(S->db, doc, a, "H1", 3, SHA_A, "\"0xA\"", READY_ALL) == DB_OK && doc_is(doc, "ready", 1, a) &&
+	tap_ok(docs_mark_ready(S->db, doc, a, "H1", 3, SHA_A, "\"0xA\"", READY_ALL, NULL) == DB_OK && doc_is(doc, "ready", 1, a) &&
 	       row_is(a, "committed", "H1"),
 	       "live holder: mark ready -> document ready, row committed");
 	return doc;

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# Every query is a prepared statement whose text is a string literal: the SQL
-# argument of db_exec/db_exec_one/db_query is a `static const char sql_*[]`
-# (or a literal), never a buffer built at run time, so no value can become SQL.
+# Every query's text is a string literal: the SQL argument of
+# db_exec/db_exec_one/db_query and of a batch's DB_STEP* is a
+# `static const char sql_*[]` (or a literal), never a buffer built at run
+# time, so no value can become SQL.
 [ -n "${BASH_VERSION:-}" ] || exec bash "$0" "$@"
 here=$(cd "$(dirname "$0")" && pwd)
 . "$here/../lib/tap.sh"
@@ -12,12 +13,14 @@ top=${top_srcdir:-$(cd "$here/../.." && pwd)}
 read -r calls bad < <(cd "$top" && python3 - <<'PY'
 import glob, re
 call = re.compile(r'\bdb_(?:exec|exec_one|query)\([^,]+,\s*([^,]+)')
+# A batch's steps name their SQL the same way (db.h, DB_STEP*).
+step = re.compile(r'\bDB_STEP(?:0|_ONE|0_ONE|_ROW)?\(\s*([^,)]+)')
 calls, bad = 0, []
 for f in sorted(glob.glob('lib/**/*.c', recursive=True) + glob.glob('app/**/*.c', recursive=True)):
     if f == 'lib/registry/db.c':	# db.c defines them
         continue
     text = open(f, encoding='utf-8').read().replace('\n', ' ')
-    for arg in call.findall(text):
+    for arg in call.findall(text) + step.findall(text):
         calls += 1
         arg = arg.strip()
         if re.match(r'sql_[a-z0-9_]*', arg):
