@@ -200,18 +200,32 @@ serve(struct app *app, struct request *r)
 }
 
 /*
- * Between requests, give the heap's free pages back.  A download's receive
- * buffers and a create's transient allocations are freed, but glibc keeps
- * the pages (its mmap threshold rises after the first large free), so a
- * worker's private memory grew by about 650 KiB once it had served a large
- * create and a download, and the next create's peak carried that on top of
- * its blocks (the peak-memory benchmark measured 18,680 KiB against a
- * budget of 18,432).  A trim costs microseconds on a heap this small.
+ * Between requests, give the heap's free pages back once they are worth
+ * it.  A download's receive buffers and a create's transient allocations
+ * are freed, but glibc keeps the pages (its mmap threshold rises after the
+ * first large free), so a worker's private memory grew by about 650 KiB
+ * once it had served a large create and a download, and the next create's
+ * peak carried that on top of its blocks (the peak-memory benchmark
+ * measured 18,680 KiB against a budget of 18,432).  A trim is not free:
+ * it unmaps pages the next request faults back in, and unmapping in a
+ * process with threads (the hasher's) flushes every core's TLB; after
+ * every small create it was a third of the responder's CPU
+ * (doc/performance.md).  So the heap is trimmed only when more than
+ * HEAP_SLACK of it is free: a small request's transient heap stays mapped
+ * for the next one, a large one's goes back.
  */
+#define HEAP_SLACK (256 * 1024)
+
 static void
 release_heap(void)
 {
 #ifdef HAVE_MALLOC_TRIM
+#ifdef HAVE_MALLINFO2
+	struct mallinfo2 mi = mallinfo2();
+
+	if (mi.fordblks <= HEAP_SLACK)
+		return;
+#endif
 	(void)malloc_trim(0);
 #endif
 }

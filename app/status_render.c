@@ -311,6 +311,9 @@ status_render_counters(struct buf *out, const char *(*route_label)(unsigned rout
 	counter(&x, "bindery_database_errors_total",
 		"Database failures: a connection that could not be made or was lost, a server error.",
 		COUNTER_DATABASE_ERRORS);
+	counter(&x, "bindery_database_round_trips_total",
+		"Commands sent to the database and answered (a prepared statement, a batch, a COMMIT).",
+		COUNTER_DATABASE_ROUND_TRIPS);
 	counter(&x, "bindery_sweep_runs_total", "Runs of bindery sweep on this host (dry runs not counted).",
 		COUNTER_SWEEP_RUNS);
 	counter(&x, "bindery_entra_token_refreshes_total",

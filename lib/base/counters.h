@@ -59,6 +59,7 @@ enum counter_id {
 	COUNTER_DELEGATION_KEY_FAILURES, /* user delegation key fetches that failed */
 	COUNTER_EVENTS_DELIVERED,	/* [events]: deliveries a receiver took (2xx) */
 	COUNTER_EVENTS_DEAD,		/* deliveries given up past max_age */
+	COUNTER_DATABASE_ROUND_TRIPS,	/* commands sent to the database and answered */
 	COUNTER_FIXED_COUNT
 };
 
@@ -69,8 +70,9 @@ enum counter_id {
 #define COUNTERS_CODES 600
 
 /* Bump when the layout above changes: an older file is then refused. */
-/* 2: the Entra token and delegation key counters; 3: the events'. */
-#define COUNTERS_LAYOUT_VERSION 3
+/* 2: the Entra token and delegation key counters; 3: the events'; 4: the
+ * database round trips. */
+#define COUNTERS_LAYOUT_VERSION 4
 
 enum counters_err {
 	COUNTERS_OK = 0,

@@ -347,6 +347,7 @@ db_ensure(struct db *db)
 	if (db->conn == NULL || db->broken)
 		return connect_now(db);
 	if (time(NULL) - db->last_used >= DB_IDLE_PING_SECONDS) {
+		counters_add(COUNTER_DATABASE_ROUND_TRIPS, 1);
 		if (mysql_ping(db->conn) != 0)
 			return connect_now(db);
 		db->last_used = time(NULL);
@@ -357,7 +358,10 @@ db_ensure(struct db *db)
 enum db_err
 db_ping(struct db *db)
 {
-	if (db->conn == NULL || db->broken || mysql_ping(db->conn) != 0)
+	if (db->conn == NULL || db->broken)
+		return connect_now(db);
+	counters_add(COUNTER_DATABASE_ROUND_TRIPS, 1);
+	if (mysql_ping(db->conn) != 0)
 		return connect_now(db);
 	db->last_used = time(NULL);
 	return DB_OK;
@@ -370,6 +374,7 @@ simple(struct db *db, const char *sql)
 
 	if (e != DB_OK)
 		return e;
+	counters_add(COUNTER_DATABASE_ROUND_TRIPS, 1);
 	if (mysql_query(db->conn, sql))
 		return classify(db, mysql_errno(db->conn), mysql_error(db->conn));
 	return DB_OK;
@@ -409,7 +414,10 @@ db_rollback(struct db *db)
 		db->begin_pending = 0;
 		return;
 	}
-	if (db->conn && !db->broken && mysql_query(db->conn, "ROLLBACK"))
+	if (db->conn == NULL || db->broken)
+		return;
+	counters_add(COUNTER_DATABASE_ROUND_TRIPS, 1);
+	if (mysql_query(db->conn, "ROLLBACK"))
 		(void)classify(db, mysql_errno(db->conn), mysql_error(db->conn));
 }
 
@@ -432,6 +440,7 @@ prepare_cached(struct db *db, const char *sql, MYSQL_STMT **out)
 	stmt = mysql_stmt_init(db->conn);
 	if (stmt == NULL)
 		return DB_NOMEM;
+	counters_add(COUNTER_DATABASE_ROUND_TRIPS, 1);
 	if (mysql_stmt_prepare(stmt, sql, strlen(sql))) {
 		e = classify(db, mysql_stmt_errno(stmt), mysql_stmt_error(stmt));
 		mysql_stmt_close(stmt);
@@ -503,6 +512,7 @@ run(struct db *db, const char *sql, const struct db_param *params, size_t nparam
 	if ((e = start_pending(db)) != DB_OK)
 		return e;
 	bind_params(binds, params, nparams, lens);
+	counters_add(COUNTER_DATABASE_ROUND_TRIPS, 1);
 	if ((nparams && mysql_stmt_bind_param(stmt, binds)) || mysql_stmt_execute(stmt))
 		return classify(db, mysql_stmt_errno(stmt), mysql_stmt_error(stmt));
 	db->last_used = time(NULL);
@@ -816,6 +826,7 @@ db_batch(struct db *db, struct db_step *steps, size_t n)
 			return e;
 	}
 	db->begin_pending = 0;
+	counters_add(COUNTER_DATABASE_ROUND_TRIPS, 1);
 	if (mysql_real_query(db->conn, text->ptr, text->len))
 		return classify(db, mysql_errno(db->conn), mysql_error(db->conn));
 	db->last_used = time(NULL);

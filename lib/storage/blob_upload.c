@@ -521,6 +521,32 @@ upload_read_chunk(struct upload *u, struct upload_slot *s, struct blob_result *r
 }
 
 /*
+ * One block buffer is kept mapped between uploads when the upload that
+ * used it read at most SPARE_MAX bytes: the pages a small body touched
+ * stay resident (at most SPARE_MAX), the rest of the mapping costs
+ * nothing, and the next upload skips an mmap, its page faults and the
+ * munmap whose TLB flush reaches every core the process ran on (for a 1
+ * KiB create that was a tenth of the responder's CPU, doc/performance.md).
+ * A buffer a large body filled is unmapped as before.  Uploads in one
+ * process run one at a time (the caller's thread maps and unmaps).
+ */
+#define SPARE_MAX (64 * 1024)
+static struct {
+	char *data;
+	size_t size;
+} spare;
+
+static int
+slot_take_spare(const struct upload *u, struct upload_slot *s)
+{
+	if (spare.data == NULL || spare.size != u->bsize)
+		return 0;
+	s->data = spare.data;
+	spare.data = NULL;
+	return 1;
+}
+
+/*
  * Block buffers are mapped, not malloc'd: glibc would serve 8 MiB from the
  * heap once one such chunk was freed (its mmap threshold adapts) and keep
  * it after the upload; munmap gives it back at once.
@@ -548,7 +574,7 @@ slot_map(const struct upload *u, struct upload_slot *s, int huge)
 	char *p;
 	size_t head;
 
-	if (s->data != NULL)
+	if (s->data != NULL || slot_take_spare(u, s))
 		return 0;
 	huge = huge && u->bsize % HUGE_PAGE == 0;
 	p = mmap(NULL, u->bsize + (huge ? HUGE_PAGE : 0), PROT_READ | PROT_WRITE,
@@ -570,8 +596,14 @@ slot_map(const struct upload *u, struct upload_slot *s, int huge)
 static void
 slot_unmap(const struct upload *u, struct upload_slot *s)
 {
-	if (s->data != NULL)
+	if (s->data == NULL)
+		return;
+	if (u->total <= SPARE_MAX && spare.data == NULL) {
+		spare.data = s->data;
+		spare.size = u->bsize;
+	} else {
 		munmap(s->data, u->bsize);
+	}
 	s->data = NULL;
 }
 

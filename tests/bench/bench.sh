@@ -16,6 +16,9 @@
 #   P2   1 KiB creates, 4 keep-alive clients (bench_load): creates/s, p50, p99
 #   P2-cpu  the CPU ms per P2 request of storage, the database, the web
 #        server and the responders, for bindery and each baseline
+#   P2-db  bindery's database round trips per create (the responders'
+#        own count, /metrics) and the statements the server ran per create
+#        (its Questions)
 #   P5   download of that document (GET /documents/ID/content, proxy mode)
 #   P3   the largest RssAnon of every bindery.fcgi process during P1 (bench_load
 #        rss), against 2 MiB + block_size x blocks_in_flight; without
@@ -426,14 +429,58 @@ record_cpu() {
 	done
 }
 
+# db_counts: the database round trips the responders counted (their
+# /metrics) and the statements the server ran (its Questions), on one
+# line.  A scrape and the SHOW cost a few of each: P2 takes one pair of
+# counts before the load and two after it; the second pair, taken with
+# nothing between, is what the counting itself costs, subtracted.
+# The server is asked as the configuration's own account (SHOW GLOBAL
+# STATUS needs no privilege), over its socket or host and port.
+db_option() { awk -v k="$1" '/^\[/ { s = ($0 == "[database]") } s && $1 == k && $2 == "=" { print $3; exit }' "$conf"; }
+db_counts_cnf=$work/db-counts.cnf
+{
+	printf '[client]\nuser=%s\npassword=%s\n' "$(db_option user)" "$(db_option password)"
+	if [ -n "$(db_option socket)" ]; then
+		printf 'socket=%s\n' "$(db_option socket)"
+	else
+		printf 'host=%s\nport=%s\n' "$(db_option host)" "$(db_option port)"
+	fi
+} >"$db_counts_cnf"
+chmod 0600 "$db_counts_cnf"
+db_counts() {
+	local rt q
+	rt=$(curl -s "${auth[@]}" "$url/metrics" | awk '$1 == "bindery_database_round_trips_total" { print $2 }')
+	q=$(mariadb --defaults-extra-file="$db_counts_cnf" -N -e "SHOW GLOBAL STATUS LIKE 'Questions'" 2>/dev/null |
+		awk '{ print $2 }')
+	echo "${rt:-x} ${q:-x}"
+}
+# record_db "BEFORE" "AFTER" "AGAIN" REQUESTS: round trips and statements
+# per create, less what one count (AGAIN - AFTER) costs.
+record_db() {
+	local -a b a c
+	read -r -a b <<<"$1"
+	read -r -a a <<<"$2"
+	read -r -a c <<<"$3"
+	[[ "${b[0]}${a[0]}${c[0]}" != *x* ]] &&
+		record p2_db_round_trips bindery "$(echo "(${a[0]} - ${b[0]} - (${c[0]} - ${a[0]})) / $4" | bc -l)"
+	[[ "${b[1]}${a[1]}${c[1]}" != *x* ]] &&
+		record p2_db_statements bindery "$(echo "(${a[1]} - ${b[1]} - (${c[1]} - ${a[1]})) / $4" | bc -l)"
+	return 0
+}
+
 # p2 SIDE URL LOAD-OPTIONS...: bench_load's 4 clients; creates/s, p50, p99,
-# and the CPU each part spent per request.
+# the CPU each part spent per request, and bindery's database round trips.
 p2() {
-	local side=$1 u=$2 j c0 c1
+	local side=$1 u=$2 j c0 c1 d0= d1
 	shift 2
+	[ "$side" = bindery ] && d0=$(db_counts)
 	c0=$(cpu_parts) || return 1
 	j=$("$load" load -c "$p2_clients" -n "$p2_n" -s 1024 "$@" "$u") || { echo "bench: P2 $side through $server failed" >&2; return 1; }
 	c1=$(cpu_parts) || return 1
+	if [ -n "$d0" ]; then
+		d1=$(db_counts)
+		record_db "$d0" "$d1" "$(db_counts)" $((p2_clients * p2_n))
+	fi
 	record p2_rate "$side" "$(jq -r .rate <<<"$j")"
 	record p2_p50_ms "$side" "$(jq -r .p50_ms <<<"$j")"
 	record p2_p99_ms "$side" "$(jq -r .p99_ms <<<"$j")"

@@ -66,6 +66,10 @@ as $raw
 	   unit: "CPU ms", bindery: $b, direct: $d, proxied: $p, parts: $by,
 	   ratio_direct: ratio($d; $b), ratio_proxied: ratio($p; $b),
 	   target: "report: P2's ceiling when CPU-bound", met: null}),
+	((m("p2_db_round_trips"; $s; "bindery")) as $b | (m("p2_db_statements"; $s; "bindery")) as $q
+	| {figure: "P2-db", what: "database round trips per P2 create (statements the server ran per create)",
+	   server: $s, unit: "round trips", bindery: $b, statements: $q,
+	   target: "≤ 6 round trips", met: (if $b == null then null else $b <= 6 end)}),
 	speed_row("P5"; "download of \($params.mib) MiB (proxy mode)"; "p5_mibs"; $s; 0.9; 0.8),
 	((vals("p3_rss_kib"; $s; "bindery") | max) as $b
 	| {figure: "P3", what: "responder peak RssAnon during P1 (max of rounds)", server: $s, unit: "KiB",

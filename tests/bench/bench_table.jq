@@ -14,7 +14,8 @@ def yn: if . == null then "-" elif . then "yes" else "NO" end;
 	[.figure + " (" + .unit + ")", .server,
 	 (.bindery | n) + (if .p50_ms then " p50 \(.p50_ms.bindery | n) p99 \(.p99_ms.bindery | n) ms" else "" end)
 		+ (if .parts then " (storage \(.parts.storage.bindery | n), db \(.parts.database.bindery | n),"
-			+ " web \(.parts.web.bindery | n), bindery \(.parts.responders.bindery | n))" else "" end),
+			+ " web \(.parts.web.bindery | n), bindery \(.parts.responders.bindery | n))" else "" end)
+		+ (if .figure == "P2-db" then " (\(.statements | n) statements)" else "" end),
 	 (if .figure == "P3-size" then "64 MiB: \(.small_kib | n)" else (.direct | n) end)
 		+ (if .p50_ms then " p50 \(.p50_ms.direct | n)" else "" end),
 	 (.proxied | n) + (if .p50_ms then " p50 \(.p50_ms.proxied | n)" else "" end),

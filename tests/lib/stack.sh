@@ -659,7 +659,10 @@ stack_www_prepare() {
 		chown "$STACK_WWW_USER:$STACK_WWW_USER" "$d/fcgid" "$d/tmp" "$d/metrics"
 	fi
 	# The shared counters ([metrics] counters_file): the web server's user
-	# creates the file, or root hands it over (lib/base/counters.h).
+	# creates the file, or root hands it over (lib/base/counters.h).  A
+	# stack starts them over: a file left by a build of another layout
+	# would be refused (bindery_counters_up 0).
+	rm -f "$d/metrics/counters"
 	chmod 0750 "$d/metrics"
 	chmod 0640 "$d/bindery.conf"
 	chmod 0750 "$d/fcgid"
