@@ -166,7 +166,7 @@ EXTRA_DIST += tests/e2e/events.sh tests/lib/webhook.sh
 # Admission: types by content and the clamd scan on every upload path,
 # through a lighttpd and an Apache mod_fcgid of the test's own (tests/lib/clamd.sh).
 E2E_TESTS += tests/e2e/admission.sh
-EXTRA_DIST += tests/e2e/admission.sh tests/bench/bench_scan.sh
+EXTRA_DIST += tests/e2e/admission.sh tests/bench/bench_scan.sh tests/bench/bench_p5.sh
 # Quotas: reservations with the intent, settled once; 20 concurrent creates
 # of one owner through a lighttpd and an Apache mod_fcgid of the test's own.
 E2E_TESTS += tests/e2e/quota.sh
