@@ -144,6 +144,33 @@ failpoint_hit(const char *name)
 {
 	return from_env(name) || from_file(name);
 }
+
+/* name=error in $BINDERY_FAILPOINTS, or a line "name error" in the file. */
+int
+failpoint_armed(const char *name)
+{
+	const char *spec = getenv("BINDERY_FAILPOINTS");
+	const char *path = getenv("BINDERY_FAILPOINTS_FILE");
+	char line[256], pname[128], action[64];
+	size_t n = strlen(name);
+	int armed = 0;
+	FILE *fp;
+
+	while (spec && *spec && !armed) {
+		const char *end = strchr(spec, ',');
+		size_t len = end ? (size_t)(end - spec) : strlen(spec);
+
+		armed = len == n + 6 && strncmp(spec, name, n) == 0 && strncmp(spec + n, "=error", 6) == 0;
+		spec = end ? end + 1 : NULL;
+	}
+	if (armed || path == NULL || (fp = fopen(path, "r")) == NULL)
+		return armed;
+	while (!armed && fgets(line, sizeof line, fp))
+		armed = sscanf(line, "%127s %63s", pname, action) == 2 && strcmp(pname, name) == 0 &&
+			strcmp(action, "error") == 0;
+	fclose(fp);
+	return armed;
+}
 #else
 /* ISO C wants a translation unit to declare something. */
 typedef int failpoint_unused_t;

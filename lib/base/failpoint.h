@@ -23,9 +23,14 @@
 #ifdef BINDERY_FAILPOINTS
 /* Returns 1 when the point is armed with "error", after any exit/sleep. */
 int failpoint_hit(const char *name);
+/* Whether the point is armed with "error", without firing it (a "once"
+ * line stays): for a step that must know ahead that FAILPOINT will fire. */
+int failpoint_armed(const char *name);
 #define FAILPOINT(name) failpoint_hit(name)
+#define FAILPOINT_ARMED(name) failpoint_armed(name)
 #else
 #define FAILPOINT(name) 0
+#define FAILPOINT_ARMED(name) 0
 #endif
 
 #endif

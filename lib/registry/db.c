@@ -40,6 +40,8 @@ struct db {
 	unsigned last_errno;	/* the server's or client's number for last_error */
 	uint64_t last_insert_id;
 	int begin_pending;	/* db_begin ran; START TRANSACTION not yet sent */
+	int batch_commit_ok;	/* db_set_commit_in_batch */
+	int committed;		/* a batch's COMMIT ended the transaction */
 	struct buf batch;	/* a batch's text, kept for the next one */
 };
 
@@ -380,10 +382,25 @@ simple(struct db *db, const char *sql)
 	return DB_OK;
 }
 
+const char db_sql_commit[] = "COMMIT";
+
+int
+db_may_commit_in_batch(const struct db *db)
+{
+	return db->batch_commit_ok;
+}
+
+void
+db_set_commit_in_batch(struct db *db, int allowed)
+{
+	db->batch_commit_ok = allowed;
+}
+
 enum db_err
 db_begin(struct db *db)
 {
 	db->begin_pending = 1;
+	db->committed = 0;
 	return DB_OK;
 }
 
@@ -400,8 +417,9 @@ start_pending(struct db *db)
 enum db_err
 db_commit(struct db *db)
 {
-	if (db->begin_pending) {
-		db->begin_pending = 0;	/* nothing ran: nothing to commit */
+	if (db->begin_pending || db->committed) {
+		/* nothing ran, or a batch committed: nothing to commit */
+		db->begin_pending = db->committed = 0;
 		return DB_OK;
 	}
 	return simple(db, "COMMIT");
@@ -410,8 +428,8 @@ db_commit(struct db *db)
 void
 db_rollback(struct db *db)
 {
-	if (db->begin_pending) {
-		db->begin_pending = 0;
+	if (db->begin_pending || db->committed) {
+		db->begin_pending = db->committed = 0;
 		return;
 	}
 	if (db->conn == NULL || db->broken)
@@ -810,6 +828,13 @@ db_batch(struct db *db, struct db_step *steps, size_t n)
 
 	if (n == 0 || n > DB_BATCH_MAX)
 		return DB_FAILED;
+	if (steps[n - 1].sql == db_sql_commit) {
+		for (i = 0; i < n; i++)
+			if (steps[i].one) {
+				log_error("a batch that commits judges a row count after its COMMIT");
+				return DB_FAILED;
+			}
+	}
 	if ((e = db_ensure(db)) != DB_OK)
 		return e;
 	if (text->max == 0)
@@ -863,6 +888,8 @@ db_batch(struct db *db, struct db_step *steps, size_t n)
 		log_error("database result: %s", db->last_error);
 		return DB_FAILED;
 	}
+	if (steps[n - 1].sql == db_sql_commit)
+		db->committed = 1;
 	for (i = 0; i < n; i++)
 		if (steps[i].one && steps[i].affected != 1)
 			return DB_CONFLICT;

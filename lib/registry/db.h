@@ -221,8 +221,10 @@ enum db_err db_set_lost_commit(struct db *db);
 		int tx_lost_ = 0;                                \
 		do {                                             \
 			tx_e_ = db_begin(db);                    \
+			db_set_commit_in_batch(db, !FAILPOINT_ARMED(lost)); \
 			if (tx_e_ == DB_OK)                      \
 				tx_e_ = (expr);                  \
+			db_set_commit_in_batch(db, 0);           \
 			if (tx_e_ == DB_OK && FAILPOINT(lost)) { \
 				db_rollback(db);                 \
 				tx_lost_ = 1;                    \
@@ -288,6 +290,18 @@ struct db_step {
 	{ (sql_), (params_), ARRAY_LEN(params_), (cols_), (ncols_), 0, 0, 0 }
 #define DB_BATCH_MAX 8
 BINDERY_NODISCARD enum db_err db_batch(struct db *db, struct db_step *steps, size_t n);
+/*
+ * A batch may end with DB_STEP0(db_sql_commit) when it is its whole
+ * transaction and nothing in it is judged by row counts (no step with
+ * one: db_batch refuses the pair, since the COMMIT would run before the
+ * judgement): a statement that fails stops the batch before its COMMIT,
+ * and the caller's db_commit is then free.  Only where db_may_commit_in_batch
+ * says so: DB_IN_TX_CHECKED forbids it while its lost-commit failpoint is
+ * armed, since that failpoint rolls back what the COMMIT would have kept.
+ */
+extern const char db_sql_commit[];
+int db_may_commit_in_batch(const struct db *db);
+void db_set_commit_in_batch(struct db *db, int allowed);
 
 /* Plain SQL text without parameters, for migrations only (multi-statement files). */
 BINDERY_NODISCARD enum db_err db_exec_script(struct db *db, struct span sql, char *err, size_t errlen);

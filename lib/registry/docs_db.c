@@ -30,10 +30,12 @@ static const char sql_insert_idem[] =
 	"INSERT INTO idempotency_keys (owner, idem_key, document_id, blob_name, doc_name, content_type)"
 	" VALUES (?, ?, ?, ?, ?, ?)";
 
-enum db_err
-docs_create_intent_tx(struct db *db, struct span name, const char *owner, const char *content_type,
-		      const char *blob_name, const struct lease *l, const char *idem_key,
-		      uint64_t *doc_id, char *created_at)
+/* The intent's statements; commit: the batch carries the COMMIT too (the
+ * two INSERTs are the whole transaction and either fails loudly). */
+static enum db_err
+create_intent(struct db *db, struct span name, const char *owner, const char *content_type,
+	      const char *blob_name, const struct lease *l, const char *idem_key,
+	      uint64_t *doc_id, char *created_at, int commit)
 {
 	char at[DOC_TIME_MAX] = "";
 	struct db_col made[] = { DBC_U64(doc_id), DBC_STR(at) };
@@ -42,11 +44,11 @@ docs_create_intent_tx(struct db *db, struct span name, const char *owner, const 
 	struct db_param blob[] = { DBP_STR(blob_name), DBP_STR(intent_purpose_name(PURPOSE_CREATE)),
 				   DBP_STR_OR_NULL(l->holder), DBP_U64(l->seconds) };
 	struct db_step steps[] = { DB_STEP_ROW(sql_insert_doc, doc, made, ARRAY_LEN(made)),
-				   DB_STEP_ONE(sql_insert_blob, blob) };
+				   DB_STEP(sql_insert_blob, blob), DB_STEP0(db_sql_commit) };
 	enum db_err e;
 
 	*doc_id = 0;
-	if ((e = db_batch(db, steps, ARRAY_LEN(steps))) != DB_OK)
+	if ((e = db_batch(db, steps, ARRAY_LEN(steps) - (commit ? 0 : 1))) != DB_OK)
 		return e;
 	if (!steps[0].found || *doc_id == 0 || at[0] == '\0')
 		return DB_FAILED;
@@ -59,6 +61,14 @@ docs_create_intent_tx(struct db *db, struct span name, const char *owner, const 
 			return e;
 	}
 	return quota_db_reserve(db, *doc_id, blob_name, l->reserve, 1);
+}
+
+enum db_err
+docs_create_intent_tx(struct db *db, struct span name, const char *owner, const char *content_type,
+		      const char *blob_name, const struct lease *l, const char *idem_key,
+		      uint64_t *doc_id, char *created_at)
+{
+	return create_intent(db, name, owner, content_type, blob_name, l, idem_key, doc_id, created_at, 0);
 }
 
 static const char sql_intent_there[] =
@@ -88,9 +98,11 @@ docs_create_intent(struct db *db, struct span name, const char *owner, const cha
 		   const char *blob_name, const struct lease *l, const char *idem_key, uint64_t *doc_id,
 		   char *created_at)
 {
+	/* A plain create's intent is the two INSERTs alone: one round trip. */
 	DB_IN_TX_CHECKED(db, "create.intent_commit_lost",
-			 docs_create_intent_tx(db, name, owner, content_type, blob_name, l, idem_key,
-					       doc_id, created_at),
+			 create_intent(db, name, owner, content_type, blob_name, l, idem_key, doc_id,
+				       created_at, idem_key == NULL && !quota_db_enabled() &&
+				       db_may_commit_in_batch(db)),
 			 docs_create_intent_check(db, blob_name, *doc_id));
 }
 

@@ -281,6 +281,30 @@ check_batch(const char *sock, const char *name)
 		tap_ok(batch_rows(db) == 2, "and its rollback takes the row back");
 		tap_ok(db_begin(db) == DB_OK && db_commit(db) == DB_OK, "a transaction that ran nothing commits");
 	}
+	{
+		struct db_param fourth[] = { DBP_STR("fourth"), DBP_NULL };
+		struct db_step st[] = { DB_STEP(sql_batch_insert, fourth), DB_STEP0(db_sql_commit) };
+		tap_ok(db_begin(db) == DB_OK && db_batch(db, st, 2) == DB_OK, "a batch that ends with COMMIT");
+		db_rollback(db);
+		tap_ok(batch_rows(db) == 3 && db_commit(db) == DB_OK,
+		       "its rows outlast a rollback after it, and the commit after it is free");
+	}
+	{
+		struct db_param none[] = { DBP_STR("nobody") };
+		struct db_step st[] = { DB_STEP_ONE(sql_batch_touch, none), DB_STEP0(db_sql_commit) };
+		tap_ok(db_begin(db) == DB_OK && db_batch(db, st, 2) == DB_FAILED,
+		       "a batch may not judge a row count it would already have committed");
+		db_rollback(db);
+	}
+	{
+		struct db_param dup[] = { DBP_STR("fourth"), DBP_NULL }, fifth[] = { DBP_STR("fifth"), DBP_NULL };
+		struct db_step st[] = { DB_STEP(sql_batch_insert, fifth), DB_STEP(sql_batch_insert, dup),
+					DB_STEP0(db_sql_commit) };
+		tap_ok(db_begin(db) == DB_OK && db_batch(db, st, 3) == DB_DUPLICATE,
+		       "an error before the batch's COMMIT stops it there");
+		db_rollback(db);
+		tap_ok(batch_rows(db) == 3, "... and the rollback takes back what ran before it");
+	}
 	db_free(db);
 }
 
