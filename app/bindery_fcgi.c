@@ -129,6 +129,58 @@ request_id(struct request *r)
 		memcpy(r->id, "0000000000000000", sizeof "0000000000000000");	/* for logs only */
 }
 
+/*
+ * Between requests, give the heap's free pages back once they are worth
+ * it.  A download's receive buffers and a create's transient allocations
+ * are freed, but glibc keeps the pages (its mmap threshold rises after the
+ * first large free), so a worker's private memory grew by about 650 KiB
+ * once it had served a large create and a download, and the next create's
+ * peak carried that on top of its blocks (the peak-memory benchmark
+ * measured 18,680 KiB against a budget of 18,432).  A trim is not free:
+ * it unmaps pages the next request faults back in, and unmapping in a
+ * process with threads (the hasher's) flushes every core's TLB; after
+ * every small create it was a third of the responder's CPU
+ * (doc/performance.md).  So the heap is trimmed only when more than
+ * HEAP_SLACK of it is free: a small request's transient heap stays mapped
+ * for the next one, a large one's goes back.
+ */
+#define HEAP_SLACK (256 * 1024)
+
+static void
+release_heap(void)
+{
+#ifdef HAVE_MALLOC_TRIM
+#ifdef HAVE_MALLINFO2
+	struct mallinfo2 mi = mallinfo2();
+
+	if (mi.fordblks <= HEAP_SLACK)
+		return;
+#endif
+	(void)malloc_trim(0);
+#endif
+}
+
+/*
+ * ... and a request that may bring a large body starts from a trimmed
+ * heap, whatever the small requests before it left: a large create's
+ * peak is its blocks plus what it needs itself, never plus HEAP_SLACK
+ * (the peak-memory benchmark, P3, has less headroom than that).  A body
+ * of unknown length counts as large.
+ */
+static void
+trim_before_body(const struct request *r)
+{
+#ifdef HAVE_MALLOC_TRIM
+	int bodyless = span_eq_cstr(r->method, "GET") || span_eq_cstr(r->method, "HEAD") ||
+		       span_eq_cstr(r->method, "DELETE") || span_eq_cstr(r->method, "OPTIONS");
+
+	if (r->fcgi && !bodyless && (r->content_length < 0 || r->content_length > HEAP_SLACK))
+		(void)malloc_trim(0);
+#else
+	(void)r;
+#endif
+}
+
 static void
 serve(struct app *app, struct request *r)
 {
@@ -150,6 +202,7 @@ serve(struct app *app, struct request *r)
 		}
 		r->content_length = (int64_t)n;
 	}
+	trim_before_body(r);
 	r->owner = authenticate(app, r);
 	r->token_rejected = r->owner == NULL && bearer_scheme(req_param(r, "HTTP_AUTHORIZATION"));
 	if (!admit_request(app, r))
@@ -197,37 +250,6 @@ serve(struct app *app, struct request *r)
 		resp_error(r, 404, "not_found", "no such route");
 		break;
 	}
-}
-
-/*
- * Between requests, give the heap's free pages back once they are worth
- * it.  A download's receive buffers and a create's transient allocations
- * are freed, but glibc keeps the pages (its mmap threshold rises after the
- * first large free), so a worker's private memory grew by about 650 KiB
- * once it had served a large create and a download, and the next create's
- * peak carried that on top of its blocks (the peak-memory benchmark
- * measured 18,680 KiB against a budget of 18,432).  A trim is not free:
- * it unmaps pages the next request faults back in, and unmapping in a
- * process with threads (the hasher's) flushes every core's TLB; after
- * every small create it was a third of the responder's CPU
- * (doc/performance.md).  So the heap is trimmed only when more than
- * HEAP_SLACK of it is free: a small request's transient heap stays mapped
- * for the next one, a large one's goes back.
- */
-#define HEAP_SLACK (256 * 1024)
-
-static void
-release_heap(void)
-{
-#ifdef HAVE_MALLOC_TRIM
-#ifdef HAVE_MALLINFO2
-	struct mallinfo2 mi = mallinfo2();
-
-	if (mi.fordblks <= HEAP_SLACK)
-		return;
-#endif
-	(void)malloc_trim(0);
-#endif
 }
 
 /* The configured bounds on a client's pace while it sends a body. */
