@@ -281,12 +281,15 @@ static enum proto_result
 complete(struct final_run *f)
 {
 	struct patch_run *p = &f->p;
+	char id[UPLOAD_ID_MAX];
 	enum proto_result pr;
 
 	if (FAILPOINT("tus.concat_after_take"))
 		return PROTO_UNAVAILABLE;
-	/* Read again under the hold: an earlier attempt may have recorded. */
-	if ((pr = tus_read_upload(p->s, f->req->owner, p->u.id, &p->u)) != PROTO_OK)
+	/* Read again under the hold: an earlier attempt may have recorded.
+	 * (The read clears p->u first: the id is copied out of it.) */
+	memcpy(id, p->u.id, sizeof id);
+	if ((pr = tus_read_upload(p->s, f->req->owner, id, &p->u)) != PROTO_OK)
 		return pr;
 	if (p->u.state == REGISTRY_COMMITTED)
 		return PROTO_OK;
