@@ -73,7 +73,8 @@ EXTRA_DIST += tests/e2e/tus_concat.sh
 # (whole, aborted and resumed, responders killed mid-PATCH) and the checksum
 # extension with curl, through lighttpd and Apache.
 # (slow: ordered in Makefile.am's SLOW_TESTS) tests/e2e/tus_client.sh
-EXTRA_DIST += tests/e2e/tus_client.sh tests/e2e/tus_client.mjs tests/bench/bench_tus.sh
+EXTRA_DIST += tests/e2e/tus_client.sh tests/e2e/tus_client.mjs tests/bench/bench_tus.sh \
+	tests/bench/bench_tus_parallel.mjs
 # The list by name prefix in the API and on the page, the page's paging
 # links: the page must work without JavaScript.
 # (slow: ordered in Makefile.am's SLOW_TESTS) tests/e2e/list_prefix.sh
