@@ -67,7 +67,7 @@ EXTRA_DIST += tests/e2e/tus_apache_limits.sh
 # The tus concatenation extension with curl: partial and final uploads,
 # refusals, a repeated final, and the crash cells (a partial's commit,
 # mid-assembly, the final's tag flip) resolved by resuming or by the sweep.
-E2E_TESTS += tests/e2e/tus_concat.sh
+# (slow: ordered in Makefile.am's SLOW_TESTS) tests/e2e/tus_concat.sh
 EXTRA_DIST += tests/e2e/tus_concat.sh
 # Real tus clients, as users run them: tus-js-client 4.3.1 from Node
 # (whole, aborted and resumed, responders killed mid-PATCH) and the checksum
