@@ -202,47 +202,82 @@ add_block(struct final_run *f, uint64_t size, struct upload_block **out)
 	return block_id(&f->p, (uint32_t)(f->nblocks - 1), *out) == 0 ? PROTO_OK : PROTO_FAILED;
 }
 
+/* Stage items[n] (blocks of the final, ranges of partials) at once, at
+ * most blocks_in_flight on the wire, then renew the final's hold and its
+ * partials'.  A crash after a group is the crash matrix's mid-assembly. */
+static enum proto_result
+stage_group(struct final_run *f, const struct blob_from_url *items, size_t n)
+{
+	struct patch_run *p = &f->p;
+	struct blob_result r;
+
+	proto_start_deadline(p->s);
+	if (blob_put_blocks_from_url(p->s->blob, p->u.blob_name, items, n, &r) != BLOB_OK) {
+		blob_log_failure("put block from url", p->u.blob_name, &r);
+		return proto_from_blob(&r) == PROTO_OK ? PROTO_FAILED : proto_from_blob(&r);
+	}
+	if (FAILPOINT("tus.concat_mid_assembly"))
+		return PROTO_UNAVAILABLE;
+	if (tus_renew(p) != 0 || concat_db_hold(p->s->db, p->u.id, p->s->cfg->upload_expiry) != DB_OK)
+		return PROTO_UNAVAILABLE;
+	return PROTO_OK;
+}
+
 /*
  * The final's blob as uncommitted blocks, each a range of a partial's
- * committed blob copied by storage (Put Block From URL), then recorded at
- * once with the whole's hash state: every byte recorded, as after an
- * upload's last PATCH.  The partials' leases follow the final's.
+ * committed blob copied by storage (Put Block From URL, blocks_in_flight
+ * at a time, each group within a request_deadline of its own), then
+ * recorded at once with the whole's hash state: every byte recorded, as
+ * after an upload's last PATCH.  The partials' leases follow the final's.
  */
 static enum proto_result
 assemble(struct final_run *f)
 {
 	struct patch_run *p = &f->p;
+	unsigned group = p->s->cfg->blocks_in_flight ? p->s->cfg->blocks_in_flight : 1;
+	struct blob_from_url *items = NULL;
 	struct upload_block *b;
-	struct blob_result r;
 	enum proto_result pr;
 	uint64_t off, len, total = 0;
-	size_t i;
+	size_t i, n = 0, first = 0;
 
 	if ((pr = hash_whole(f)) != PROTO_OK)
 		return pr;
+	if ((items = alloc_calloc(group, sizeof *items)) == NULL)
+		return PROTO_FAILED;
 	for (i = 0; i < f->req->n; i++) {
 		const struct upload_row *u = &f->parts[i];
 
 		for (off = 0; off < u->length; off += len) {
 			len = u->length - off < CONCAT_BLOCK ? u->length - off : CONCAT_BLOCK;
 			if ((pr = add_block(f, len, &b)) != PROTO_OK)
-				return pr;
-			proto_start_deadline(p->s);
-			if (blob_put_block_from_url(p->s->blob, p->u.blob_name, b->id, u->blob_name, off, len,
-						    &r) != BLOB_OK) {
-				blob_log_failure("put block from url", p->u.blob_name, &r);
-				return proto_from_blob(&r) == PROTO_OK ? PROTO_FAILED : proto_from_blob(&r);
-			}
+				goto out;
+			items[n++] = (struct blob_from_url){ NULL, u->blob_name, off, len };
 			total += len;
-			if (FAILPOINT("tus.concat_mid_assembly"))
-				return PROTO_UNAVAILABLE;
+			if (n < group)
+				continue;
+			/* Ids only now: add_block may have moved the blocks. */
+			for (n = 0; n < group; n++)
+				items[n].id_b64 = f->blocks[first + n].id;
+			if ((pr = stage_group(f, items, n)) != PROTO_OK)
+				goto out;
+			first += n;
+			n = 0;
 		}
-		if (tus_renew(p) != 0 || concat_db_hold(p->s->db, p->u.id, p->s->cfg->upload_expiry) != DB_OK)
-			return PROTO_UNAVAILABLE;
 	}
-	if (f->nblocks == 0)
-		return PROTO_OK;	/* no bytes at all: an empty block list commits */
-	return tus_record(p, f->blocks, f->nblocks, total, 1);
+	if (n > 0) {
+		size_t k;
+
+		for (k = 0; k < n; k++)
+			items[k].id_b64 = f->blocks[first + k].id;
+		if ((pr = stage_group(f, items, n)) != PROTO_OK)
+			goto out;
+	}
+	pr = f->nblocks == 0 ? PROTO_OK	/* no bytes at all: an empty block list commits */
+			     : tus_record(p, f->blocks, f->nblocks, total, 1);
+out:
+	alloc_free(items);
+	return pr;
 }
 
 /*

@@ -176,45 +176,41 @@ copy_source_url(struct blob_client *c, const char *source, struct buf *out,
 	return rc;
 }
 
-int
-blob_put_block_from_url(struct blob_client *c, const char *name,
-    const char *block_id_b64, const char *source, uint64_t offset,
-    uint64_t len, struct blob_result *res)
+/* Set up (not start) one Put Block From URL; r is initialised here and
+ * needs blob_request_free whatever the result. */
+static int
+from_url_req(struct blob_client *c, struct blob_request *r, const char *name,
+    const struct blob_from_url *it, struct blob_result *res)
 {
-	struct blob_request r;
 	struct buf src = BUF_INIT(16 * 1024), bearer = BUF_INIT(20 * 1024);
 	char range[64];
 	int rc;
 
-	blob_result_clear(res);
-	blob_request_init(&r, "PUT");
-	if (!blob_name_ok(name) || !blob_name_ok(source) || block_id_b64 == NULL ||
-	    block_id_b64[0] == '\0' || strlen(block_id_b64) > 88 || len == 0 ||
-	    len > BLOB_FROM_URL_MAX || offset > UINT64_MAX - len) {
-		rc = blob_result_set(res, BLOB_BAD_INPUT, "bad blob name, block or range");
+	blob_request_init(r, "PUT");
+	if (!blob_name_ok(it->source) || it->id_b64 == NULL || it->id_b64[0] == '\0' ||
+	    strlen(it->id_b64) > 88 || it->len == 0 || it->len > BLOB_FROM_URL_MAX ||
+	    it->offset > UINT64_MAX - it->len) {
+		rc = blob_result_set(res, BLOB_BAD_INPUT, "bad source, block or range");
 		goto out;
 	}
-	if ((rc = copy_source_url(c, source, &src, res)) != BLOB_OK)
+	if ((rc = copy_source_url(c, it->source, &src, res)) != BLOB_OK)
 		goto out;
 	if (c->entra != NULL && (rc = blob_entra_authorization(c, &bearer, res)) != BLOB_OK)
 		goto out;
-	snprintf(range, sizeof range, "bytes=%llu-%llu", (unsigned long long)offset,
-	    (unsigned long long)(offset + len - 1));
+	snprintf(range, sizeof range, "bytes=%llu-%llu", (unsigned long long)it->offset,
+	    (unsigned long long)(it->offset + it->len - 1));
 	/* An empty PUT: the bytes come from the source, not from us. */
-	r.body = "";
-	r.body_len = 0;
-	r.has_body = 1;
-	if (blob_request_path_blob(c, &r, name) != 0 ||
-	    blob_request_query(&r, "comp", "block") != 0 ||
-	    blob_request_query(&r, "blockid", block_id_b64) != 0 ||
-	    blob_request_header(&r, "x-ms-copy-source", buf_cstr(&src)) != 0 ||
-	    blob_request_header(&r, "x-ms-source-range", range) != 0 ||
-	    (c->entra != NULL && blob_request_header(&r,
-	    "x-ms-copy-source-authorization", buf_cstr(&bearer)) != 0)) {
+	r->body = "";
+	r->body_len = 0;
+	r->has_body = 1;
+	if (blob_request_path_blob(c, r, name) != 0 ||
+	    blob_request_query(r, "comp", "block") != 0 ||
+	    blob_request_query(r, "blockid", it->id_b64) != 0 ||
+	    blob_request_header(r, "x-ms-copy-source", buf_cstr(&src)) != 0 ||
+	    blob_request_header(r, "x-ms-source-range", range) != 0 ||
+	    (c->entra != NULL && blob_request_header(r,
+	    "x-ms-copy-source-authorization", buf_cstr(&bearer)) != 0))
 		rc = blob_result_nomem(res);
-		goto out;
-	}
-	rc = blob_exec_run(c, &r, res);
 out:
 	/* The source's SAS and the bearer are credentials. */
 	if (src.ptr != NULL)
@@ -223,7 +219,65 @@ out:
 		explicit_bzero(bearer.ptr, bearer.len);
 	buf_free(&src);
 	buf_free(&bearer);
-	blob_request_free(&r);
+	return rc;
+}
+
+int
+blob_put_block_from_url(struct blob_client *c, const char *name,
+    const char *block_id_b64, const char *source, uint64_t offset,
+    uint64_t len, struct blob_result *res)
+{
+	const struct blob_from_url it = { block_id_b64, source, offset, len };
+
+	return blob_put_blocks_from_url(c, name, &it, 1, res);
+}
+
+int
+blob_put_blocks_from_url(struct blob_client *c, const char *name,
+    const struct blob_from_url *items, size_t n, struct blob_result *res)
+{
+	struct blob_request *reqs = NULL, *done;
+	size_t built = 0, running = 0, i;
+	int64_t next_retry = -1;
+	int rc = BLOB_OK;
+
+	blob_result_clear(res);
+	if (!blob_name_ok(name) || (n > 0 && items == NULL))
+		return blob_result_set(res, BLOB_BAD_INPUT, "bad blob name or blocks");
+	if (n == 0)
+		return BLOB_OK;
+	if ((reqs = calloc(n, sizeof *reqs)) == NULL)
+		return blob_result_nomem(res);
+	/* At most in_flight on the wire; after a failure nothing more starts,
+	 * and what runs is let finish (a late block is harmless: its id is
+	 * the caller's attempt's, and it lists only what it recorded). */
+	while (built < n || running > 0) {
+		while (rc == BLOB_OK && built < n && running < c->in_flight) {
+			if ((rc = from_url_req(c, &reqs[built], name, &items[built], res)) != BLOB_OK) {
+				built++;
+				break;
+			}
+			if (blob_exec_start(c, &reqs[built++]) != 0) {
+				rc = blob_result_set(res, BLOB_FAILED, "cannot start a transfer");
+				break;
+			}
+			running++;
+		}
+		if (running == 0)
+			break;
+		while ((done = blob_exec_collect(c, &next_retry)) != NULL) {
+			running--;
+			if (done->res.status != BLOB_OK && rc == BLOB_OK) {
+				*res = done->res;
+				rc = res->status;
+			}
+		}
+		if (running > 0)
+			blob_exec_poll(c, next_retry, 1000);
+	}
+	for (i = 0; i < built; i++)
+		blob_request_free(&reqs[i]);
+	free(reqs);
 	return rc;
 }
 
