@@ -819,6 +819,14 @@ test_from_url(struct blob_client *c)
 	struct sink s;
 	int rc;
 
+	if (ca_file != NULL && ca_file[0] != '\0') {
+		/* The service itself reads the copy source; the TLS Azurite
+		 * would have to reach its own account-host name and trust the
+		 * run's CA, which it does not (real Azure reaches itself). */
+		tap_skip("from url: Azurite over TLS cannot fetch its own copy source"
+		    " (the run's CA and *.blob.localhost are not its); checked over HTTP");
+		return;
+	}
 	tap_ok(upload_str(c, "fu-a", "hello, ", NULL, &a, &r) == BLOB_OK &&
 	    upload_str(c, "fu-b", "concatenated world", NULL, &b, &r) == BLOB_OK, "from url: two sources");
 	rc = blob_put_block_from_url(c, "fu-dest", ids[0], "fu-a", 0, 7, &r);
