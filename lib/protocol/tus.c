@@ -964,6 +964,9 @@ tus_terminate(struct services *s, const char *owner, const char *id, unsigned *r
 	pr = proto_compensate_pending(s, &p.hi);
 	if (pr == PROTO_NOT_FOUND)
 		pr = PROTO_UNAVAILABLE;	/* lost between the hold and the claim */
+	/* A final gone before it was ready lets its partials go too. */
+	if (pr == PROTO_OK && p.u.partials[0] && concat_db_unclaim(s->db, p.u.id) != DB_OK)
+		log_warn("final upload %s terminated; its partials stay claimed until their leases end", p.u.id);
 out:
 	blob_client_set_deadline(s->blob, 0);
 	return pr;

@@ -97,7 +97,8 @@ BINDERY_NODISCARD enum proto_result tus_find_pending(struct services *s, struct 
 
 /* DELETE /uploads/{id}: staged blocks purged, the intent dropped.  PROTO_BUSY
  * while a PATCH holds it; PROTO_FINISHED once its document is ready;
- * PROTO_PARTIAL_CLAIMED for a partial a final has claimed. */
+ * PROTO_PARTIAL_CLAIMED for a partial a final has claimed.  A final's
+ * partials are let go (free for another final). */
 BINDERY_NODISCARD enum proto_result tus_terminate(struct services *s, const char *owner, const char *id,
 						  unsigned *retry_after);
 

@@ -108,6 +108,17 @@ concat_db_hold(struct db *db, const char *final_id, unsigned seconds)
 	return db_exec(db, sql_hold, p, ARRAY_LEN(p), NULL);
 }
 
+static const char sql_unclaim[] =
+	"UPDATE uploads SET final_id = NULL WHERE final_id = ? AND consumed_at IS NULL";
+
+enum db_err
+concat_db_unclaim(struct db *db, const char *final_id)
+{
+	struct db_param p[] = { DBP_STR(final_id) };
+
+	return db_exec(db, sql_unclaim, p, ARRAY_LEN(p), NULL);
+}
+
 static const char sql_consume[] =
 	"UPDATE uploads SET consumed_at = NOW(6) WHERE id = ? AND final_id = ? AND consumed_at IS NULL";
 

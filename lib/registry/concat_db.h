@@ -55,6 +55,10 @@ BINDERY_NODISCARD enum db_err concat_db_final_intent(struct db *db, const struct
 /* The final holds its partials: their pending rows' leases pushed to now + seconds. */
 BINDERY_NODISCARD enum db_err concat_db_hold(struct db *db, const char *final_id, unsigned seconds);
 
+/* A final terminated before it was ready (its rows dropped): its
+ * partials are nobody's again, free for another final. */
+BINDERY_NODISCARD enum db_err concat_db_unclaim(struct db *db, const char *final_id);
+
 /* The final is ready and the partial's blob deleted: consumed_at set and
  * its reservation settled, in one transaction.  The rows stay (HEAD still
  * answers complete) until the lease ends and the sweeper drops them. */

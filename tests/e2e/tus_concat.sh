@@ -23,7 +23,8 @@
 #     flip.  Resumed (the client re-sends the tail, or repeats the final)
 #     each ends with the document; abandoned, a sweep past the leases
 #     resolves each (the final rolled forward after its flip; everything
-#     else gone, staged blocks included).
+#     else gone, staged blocks included); an interrupted final terminated
+#     (DELETE) lets its partials go to another final.
 #
 # Last, `bindery audit` of every blob this run made is clean and
 # chaos_verify finds every document ready on its committed blob.
@@ -276,7 +277,9 @@ done
 
 # Mid-assembly of the final, and after the final's tag flip.
 for point in tus.concat_mid_assembly tus.after_flip; do
-	for how in resumed abandoned; do
+	hows='resumed abandoned'
+	[ $point = tus.after_flip ] || hows+=' terminated'
+	for how in $hows; do
 		a=$(done_partial "$work/part.1")
 		b=$(done_partial "$work/part.2")
 		note "$a" "$b"
@@ -289,7 +292,22 @@ for point in tus.concat_mid_assembly tus.after_flip; do
 		BLOBS+=("$fb")
 		is "$(sql "SELECT status FROM documents WHERE name = '$name'")" pending \
 			"$point ($how): its document is pending"
-		if [ $how = resumed ]; then
+		if [ $how = terminated ]; then
+			floc=/uploads/$(sql "SELECT u.id FROM uploads u JOIN documents d ON d.id = u.document_id
+				WHERE d.name = '$name'")
+			for i in 1 2 3 4 5 6 7 8 9 10; do
+				req DELETE "$url$floc" "${AUTH[@]}"
+				[ "$(jfield "$HTTP_BODY" error)" = upload_busy ] || break
+				sleep 1
+			done
+			is "$HTTP_CODE $(swept_away "$fb")" "204 0" \
+				"$point (terminated): DELETE of the final drops it, staged blocks included"
+			final "$name-again" "$a" "$b"
+			is "$HTTP_CODE" 201 "$point (terminated): ... and its partials are free for another final"
+			req HEAD "$url$(header location)" "${AUTH[@]}" -I
+			doc=$(header location)
+			is "$(content_sha "${doc##*/}")" "$(sha "$work/p12")" "$point (terminated): ... bytes identical"
+		elif [ $how = resumed ]; then
 			for i in 1 2 3 4 5 6 7 8 9 10; do
 				final "$name" "$a" "$b"
 				[ "$(jfield "$HTTP_BODY" error)" = upload_busy ] || break
