@@ -75,6 +75,16 @@ static const struct answer_row answers[] = {
 	{ PROTO_TOO_LARGE, ANY_API, 413, "too_large", "the body goes past Upload-Length", 0, NULL },
 	{ PROTO_FINISHED, ANY_API, 409, "upload_finished", "the upload is complete; its document is ready",
 	  0, NULL },
+	/* tus concatenation: 422 rather than 409 for a claimed partial, which
+	 * no retry changes (tus clients retry every 409). */
+	{ PROTO_FINAL_UPLOAD, ANY_API, 403, "final_upload",
+	  "a final upload is assembled from its partial uploads and takes no PATCH", 0, NULL },
+	{ PROTO_NOT_PARTIAL, ANY_API, 400, "not_partial",
+	  "Upload-Concat: final names an upload that is not a partial upload", 0, NULL },
+	{ PROTO_PARTIAL_INCOMPLETE, ANY_API, 400, "partial_incomplete",
+	  "Upload-Concat: final names a partial upload that is not complete", 0, NULL },
+	{ PROTO_PARTIAL_CLAIMED, ANY_API, 422, "partial_claimed",
+	  "a partial upload this final names belongs to another final upload", 0, NULL },
 	/* Direct uploads. */
 	{ PROTO_NOT_UPLOADED, ANY_API, 409, "not_uploaded", "no blob has been uploaded to upload_url yet", 0,
 	  NULL },

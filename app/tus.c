@@ -14,9 +14,10 @@
 #include "parse/http_parse.h"
 #include "parse/tus_headers.h"
 #include "protocol/tus.h"
+#include "protocol/tus_concat.h"
 
 #define TUS_RESUMABLE "Tus-Resumable: 1.0.0\r\n"
-#define TUS_EXTENSIONS "creation,creation-with-upload,termination,checksum,expiration"
+#define TUS_EXTENSIONS "creation,creation-with-upload,termination,checksum,expiration,concatenation"
 #define OFFSET_STREAM "application/offset+octet-stream"
 
 /* Every answer carries Tus-Resumable; a request without the version we speak gets 412. */
@@ -68,6 +69,46 @@ state_headers(const struct request *r, const struct tus_state *st, struct buf *o
 	return 0;
 }
 
+/* The next space-separated word of *rest (1), or none left (0). */
+static int
+next_word(struct span *rest, struct span *word)
+{
+	while (rest->len && rest->ptr[0] == ' ') {
+		rest->ptr++;
+		rest->len--;
+	}
+	if (rest->len == 0)
+		return 0;
+	word->ptr = rest->ptr;
+	word->len = 0;
+	while (word->len < rest->len && rest->ptr[word->len] != ' ')
+		word->len++;
+	rest->ptr += word->len;
+	rest->len -= word->len;
+	return 1;
+}
+
+/* Upload-Concat of an upload that is a partial or a final (tus
+ * concatenation): a final's partials as URLs of this server. */
+static int
+concat_header(const struct request *r, const struct tus_state *st, struct buf *out)
+{
+	struct span rest = span_from_cstr(st->partials), id;
+
+	if (st->concat == TUS_CONCAT_PARTIAL)
+		return buf_append_cstr(out, "Upload-Concat: partial\r\n") == BUF_OK ? 0 : -1;
+	if (st->concat != TUS_CONCAT_FINAL)
+		return 0;
+	if (buf_append_cstr(out, "Upload-Concat: final;") != BUF_OK)
+		return -1;
+	while (next_word(&rest, &id))
+		if ((out->len && out->ptr[out->len - 1] != ';' && buf_append_cstr(out, " ") != BUF_OK) ||
+		    buf_append_span(out, r->prefix) != BUF_OK || buf_append_cstr(out, "/uploads/") != BUF_OK ||
+		    buf_append_span(out, id) != BUF_OK)
+			return -1;
+	return buf_append_cstr(out, "\r\n") == BUF_OK ? 0 : -1;
+}
+
 void
 handle_upload_head(struct app *app, struct request *r)
 {
@@ -82,7 +123,7 @@ handle_upload_head(struct app *app, struct request *r)
 		answer_failure(r, ANSWER_TUS, pr, 0);
 		goto out;
 	}
-	if (state_headers(r, &st, &extra) != 0 ||
+	if (state_headers(r, &st, &extra) != 0 || concat_header(r, &st, &extra) != 0 ||
 	    buf_appendf(&extra, "Upload-Length: %llu\r\nCache-Control: no-store\r\n",
 			(unsigned long long)st.length) != BUF_OK) {
 		resp_error(r, 500, "internal", "out of memory");
@@ -193,6 +234,10 @@ struct creation {
 	struct span if_match;
 	struct proto_precondition pre;
 	char ctbuf[DOC_CTYPE_MAX];
+	int final;			/* Upload-Concat: final */
+	const char *ids[UPLOAD_CONCAT_MAX];	/* ... its partials */
+	char idbuf[UPLOAD_CONCAT_MAX][UPLOAD_ID_MAX];
+	size_t nids;
 };
 
 /* Upload-Metadata's replaces and if_match: 1 go on, 0 answered. */
@@ -234,8 +279,18 @@ creation_metadata(struct request *r, struct creation *c)
 		}
 		c->req.content_type = c->ctbuf;
 	}
-	if (tus_metadata_get(&c->md, "replaces", &replaces) == TUS_OK)
+	if (c->req.concat == TUS_CONCAT_PARTIAL) {
+		/* A partial has no name: the final carries the metadata. */
+		c->req.content_type = "application/octet-stream";
+		return 1;
+	}
+	if (tus_metadata_get(&c->md, "replaces", &replaces) == TUS_OK) {
+		if (c->final) {
+			resp_error(r, 400, "bad_metadata", "a final upload creates a document; replaces is not taken");
+			return 0;
+		}
 		return creation_replace(r, c, replaces);
+	}
 	if (tus_metadata_get(&c->md, "filename", &c->req.name) != TUS_OK) {
 		resp_error(r, 400, "missing_name", "Upload-Metadata needs filename (the document's name)");
 		return 0;
@@ -269,6 +324,96 @@ creation_length(struct app *app, struct request *r, struct creation *c, int *wit
 	return 1;
 }
 
+/* The upload id a partial's URL names: absolute or relative, its path's
+ * last "/uploads/" then 32 hex digits.  0 when it names none. */
+static int
+partial_id(struct span url, char *id, size_t idlen)
+{
+	static const char mark[] = "/uploads/";
+	size_t i, at = url.len, m = sizeof mark - 1;
+
+	for (i = 0; i + m <= url.len; i++)
+		if (memcmp(url.ptr + i, mark, m) == 0)
+			at = i + m;
+	if (at == url.len || url.len - at != UPLOAD_ID_MAX - 1)
+		return 0;
+	for (i = at; i < url.len; i++)
+		if (!((url.ptr[i] >= '0' && url.ptr[i] <= '9') || (url.ptr[i] >= 'a' && url.ptr[i] <= 'f')))
+			return 0;
+	return copy_span(id, idlen, (struct span){ url.ptr + at, url.len - at }) == 0;
+}
+
+/* Upload-Concat (tus concatenation): "partial", or "final;" and the
+ * partials' URLs, space-separated.  1 go on, 0 answered. */
+static int
+creation_concat(struct request *r, struct creation *c)
+{
+	struct span h = req_param(r, "HTTP_UPLOAD_CONCAT"), list, url;
+	static const char final[] = "final;";
+
+	if (h.len == 0)
+		return 1;
+	if (span_eq_cstr(h, "partial")) {
+		c->req.concat = TUS_CONCAT_PARTIAL;
+		return 1;
+	}
+	if (h.len < sizeof final - 1 || memcmp(h.ptr, final, sizeof final - 1) != 0) {
+		resp_error(r, 400, "bad_concat", "Upload-Concat must be partial, or final; and the partial uploads' URLs");
+		return 0;
+	}
+	c->final = 1;
+	list = (struct span){ h.ptr + sizeof final - 1, h.len - (sizeof final - 1) };
+	while (next_word(&list, &url)) {
+		if (c->nids == UPLOAD_CONCAT_MAX ||
+		    !partial_id(url, c->idbuf[c->nids], sizeof c->idbuf[0])) {
+			resp_error(r, 400, "bad_concat", c->nids == UPLOAD_CONCAT_MAX
+				   ? "Upload-Concat: final names too many partial uploads"
+				   : "Upload-Concat: final names something that is not an upload of this server");
+			return 0;
+		}
+		c->ids[c->nids] = c->idbuf[c->nids];
+		c->nids++;
+	}
+	if (c->nids == 0) {
+		resp_error(r, 400, "bad_concat", "Upload-Concat: final names no partial upload");
+		return 0;
+	}
+	if (req_param(r, "HTTP_UPLOAD_LENGTH").len || r->content_length > 0) {
+		resp_error(r, 400, "bad_concat", "a final upload carries neither Upload-Length nor a body");
+		return 0;
+	}
+	return 1;
+}
+
+/* The final: assembled from its partials; 201 once its document is ready. */
+static void
+create_final(struct app *app, struct request *r, struct creation *c)
+{
+	struct tus_final f = { r->owner, c->req.name, c->req.content_type, c->ids, c->nids };
+	struct buf extra = BUF_INIT(1024);
+	struct tus_state st;
+	enum proto_result pr;
+
+	pr = tus_concat_final(app->svc, &f, &st);
+	if (pr == PROTO_NAME_TAKEN) {
+		answer_name_taken(app, r, ANSWER_TUS, c->req.name);
+		goto out;
+	}
+	if (pr != PROTO_OK) {
+		answer_failure(r, ANSWER_TUS, pr, st.retry_after);
+		goto out;
+	}
+	st.document_id = 0;	/* Location is the upload's here; HEAD names the document */
+	if (req_location_append(r, &extra, "/uploads/%s", st.id) != BUF_OK ||
+	    state_headers(r, &st, &extra) != 0) {
+		resp_error(r, 500, "internal", "out of memory");
+		goto out;
+	}
+	resp_begin(r, 201, NULL, 0, buf_cstr(&extra));
+out:
+	buf_free(&extra);
+}
+
 /* creation-with-upload: the body goes in as a PATCH at offset 0 would. */
 static void
 creation_body(struct app *app, struct request *r, struct tus_state *st)
@@ -299,8 +444,14 @@ handle_uploads_create(struct app *app, struct request *r)
 
 	memset(&c, 0, sizeof c);
 	c.req.owner = r->owner;
-	if (!tus_admit(r) || !input_writer(r) || !creation_length(app, r, &c, &with_body) ||
-	    !creation_metadata(r, &c))
+	if (!tus_admit(r) || !input_writer(r) || !creation_concat(r, &c))
+		goto out;
+	if (c.final) {
+		if (creation_metadata(r, &c))
+			create_final(app, r, &c);
+		goto out;
+	}
+	if (!creation_length(app, r, &c, &with_body) || !creation_metadata(r, &c))
 		goto out;
 	pr = tus_create(app->svc, &c.req, &st);
 	if (pr == PROTO_NAME_TAKEN) {

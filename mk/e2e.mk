@@ -64,11 +64,17 @@ EXTRA_DIST += tests/e2e/tus_webserver.sh
 # must not cap a document's.
 E2E_TESTS += tests/e2e/tus_apache_limits.sh
 EXTRA_DIST += tests/e2e/tus_apache_limits.sh
+# The tus concatenation extension with curl: partial and final uploads,
+# refusals, a repeated final, and the crash cells (a partial's commit,
+# mid-assembly, the final's tag flip) resolved by resuming or by the sweep.
+# (slow: ordered in Makefile.am's SLOW_TESTS) tests/e2e/tus_concat.sh
+EXTRA_DIST += tests/e2e/tus_concat.sh
 # Real tus clients, as users run them: tus-js-client 4.3.1 from Node
 # (whole, aborted and resumed, responders killed mid-PATCH) and the checksum
 # extension with curl, through lighttpd and Apache.
 # (slow: ordered in Makefile.am's SLOW_TESTS) tests/e2e/tus_client.sh
-EXTRA_DIST += tests/e2e/tus_client.sh tests/e2e/tus_client.mjs tests/bench/bench_tus.sh
+EXTRA_DIST += tests/e2e/tus_client.sh tests/e2e/tus_client.mjs tests/bench/bench_tus.sh \
+	tests/bench/bench_tus_parallel.mjs
 # The list by name prefix in the API and on the page, the page's paging
 # links: the page must work without JavaScript.
 # (slow: ordered in Makefile.am's SLOW_TESTS) tests/e2e/list_prefix.sh

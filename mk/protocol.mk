@@ -4,7 +4,8 @@
 lib_libbindery_a_SOURCES += lib/protocol/services.c lib/protocol/services.h \
 	lib/protocol/events.c lib/protocol/events.h \
 	lib/protocol/protocol.c lib/protocol/protocol.h lib/protocol/protocol_internal.h \
-	lib/protocol/tus.c lib/protocol/tus.h \
+	lib/protocol/tus.c lib/protocol/tus.h lib/protocol/tus_internal.h \
+	lib/protocol/tus_concat.c lib/protocol/tus_concat.h \
 	lib/protocol/direct.c lib/protocol/direct.h \
 	lib/protocol/sweep.c lib/protocol/sweep.h \
 	lib/protocol/audit.c lib/protocol/audit.h \

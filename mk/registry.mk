@@ -14,7 +14,8 @@ lib_libbindery_a_SOURCES += lib/registry/db.c lib/registry/db.h \
 	lib/registry/install_db.c lib/registry/install_db.h \
 	lib/registry/adopt_db.c lib/registry/adopt_db.h \
 	lib/registry/events_db.c lib/registry/events_db.h \
-	lib/registry/quota_db.c lib/registry/quota_db.h
+	lib/registry/quota_db.c lib/registry/quota_db.h \
+	lib/registry/concat_db.c lib/registry/concat_db.h
 dist_sql_DATA += sql/001_schema.sql sql/002_idempotency_blob_index.sql \
 	sql/003_idempotency_answer_fields.sql \
 	sql/004_fencing.sql sql/005_idempotency_fingerprint.sql \
@@ -22,7 +23,7 @@ dist_sql_DATA += sql/001_schema.sql sql/002_idempotency_blob_index.sql \
 	sql/010_direct_uploads.sql sql/011_sweep_locks.sql \
 	sql/012_sweep_runs.sql sql/013_direct_grants.sql \
 	sql/014_holder_session.sql sql/015_installation.sql sql/016_events.sql \
-	sql/017_quota.sql sql/018_quarantine.sql
+	sql/017_quota.sql sql/018_quarantine.sql sql/019_tus_concat.sql
 # Not a migration (migrate applies NNN_name.sql only): the database accounts'
 # runbook template, installed beside them for the admin (doc/deploying.md).
 dist_sql_DATA += sql/grants.sql

@@ -24,6 +24,7 @@ static const char *const purpose_names[PURPOSE_COUNT] = {
 	[PURPOSE_UNKNOWN] = "",
 	[PURPOSE_CREATE] = "create",
 	[PURPOSE_REPLACE] = "replace",
+	[PURPOSE_PARTIAL] = "partial",
 };
 
 static const char *const route_names[UPLOAD_ROUTE_COUNT] = {

@@ -43,8 +43,9 @@ enum intent_purpose {
 	PURPOSE_UNKNOWN = 0,
 	PURPOSE_CREATE,
 	PURPOSE_REPLACE,
+	PURPOSE_PARTIAL,	/* a tus partial upload (sql/019): no document until a final claims it */
 };
-#define PURPOSE_COUNT 3
+#define PURPOSE_COUNT 4
 
 /* blobs.route: how an intent's bytes reach storage (sql/010). */
 enum upload_route {

@@ -32,6 +32,11 @@ enum proto_result {
 	PROTO_CHUNK_TOO_SMALL,	/* 400: the rest cannot fit the block list's 50,000 blocks */
 	PROTO_TOO_LARGE,	/* 413: more bytes than Upload-Length */
 	PROTO_FINISHED,		/* 409: the upload's document is ready; nothing to terminate */
+	/* tus concatenation (tus.h, tus_concat.h): */
+	PROTO_FINAL_UPLOAD,	/* 403 final_upload: a final upload takes no PATCH */
+	PROTO_NOT_PARTIAL,	/* 400 not_partial: a final names an upload that is no partial */
+	PROTO_PARTIAL_INCOMPLETE,/* 400 partial_incomplete: a partial the final names is not complete */
+	PROTO_PARTIAL_CLAIMED,	/* 422 partial_claimed: another final has claimed the partial */
 	/* Direct uploads (direct.h): */
 	PROTO_NOT_UPLOADED,	/* 409 not_uploaded: finalize found no blob at the name */
 	PROTO_SIZE_MISMATCH,	/* 422: the blob is not the declared size */

@@ -17,6 +17,8 @@
 #include "protocol/stamp.h"
 #include "protocol/admission.h"
 #include "protocol/tus.h"
+#include "protocol/tus_internal.h"
+#include "registry/concat_db.h"
 #include "registry/docs_db.h"
 #include "storage/sign.h"
 
@@ -129,21 +131,35 @@ tus_busy_retry_after(int64_t idle_ms, uint64_t window_ms)
 
 /* ---- the upload as answered ------------------------------------------------ */
 
-static void
-state_of(const struct upload_row *u, struct tus_state *out)
+/* Done: ready, or a partial whose blob is committed (it never becomes a
+ * document of its own: its final does). */
+static int
+upload_done(const struct upload_row *u)
+{
+	if (u->purpose == PURPOSE_PARTIAL)
+		return u->partial_etag[0] != '\0';
+	return u->state == REGISTRY_COMMITTED;
+}
+
+void
+tus_state_of(const struct upload_row *u, struct tus_state *out)
 {
 	int ready = u->state == REGISTRY_COMMITTED;
 
 	memcpy(out->id, u->id, sizeof out->id);	/* same size, NUL-terminated by the read */
 	out->length = u->length;
-	out->offset = tus_acknowledged(u->recorded, u->length, u->last_size, ready);
+	out->offset = tus_acknowledged(u->recorded, u->length, u->last_size, upload_done(u));
+	/* A complete partial keeps its lease: it answers until then. */
 	out->expires = ready ? 0 : u->expires_unix;
 	out->document_id = ready ? u->document_id : 0;
+	out->concat = u->purpose == PURPOSE_PARTIAL ? TUS_CONCAT_PARTIAL
+		      : u->partials[0] ? TUS_CONCAT_FINAL : TUS_CONCAT_NONE;
+	memcpy(out->partials, u->partials, sizeof out->partials);
 }
 
 /* The upload id, read for owner: another owner's is as absent as none. */
-static enum proto_result
-read_upload(struct services *s, const char *owner, const char *id, struct upload_row *u)
+enum proto_result
+tus_read_upload(struct services *s, const char *owner, const char *id, struct upload_row *u)
 {
 	enum db_err e = uploads_get(s->db, id, u);
 
@@ -163,8 +179,8 @@ tus_head(struct services *s, const char *owner, const char *id, struct tus_state
 	enum proto_result pr;
 
 	memset(out, 0, sizeof *out);
-	if ((pr = read_upload(s, owner, id, &u)) == PROTO_OK)
-		state_of(&u, out);
+	if ((pr = tus_read_upload(s, owner, id, &u)) == PROTO_OK)
+		tus_state_of(&u, out);
 	return pr;
 }
 
@@ -192,7 +208,10 @@ tus_create(struct services *s, const struct tus_new *req, struct tus_state *out)
 	if (rand_hex(id, sizeof id, 16) != 0 || proto_new_blob_name(s->cfg, blob_name, sizeof blob_name) != 0 ||
 	    sha256_state_save(&ctx, hash, sizeof hash) != 0)
 		return PROTO_FAILED;
-	e = docs_upload_intent(s->db, &u, &doc_id);
+	if (req->concat == TUS_CONCAT_PARTIAL)
+		e = concat_db_partial_intent(s->db, &u);
+	else
+		e = docs_upload_intent(s->db, &u, &doc_id);
 	if (e == DB_DUPLICATE)
 		return PROTO_NAME_TAKEN;	/* tus_find_pending says whose */
 	if (e != DB_OK)
@@ -201,7 +220,7 @@ tus_create(struct services *s, const struct tus_new *req, struct tus_state *out)
 		return PROTO_UNAVAILABLE;
 	if ((e = uploads_get(s->db, id, &row)) != DB_OK)
 		return proto_from_db(e);
-	state_of(&row, out);
+	tus_state_of(&row, out);
 	return PROTO_OK;
 }
 
@@ -213,32 +232,8 @@ tus_find_pending(struct services *s, struct span name, const char *owner, char *
 
 /* ---- PATCH ------------------------------------------------------------- */
 
-/* One PATCH at work: what its steps share. */
-struct patch_run {
-	struct services *s;
-	const struct tus_patch *req;
-	struct upload_row u;		/* as read once the PATCH held it */
-	struct held_intent hi;
-	struct sha256_ctx sha;		/* the document's, at u.recorded + staged */
-	gnutls_hash_hd_t sum;		/* Upload-Checksum's, or NULL */
-	struct tus_shape shape;		/* how this PATCH cuts its bytes */
-	size_t record_every;		/* blocks accepted between two records (no checksum) */
-	size_t naccepted;		/* blocks storage accepted for this PATCH */
-	struct upload_block *staged;	/* accepted by storage, not yet recorded */
-	size_t nstaged, staged_cap;
-	uint64_t staged_bytes;
-	uint64_t room;			/* bytes the upload takes from this PATCH's offset */
-	uint64_t body_bytes;		/* ... and bytes this PATCH has read */
-	int body_done;			/* ... which are all it has */
-	int64_t renewed_ms;
-	enum proto_result stopped;	/* why this PATCH stopped staging, else PROTO_OK */
-	int lost;			/* a fenced write touched no row */
-	int released;			/* the last record let go of the upload */
-	unsigned busy_retry;		/* PROTO_BUSY: tus_busy_retry_after */
-};
-
-static int
-renew(struct patch_run *p)
+int
+tus_renew(struct patch_run *p)
 {
 	enum db_err e = uploads_renew(p->s->db, p->u.blob_name, p->hi.holder, p->s->cfg->upload_expiry);
 
@@ -257,7 +252,7 @@ renew(struct patch_run *p)
 static int
 renew_before_commit(void *arg)
 {
-	return renew(arg);
+	return tus_renew(arg);
 }
 
 /* The body, with the heartbeat: a PATCH that keeps receiving keeps its hold. */
@@ -267,7 +262,7 @@ read_body(struct patch_run *p, char *buf, size_t len)
 	long n = p->req->read(p->req->ctx, buf, len);
 
 	if (n > 0 && clock_now_ms() - p->renewed_ms >= (int64_t)p->s->cfg->heartbeat * 1000 &&
-	    renew(p) != 0)
+	    tus_renew(p) != 0)
 		return -1;
 	return n;
 }
@@ -324,8 +319,8 @@ hex_nibble(char c)
 /* The first BLOCK_ID_ATTEMPT bytes of attempt holder (hex), which begin
  * the ids of the blocks it stages (then the block's 4-byte sequence,
  * blob_stage_stream): fixed width, never reused by another attempt. */
-static int
-block_id_prefix(const char *holder, unsigned char out[BLOCK_ID_ATTEMPT])
+int
+tus_block_id_prefix(const char *holder, unsigned char out[BLOCK_ID_ATTEMPT])
 {
 	int i, hi, lo;
 
@@ -353,8 +348,8 @@ md5_text(const unsigned char md5[16], char *out, size_t outlen)
 /* Record blocks[n] (staged after u.recorded + what is already recorded)
  * with the hash state; the PATCH's last record (last) also lets go of the
  * upload unless it completes it (the commit that follows needs the hold). */
-static enum proto_result
-record(struct patch_run *p, const struct upload_block *blocks, size_t n, uint64_t bytes, int last)
+enum proto_result
+tus_record(struct patch_run *p, const struct upload_block *blocks, size_t n, uint64_t bytes, int last)
 {
 	char hash[SHA256_STATE_TEXT_MAX];
 	struct upload_record rec = { p->u.id, p->u.blob_name, p->hi.holder, p->s->cfg->upload_expiry,
@@ -407,7 +402,7 @@ record_staged(struct patch_run *p, int last)
 
 	if (p->nstaged == 0)
 		return PROTO_OK;
-	if ((pr = record(p, p->staged, p->nstaged, p->staged_bytes, last)) != PROTO_OK)
+	if ((pr = tus_record(p, p->staged, p->nstaged, p->staged_bytes, last)) != PROTO_OK)
 		return pr;
 	p->nstaged = 0;
 	p->staged_bytes = 0;
@@ -500,7 +495,7 @@ stream_blocks(struct patch_run *p)
 	int rc;
 
 	memset(&o, 0, sizeof o);
-	if (block_id_prefix(p->hi.holder, o.id_prefix) != 0)
+	if (tus_block_id_prefix(p->hi.holder, o.id_prefix) != 0)
 		return PROTO_FAILED;
 	p->room = p->u.length - p->u.recorded;
 	o.first_index = (uint32_t)p->u.nblocks;
@@ -590,6 +585,9 @@ commit_blocks(struct patch_run *p, struct blob_upload_info *info)
 	enum proto_result pr = PROTO_FAILED;
 	enum db_err e;
 
+	/* A partial is no document: no stamp (its final's blob carries one). */
+	if (p->u.purpose == PURPOSE_PARTIAL)
+		goto blocks;
 	/* The stamp: the document as it is now, as the version this commit
 	 * makes it (a replace: the current one's next). */
 	if (install == NULL) {
@@ -606,6 +604,7 @@ commit_blocks(struct patch_run *p, struct blob_upload_info *info)
 		goto out;
 	opts.meta = sm.v;
 	opts.nmeta = STAMP_NMETA;
+blocks:
 	l.ids = alloc_calloc(l.cap ? l.cap : 1, sizeof *l.ids);
 	l.ptrs = alloc_calloc(l.cap ? l.cap : 1, sizeof *l.ptrs);
 	if (l.ids == NULL || l.ptrs == NULL)
@@ -737,8 +736,8 @@ out:
 }
 
 /* Steps 2 (the commit), 3 and 4 once every byte is recorded. */
-static enum proto_result
-finish(struct patch_run *p)
+enum proto_result
+tus_finish(struct patch_run *p)
 {
 	struct sha256_ctx done = p->sha;
 	struct blob_upload_info info;
@@ -761,7 +760,7 @@ finish(struct patch_run *p)
 			(void)proto_compensate_pending(p->s, &p->hi);
 		return pr;
 	}
-	if (renew(p) != 0)
+	if (tus_renew(p) != 0)
 		return PROTO_UNAVAILABLE;
 	proto_start_deadline(p->s);
 	if ((pr = proto_commit_tag_flip(p->s, p->u.blob_name)) != PROTO_OK)
@@ -771,10 +770,45 @@ finish(struct patch_run *p)
 	return make_ready(p, &info);
 }
 
+/*
+ * A partial's every byte recorded (tus concatenation): its block list
+ * committed create-only tagged pending, with size and SHA-256 like any
+ * commit, and its ETag recorded under the hold.  No tag flip and no
+ * document: the partial is complete, and reports its whole offset, once
+ * the ETag is recorded; its final makes the document.  A crash between
+ * the two leaves the tail unacknowledged, and its re-send lands here
+ * again, finding the committed blob its own by its metadata.
+ */
+static enum proto_result
+finish_partial(struct patch_run *p)
+{
+	struct sha256_ctx done = p->sha;
+	struct blob_upload_info info;
+	enum proto_result pr;
+	enum db_err e;
+
+	memset(&info, 0, sizeof info);
+	info.size = p->u.length;
+	sha256_digest(&done, sizeof info.sha256, info.sha256);
+	hex_lower(info.sha256, sizeof info.sha256, info.sha256_hex);
+	if ((pr = commit_blocks(p, &info)) != PROTO_OK)
+		return pr;
+	if (FAILPOINT("tus.partial_after_commit"))
+		return PROTO_UNAVAILABLE;
+	e = concat_db_partial_committed(p->s->db, p->u.blob_name, p->hi.holder, info.etag);
+	if (e == DB_CONFLICT) {
+		p->lost = 1;
+		return PROTO_UNAVAILABLE;
+	}
+	if (e == DB_OK && copy_cstr(p->u.partial_etag, sizeof p->u.partial_etag, info.etag) != 0)
+		return PROTO_FAILED;
+	return proto_from_db(e);
+}
+
 /* Take the upload for this attempt; PROTO_BUSY while another PATCH holds
  * it, with p->busy_retry. */
-static enum proto_result
-take(struct patch_run *p)
+enum proto_result
+tus_take(struct patch_run *p)
 {
 	const struct bindery_config *cfg = p->s->cfg;
 	uint64_t takeover_ms = ((uint64_t)cfg->heartbeat + cfg->request_deadline) * 1000;
@@ -802,8 +836,9 @@ admit_patch(struct patch_run *p, enum tus_offset_verdict *v)
 	const struct tus_patch *req = p->req;
 	uint64_t room;
 
-	*v = tus_offset_decide(req->offset, p->u.recorded, p->u.length, p->u.last_size,
-			       p->u.state == REGISTRY_COMMITTED);
+	if (p->u.partials[0])
+		return PROTO_FINAL_UPLOAD;	/* tus concatenation: a final takes no PATCH */
+	*v = tus_offset_decide(req->offset, p->u.recorded, p->u.length, p->u.last_size, upload_done(&p->u));
 	if (*v == TUS_OFFSET_WRONG)
 		return PROTO_OFFSET_MISMATCH;
 	room = p->u.length - req->offset;
@@ -838,7 +873,7 @@ patch_held(struct patch_run *p, enum tus_offset_verdict v)
 		pr = stream_blocks(p);
 	if (pr != PROTO_OK || p->u.recorded < p->u.length)
 		return pr;
-	return finish(p);
+	return p->u.purpose == PURPOSE_PARTIAL ? finish_partial(p) : tus_finish(p);
 }
 
 static enum proto_result
@@ -847,20 +882,22 @@ run_patch(struct patch_run *p)
 	enum tus_offset_verdict v;
 	enum proto_result pr;
 
-	if ((pr = read_upload(p->s, p->req->owner, p->req->id, &p->u)) != PROTO_OK)
+	if ((pr = tus_read_upload(p->s, p->req->owner, p->req->id, &p->u)) != PROTO_OK)
 		return pr;
 	if ((pr = admit_patch(p, &v)) != PROTO_OK || v == TUS_OFFSET_DONE)
 		return pr;
-	if ((pr = take(p)) != PROTO_OK)
+	if ((pr = tus_take(p)) != PROTO_OK)
 		return pr;
 	if (FAILPOINT("tus.after_take"))
 		pr = PROTO_UNAVAILABLE;
 	/* Read again under the hold: a PATCH that held it before may have
 	 * recorded more since the first read. */
-	else if ((pr = read_upload(p->s, p->req->owner, p->req->id, &p->u)) == PROTO_OK &&
+	else if ((pr = tus_read_upload(p->s, p->req->owner, p->req->id, &p->u)) == PROTO_OK &&
 	    (pr = admit_patch(p, &v)) == PROTO_OK && v != TUS_OFFSET_DONE)
 		pr = patch_held(p, v);
-	if (!p->lost && !p->released && (pr != PROTO_OK || p->u.recorded < p->u.length) &&
+	/* A complete partial stays pending (a final consumes it): let go too. */
+	if (!p->lost && !p->released &&
+	    (pr != PROTO_OK || p->u.recorded < p->u.length || p->u.purpose == PURPOSE_PARTIAL) &&
 	    uploads_release(p->s->db, p->u.blob_name, p->hi.holder) != DB_OK)
 		log_warn("upload %s stays held until its holder's lease lapses", p->u.id);
 	return pr;
@@ -883,8 +920,8 @@ tus_patch(struct services *s, const struct tus_patch *req, struct tus_state *out
 	proto_start_deadline(s);
 	pr = run_patch(&p);
 	out->retry_after = p.busy_retry;
-	if (pr == PROTO_OK && read_upload(s, req->owner, req->id, &p.u) == PROTO_OK)
-		state_of(&p.u, out);
+	if (pr == PROTO_OK && tus_read_upload(s, req->owner, req->id, &p.u) == PROTO_OK)
+		tus_state_of(&p.u, out);
 	else if (pr == PROTO_OK)
 		pr = PROTO_UNAVAILABLE;
 	if (p.sum)
@@ -908,13 +945,18 @@ tus_terminate(struct services *s, const char *owner, const char *id, unsigned *r
 	p.s = s;
 	p.req = &none;
 	proto_start_deadline(s);
-	if ((pr = read_upload(s, owner, id, &p.u)) != PROTO_OK)
+	if ((pr = tus_read_upload(s, owner, id, &p.u)) != PROTO_OK)
 		goto out;
 	if (p.u.state == REGISTRY_COMMITTED) {
 		pr = PROTO_FINISHED;
 		goto out;
 	}
-	if ((pr = take(&p)) != PROTO_OK) {
+	/* A partial a final claimed is the final's to consume. */
+	if (p.u.final_id[0]) {
+		pr = PROTO_PARTIAL_CLAIMED;
+		goto out;
+	}
+	if ((pr = tus_take(&p)) != PROTO_OK) {
 		*retry_after = p.busy_retry;
 		goto out;
 	}
@@ -922,6 +964,9 @@ tus_terminate(struct services *s, const char *owner, const char *id, unsigned *r
 	pr = proto_compensate_pending(s, &p.hi);
 	if (pr == PROTO_NOT_FOUND)
 		pr = PROTO_UNAVAILABLE;	/* lost between the hold and the claim */
+	/* A final gone before it was ready lets its partials go too. */
+	if (pr == PROTO_OK && p.u.partials[0] && concat_db_unclaim(s->db, p.u.id) != DB_OK)
+		log_warn("final upload %s terminated; its partials stay claimed until their leases end", p.u.id);
 out:
 	blob_client_set_deadline(s->blob, 0);
 	return pr;

@@ -24,6 +24,14 @@
 #include "protocol/protocol.h"
 #include "registry/uploads_db.h"
 
+/* The concatenation extension: what an upload is (doc/design.md,
+ * "Resumable uploads: concatenation"). */
+enum tus_concat {
+	TUS_CONCAT_NONE = 0,
+	TUS_CONCAT_PARTIAL,	/* a part of a final: no name, its own intent */
+	TUS_CONCAT_FINAL,	/* assembled in storage from its partials */
+};
+
 /* What an answer about an upload reports. */
 struct tus_state {
 	char id[UPLOAD_ID_MAX];
@@ -32,6 +40,8 @@ struct tus_state {
 	int64_t expires;	/* Upload-Expires, Unix seconds; 0 once finished */
 	uint64_t document_id;	/* the document, once ready (Location); else 0 */
 	unsigned retry_after;	/* PROTO_BUSY: Retry-After seconds (tus_busy_retry_after) */
+	enum tus_concat concat;
+	char partials[UPLOAD_PARTIALS_MAX];	/* a final: its partials' ids, space-separated */
 };
 
 struct tus_new {
@@ -41,10 +51,13 @@ struct tus_new {
 	const char *content_type;
 	uint64_t replaces;		/* nonzero: replace this document instead */
 	const struct proto_precondition *pre;	/* a replace's If-Match, or NULL */
+	enum tus_concat concat;		/* NONE, or PARTIAL (no name, no document) */
 };
 
 /* POST /uploads: the intent and the upload's row.  PROTO_NAME_TAKEN, PROTO_NOT_FOUND,
- * PROTO_FORBIDDEN, PROTO_STALE as for create and replace. */
+ * PROTO_FORBIDDEN, PROTO_STALE as for create and replace.  A partial
+ * (req->concat) is an intent with no document; its PATCH that reaches its
+ * length commits its blob tagged pending and reports the whole offset. */
 BINDERY_NODISCARD enum proto_result tus_create(struct services *s, const struct tus_new *req,
 					       struct tus_state *out);
 
@@ -68,6 +81,7 @@ struct tus_patch {
  * fit Azure's 50,000 blocks), PROTO_TOO_LARGE (413: past Upload-Length),
  * PROTO_BODY_ERROR (the body failed: its whole blocks are kept), and, on
  * the PATCH that finishes, whatever a create's or replace's commit answers.
+ * PROTO_FINAL_UPLOAD (403) for a final upload (tus concatenation).
  */
 BINDERY_NODISCARD enum proto_result tus_patch(struct services *s, const struct tus_patch *req,
 					      struct tus_state *out);
@@ -82,7 +96,9 @@ BINDERY_NODISCARD enum proto_result tus_find_pending(struct services *s, struct 
 						     const char *owner, char *id, size_t idlen);
 
 /* DELETE /uploads/{id}: staged blocks purged, the intent dropped.  PROTO_BUSY
- * while a PATCH holds it; PROTO_FINISHED once its document is ready. */
+ * while a PATCH holds it; PROTO_FINISHED once its document is ready;
+ * PROTO_PARTIAL_CLAIMED for a partial a final has claimed.  A final's
+ * partials are let go (free for another final). */
 BINDERY_NODISCARD enum proto_result tus_terminate(struct services *s, const char *owner, const char *id,
 						  unsigned *retry_after);
 

@@ -55,21 +55,15 @@ reserve_once(struct db *db, const char *blob_name, uint64_t bytes, int is_create
 	return db_exec(db, sql_reserve, p, sizeof p / sizeof p[0], n);
 }
 
-enum db_err
-quota_db_reserve(struct db *db, uint64_t doc_id, const char *blob_name, uint64_t bytes, int is_create)
+/* The reservation's row is written: take it from the owner's figures. */
+static enum db_err
+reserve_written(struct db *db, const char *blob_name, uint64_t bytes, int is_create)
 {
-	struct db_param r[] = { DBP_STR(blob_name), DBP_U64(bytes), DBP_U64(is_create ? 1 : 0), DBP_U64(doc_id) };
 	struct db_param b[] = { DBP_STR(blob_name) };
 	uint64_t n = 0, there = 0;
 	struct db_col c[] = { DBC_U64(&there) };
 	enum db_err e;
 
-	if (!quota_db_enabled())
-		return DB_OK;
-	if ((e = db_exec(db, sql_reservation, r, 4, &n)) != DB_OK)
-		return e;
-	if (n != 1)
-		return DB_NOT_FOUND;	/* no document doc_id */
 	if ((e = reserve_once(db, blob_name, bytes, is_create, &n)) != DB_OK || n == 1)
 		return e;
 	/* No row changed: over a limit, or the owner has no row yet. */
@@ -81,6 +75,38 @@ quota_db_reserve(struct db *db, uint64_t doc_id, const char *blob_name, uint64_t
 	    (e = reserve_once(db, blob_name, bytes, is_create, &n)) != DB_OK)
 		return e;
 	return n == 1 ? DB_OK : DB_QUOTA;
+}
+
+enum db_err
+quota_db_reserve(struct db *db, uint64_t doc_id, const char *blob_name, uint64_t bytes, int is_create)
+{
+	struct db_param r[] = { DBP_STR(blob_name), DBP_U64(bytes), DBP_U64(is_create ? 1 : 0), DBP_U64(doc_id) };
+	uint64_t n = 0;
+	enum db_err e;
+
+	if (!quota_db_enabled())
+		return DB_OK;
+	if ((e = db_exec(db, sql_reservation, r, 4, &n)) != DB_OK)
+		return e;
+	if (n != 1)
+		return DB_NOT_FOUND;	/* no document doc_id */
+	return reserve_written(db, blob_name, bytes, is_create);
+}
+
+static const char sql_reservation_owner[] =
+	"INSERT INTO quota_reservations (blob_name, owner, bytes, is_create) VALUES (?, ?, ?, 0)";
+
+enum db_err
+quota_db_reserve_owner(struct db *db, const char *owner, const char *blob_name, uint64_t bytes)
+{
+	struct db_param r[] = { DBP_STR(blob_name), DBP_STR(owner), DBP_U64(bytes) };
+	enum db_err e;
+
+	if (!quota_db_enabled())
+		return DB_OK;
+	if ((e = db_exec(db, sql_reservation_owner, r, ARRAY_LEN(r), NULL)) != DB_OK)
+		return e;
+	return reserve_written(db, blob_name, bytes, 0);
 }
 
 /* LEAST: a recount may have set the row below what an older reservation

@@ -47,6 +47,11 @@ int quota_db_enabled(void);
 BINDERY_NODISCARD enum db_err quota_db_reserve(struct db *db, uint64_t doc_id, const char *blob_name,
 					       uint64_t bytes, int is_create);
 
+/* The same for an intent of owner's with no document (a tus partial
+ * upload, sql/019): it adds no document. */
+BINDERY_NODISCARD enum db_err quota_db_reserve_owner(struct db *db, const char *owner, const char *blob_name,
+						     uint64_t bytes);
+
 /* Release blob_name's reservation, if it has one (exactly once: the
  * reservation's row goes with it). */
 BINDERY_NODISCARD enum db_err quota_db_settle(struct db *db, const char *blob_name);

@@ -12,7 +12,9 @@ static const char sql_get_upload[] =
 	" b.purpose, COALESCE(u.replace_version, 0), u.recorded, u.nblocks, u.hash_state, b.state,"
 	" b.holder IS NOT NULL, CAST(TIMESTAMPDIFF(MICROSECOND, b.touched_at, NOW(6)) DIV 1000 AS SIGNED),"
 	" IF(b.state = 'pending', COALESCE(CAST(FLOOR(UNIX_TIMESTAMP(b.expires_at)) AS SIGNED), 0), 0),"
-	" COALESCE(k.size, 0), COALESCE(k.md5, '')"
+	" COALESCE(k.size, 0), COALESCE(k.md5, ''),"
+	" COALESCE(u.partial_etag, ''), COALESCE(u.final_id, ''), u.consumed_at IS NOT NULL,"
+	" COALESCE(u.partials, '')"
 	" FROM uploads u JOIN blobs b ON b.name = u.blob_name"
 	" LEFT JOIN upload_blocks k ON k.upload_id = u.id AND k.seq + 1 = u.nblocks"
 	" WHERE u.id = ?";
@@ -21,13 +23,15 @@ enum db_err
 uploads_get(struct db *db, const char *id, struct upload_row *out)
 {
 	char purpose[16], state[16];
-	uint64_t held = 0;
+	uint64_t held = 0, consumed = 0;
 	struct db_col c[] = { DBC_STR(out->id), DBC_STR(out->blob_name), DBC_U64(&out->document_id),
 			      DBC_STR(out->owner), DBC_U64(&out->length), DBC_STR(out->content_type),
 			      DBC_STR(purpose), DBC_U64(&out->replace_version), DBC_U64(&out->recorded),
 			      DBC_U64(&out->nblocks), DBC_STR(out->hash_state), DBC_STR(state),
 			      DBC_U64(&held), DBC_I64(&out->held_idle_ms), DBC_I64(&out->expires_unix),
-			      DBC_U64(&out->last_size), DBC_STR(out->last_md5) };
+			      DBC_U64(&out->last_size), DBC_STR(out->last_md5),
+			      DBC_STR(out->partial_etag), DBC_STR(out->final_id), DBC_U64(&consumed),
+			      DBC_STR(out->partials) };
 	struct db_param p[] = { DBP_STR(id) };
 	enum db_err e;
 
@@ -37,6 +41,7 @@ uploads_get(struct db *db, const char *id, struct upload_row *out)
 		out->purpose = intent_purpose_from_name(purpose);
 		out->state = registry_state_from_name(state);
 		out->held = held != 0;
+		out->consumed = consumed != 0;
 	}
 	return e;
 }

@@ -27,6 +27,11 @@
 #define UPLOAD_BLOCK_ID_MAX 65
 #define UPLOAD_MD5_MAX 25	/* base64 of 16 bytes, plus NUL */
 #define UPLOAD_HASH_STATE_MAX 301
+#define UPLOAD_ETAG_MAX 128
+/* tus concatenation (sql/019): at most this many partials in one final,
+ * their ids space-separated. */
+#define UPLOAD_CONCAT_MAX 64
+#define UPLOAD_PARTIALS_MAX (UPLOAD_CONCAT_MAX * UPLOAD_ID_MAX)
 
 /* A new upload: a create (document name set) or a replace of document
  * replaces.  Its rows are written with its intent, in the documents'
@@ -63,6 +68,11 @@ struct upload_row {
 	int64_t expires_unix;		/* the lease's end (Upload-Expires); 0 when not pending */
 	uint64_t last_size;		/* the last recorded block's size, 0 without one */
 	char last_md5[UPLOAD_MD5_MAX];
+	/* Concatenation (sql/019): a partial (purpose PURPOSE_PARTIAL) ... */
+	char partial_etag[UPLOAD_ETAG_MAX];	/* ... its committed blob's ETag: "" until complete */
+	char final_id[UPLOAD_ID_MAX];		/* ... the final that claimed it, "" for none */
+	int consumed;				/* ... its blob removed: the final is ready */
+	char partials[UPLOAD_PARTIALS_MAX];	/* a final: its partials' ids in order; "" otherwise */
 };
 
 /* The upload with this id; DB_NOT_FOUND without one (or once its intent is gone). */

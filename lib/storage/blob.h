@@ -201,6 +201,29 @@ BINDERY_NODISCARD int blob_commit_blocks(struct blob_client *, const char *name,
     const char *const *ids, size_t n, const struct blob_upload_opts *opts,
     struct blob_upload_info *info, struct blob_result *res);
 
+/*
+ * Put Block From URL: stage bytes [offset, offset + len) of the committed
+ * blob source (same container) as block block_id_b64 of name, the bytes
+ * copied by the service itself, never passing through this process.  The
+ * service reads the source with a short read-only SAS (the key), the
+ * configured SAS, or (Entra) our bearer token in
+ * x-ms-copy-source-authorization.  len is 1 .. BLOB_FROM_URL_MAX (the
+ * service's limit for one block).
+ */
+#define BLOB_FROM_URL_MAX ((uint64_t)4000 << 20)
+BINDERY_NODISCARD int blob_put_block_from_url(struct blob_client *, const char *name,
+    const char *block_id_b64, const char *source, uint64_t offset, uint64_t len,
+    struct blob_result *res);
+/* One block of blob_put_blocks_from_url. */
+struct blob_from_url {
+	const char *id_b64;
+	const char *source;
+	uint64_t offset, len;
+};
+/* The same for items[n], at most blocks_in_flight at once: the first
+ * failure is the result (nothing more is started; what runs finishes). */
+BINDERY_NODISCARD int blob_put_blocks_from_url(struct blob_client *, const char *name,
+    const struct blob_from_url *items, size_t n, struct blob_result *res);
 /* A block blob_stage_stream staged, reported once storage accepted it. */
 struct blob_staged {
 	const char *id_b64;		/* the block's id, as Put Block List wants it */

@@ -4,10 +4,15 @@
 #           (default 8, as bench.sh's tus figure) from one curl;
 #   create  through bindery's single-request create, POST /documents?name=
 #           with the raw body (curl -T);
+#   parallel  through /uploads with tus-js-client 4.3.1 and parallelUploads:
+#           4 (tests/bench/bench_tus_parallel.mjs): four partial uploads of
+#           64 MiB at once, one PATCH each, then the final, assembled in
+#           storage, whose 201 comes once the document is ready;
 #   direct  straight to Azurite, one Put Blob to a SAS URL (curl -T);
-# the first two through the same lighttpd, round after round, REPS times
+# the first three through the same lighttpd, round after round, REPS times
 # (default 3).  Prints each side's median seconds and MB/s (10^6 bytes) and
-# the ratios tus/create (target >= 0.8) and tus/direct, as throughputs.
+# the ratios tus/create (target >= 0.8), parallel/create (target >= 1.0)
+# and tus/direct, as throughputs; parallel/create also round by round.
 #
 #   ./dev test --keep tests/e2e/healthz.sh && tests/bench/bench_tus.sh [REPS [CHUNK_MIB]]
 #   (or after ./dev up)
@@ -121,6 +126,12 @@ run_create() { # NAME
 	jq -r .id "$work/answer" >"$work/id"
 	echo "${t#* }"
 }
+run_parallel() { # NAME
+	local out
+	out=$(BINDERY_TEST_TOKEN=$token node "$here/bench_tus_parallel.mjs" "$url" "$work/file.bin" "$1") || return 1
+	echo "${out#* }" >"$work/id"
+	echo "${out%% *}"
+}
 run_direct() { # NAME
 	local sas t
 	sas=$("$blobtool" sas "$1" cw 3600) || return 1
@@ -140,27 +151,33 @@ drop() {
 run=$$x$RANDOM
 printf 'bench_tus: %d MiB, %d MiB PATCHes, %d rounds, lighttpd %s, load %s\n' "$mib" "$chunk_mib" \
 	"$reps" "$url" "$(cut -d' ' -f1-3 /proc/loadavg)"
-tus_s=() create_s=() direct_s=()
+tus_s=() create_s=() direct_s=() par_s=() par_ratio=()
+command -v node >/dev/null && [ -d "$top/node_modules/tus-js-client" ] || die "no node or tus-js-client (./dev installs them)"
 for ((i = 1; i <= reps; i++)); do
 	t=$(run_tus "bench-tus-$run-$i") || die "round $i: tus failed"
 	drop
 	c=$(run_create "bench-create-$run-$i") || die "round $i: create failed"
 	drop
+	p=$(run_parallel "bench-par-$run-$i") || die "round $i: parallel failed"
+	drop
 	d=$(run_direct "direct-$i") || die "round $i: direct failed"
 	"$blobtool" rm "direct-$i" >/dev/null
-	printf 'round %d: tus %.2f s, create %.2f s, direct %.2f s\n' "$i" "$t" "$c" "$d"
-	tus_s+=("$t") create_s+=("$c") direct_s+=("$d")
+	printf 'round %d: tus %.2f s, create %.2f s, parallel %.2f s (%.3f× the create), direct %.2f s\n' \
+		"$i" "$t" "$c" "$p" "$(echo "$c / $p" | bc -l)" "$d"
+	tus_s+=("$t") create_s+=("$c") direct_s+=("$d") par_s+=("$p") par_ratio+=("$(echo "$c / $p" | bc -l)")
 done
 stack_lighttpd_stop
 stopped=1
 
 median() { printf '%s\n' "$@" | sort -g | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
-mt=$(median "${tus_s[@]}") mc=$(median "${create_s[@]}") md=$(median "${direct_s[@]}")
+mt=$(median "${tus_s[@]}") mc=$(median "${create_s[@]}") md=$(median "${direct_s[@]}") mp=$(median "${par_s[@]}")
 mbs() { echo "$bytes / $1 / 1000000" | bc -l; }
 printf 'median: tus %.2f s (%.1f MB/s), create %.2f s (%.1f MB/s), direct %.2f s (%.1f MB/s)\n' \
 	"$mt" "$(mbs "$mt")" "$mc" "$(mbs "$mc")" "$md" "$(mbs "$md")"
 printf 'ratio tus/create %.3f (target >= 0.8), tus/direct %.3f\n' \
 	"$(echo "$mc / $mt" | bc -l)" "$(echo "$md / $mt" | bc -l)"
+printf 'tus-parallel (parallelUploads: 4): median %.2f s (%.1f MB/s); parallel/create %.3f by the rounds'"'"' own ratios (target >= 1.0), %.3f by the medians\n' \
+	"$mp" "$(mbs "$mp")" "$(median "${par_ratio[@]}")" "$(echo "$mc / $mp" | bc -l)"
 # Where tus spends it: a PATCH of 8 MiB, and the last one, which commits.
 mapfile -t mid <"$work/patch.mid"
 mapfile -t last <"$work/patch.last"

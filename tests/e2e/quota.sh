@@ -8,7 +8,7 @@
 #     replace is counted by the difference and one past the limit is 413
 #     and leaves the document as it was;
 #   - pending_per_owner 3: a fourth tus upload in flight is 413 until one
-#     ends;
+#     ends; a tus partial upload (no document) reserves the same way;
 #   - a direct upload whose client wrote more than it declared: finalize
 #     422 size_mismatch, its bytes deleted at once, its row and reservation
 #     kept until the sweep;
@@ -145,6 +145,21 @@ tus_new t5
 is "$CODE" 201 "... then another may start: 201"
 terminate "$LOC"
 is "$CGI_CODE $(usage demo | cut -d' ' -f3-)" "204 2000 2" "another terminated: its reservation settled"
+# A tus partial upload (concatenation) is an intent of its own, with no
+# document: it reserves like any upload, and is refused past the limit.
+partial_new() {
+	cgi_run "$work/t.out" "$work/q.conf" POST /uploads "$bearer" HTTP_TUS_RESUMABLE=1.0.0 HTTP_UPLOAD_LENGTH=1000 \
+		HTTP_UPLOAD_CONCAT=partial CONTENT_LENGTH=0 </dev/null
+	CODE=$CGI_CODE
+	LOC=$(tr -d '\r' <"$work/t.out" | sed -n 's/^Location: //Ip' | head -n 1)
+}
+partial_new
+is "$CODE $(usage demo | cut -d' ' -f3-)" "201 3000 3" "a partial upload reserves its Upload-Length like any upload"
+pl=$LOC
+partial_new
+is "$CODE" 413 "... and another past pending_per_owner is 413"
+terminate "$pl"
+is "$CGI_CODE $(usage demo | cut -d' ' -f3-)" "204 2000 2" "... its termination settles it"
 
 # ---- a direct upload that writes more than it declared ----
 cgi_run "$work/dc.out" "$work/q.conf" POST /documents/direct "$bearer" CONTENT_TYPE=application/json \

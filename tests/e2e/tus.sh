@@ -102,7 +102,7 @@ for server in $servers; do
 	is "$HTTP_CODE" 204 "$s: OPTIONS /uploads is 204"
 	is "$(header tus-version)" 1.0.0 "$s: ... Tus-Version 1.0.0"
 	is "$(header tus-resumable)" 1.0.0 "$s: ... Tus-Resumable 1.0.0"
-	is "$(header tus-extension)" creation,creation-with-upload,termination,checksum,expiration \
+	is "$(header tus-extension)" creation,creation-with-upload,termination,checksum,expiration,concatenation \
 		"$s: ... exactly the extensions built"
 	is "$(header tus-max-size)" "$max_upload" "$s: ... Tus-Max-Size is max_upload"
 	is "$(header tus-checksum-algorithm)" sha1,sha256 "$s: ... sha1 and sha256"

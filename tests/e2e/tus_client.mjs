@@ -20,6 +20,11 @@
 //           database session is gone, and the same Upload object finishes
 //           within that time.
 //
+//   parallel  FILE as a Buffer with parallelUploads: 4 (the concatenation
+//           extension): four partial uploads, each its own POST and
+//           PATCHes at once, then the final's POST, whose 201 comes once
+//           the document is ready; a HEAD of the final names the document.
+//
 //   taken   FILE to NAME, a name a ready document already has, with the
 //           retryDelays and onShouldRetry of doc/api.md's tus-js-client
 //           snippet: the creation is refused with 422 name_taken and the
@@ -296,7 +301,30 @@ async function caseTaken() {
 	ok(posts.length === 1, `taken: one POST, not retried (${seen.statuses.join(', ')})`);
 }
 
-const cases = { whole: caseWhole, resume: caseResume, kill: caseKill, taken: caseTaken };
+async function caseParallel() {
+	const seen = { statuses: [] };
+	const up = new tus.Upload(readFileSync(file), options({ parallelUploads: 4, chunkSize: Infinity }, seen));
+	const result = await run(up, seen);
+	ok(result === 'success', `parallel: tus-js-client reports success (${result})`);
+	const posts = seen.statuses.filter(s => s.startsWith('POST '));
+	ok(posts.length === 5 && posts.every(s => s === 'POST 201'),
+		`parallel: four partials and the final, each created 201 (${posts.join(', ')})`);
+	ok(/^\/uploads\/[0-9a-f]{32}$/.test(up.url ? new URL(up.url).pathname : ''),
+		`parallel: the final's URL is /uploads/{32 hex} (${up.url})`);
+	if (!up.url)
+		return;
+	const res = await fetch(up.url, { method: 'HEAD',
+		headers: { Authorization: `Bearer ${token}`, 'Tus-Resumable': '1.0.0' } });
+	const concat = res.headers.get('upload-concat') || '';
+	ok(/^final;(\S+ ){3}\S+$/.test(concat), `parallel: HEAD of the final names four partials (${concat})`);
+	ok(res.headers.get('upload-offset') === String(size), `parallel: ... and its whole length as offset`);
+	const loc = res.headers.get('location') || '';
+	ok(/^\/documents\/[0-9]+$/.test(loc), `parallel: ... and the document (Location: ${loc})`);
+	if (loc)
+		say('location', loc);
+}
+
+const cases = { whole: caseWhole, resume: caseResume, kill: caseKill, taken: caseTaken, parallel: caseParallel };
 if (!cases[kase]) {
 	say('fail', `unknown case ${kase}`);
 	process.exit(2);

@@ -12,6 +12,10 @@
 #     PATCH's hold ends with its database session), well within the window a
 #     silent live holder keeps it (heartbeat + request_deadline of the test
 #     config);
+#   - tus-js-client with parallelUploads: 4 (the concatenation extension),
+#     a 6 MiB file, through lighttpd and Apache mod_fcgid (and under --long
+#     the pool): four partial uploads at once and the final, the document
+#     byte-identical;
 #   - a name a ready document has: tus-js-client with the retryDelays and
 #     onShouldRetry of doc/api.md's snippet must fail with 422 name_taken
 #     within 5 s, after one POST (a 409 would keep it retrying for minutes);
@@ -55,6 +59,8 @@ trap 'exit 130' INT
 trap 'exit 143' TERM
 
 head -c $((20 * 1024 * 1024)) /dev/urandom >"$tus_work/file.bin"
+# The parallel case's: small, as it runs by default through two servers.
+head -c $((6 * 1024 * 1024 + 333)) "$tus_work/file.bin" >"$tus_work/parallel.bin"
 
 # conf_limit KEY: the [limits] KEY of the test config (the last line wins).
 conf_limit() {
@@ -112,9 +118,10 @@ options_advertised() {
 # client CASE SERVER URL SERVER-PID: one case of tus_client.mjs, its
 # document checked, then the audit.
 client() {
-	local kase=$1 server=$2 url=$3 pid=$4 name rc verdict what loc=
+	local kase=$1 server=$2 url=$3 pid=$4 name rc verdict what loc= file=$tus_work/file.bin
+	[ "$kase" != parallel ] || file=$tus_work/parallel.bin
 	name=tus-client-$tus_run-$kase-$server.bin
-	node "$here/tus_client.mjs" "$kase" "$url" "$tus_work/file.bin" "$name" \
+	node "$here/tus_client.mjs" "$kase" "$url" "$file" "$name" \
 		"$pid" "$tus_azurite_pid" "$BLOB_PORT" "$tus_takeover" >"$tus_work/results" 2>"$tus_work/node.err"
 	rc=$?
 	local before=$TAP_N
@@ -131,7 +138,7 @@ client() {
 		while IFS= read -r l; do diag "$l"; done < <(tail -n 20 "$tus_work/node.err")
 	fi
 	if [ -n "$loc" ]; then
-		document_is "$server $kase" "$url" "$loc" "$name" "$tus_work/file.bin"
+		document_is "$server $kase" "$url" "$loc" "$name" "$file"
 	else
 		fail "$server $kase: the upload named its document"
 	fi
@@ -237,7 +244,7 @@ ok '[ "$AUDIT_RC" -le 2 ]' "bindery audit runs before the uploads (exit $AUDIT_R
 while IFS= read -r tus_line; do note "audit before this test: $tus_line"; done <"$tus_work/audit.before"
 
 for tus_server in lighttpd pool apache; do
-	tus_cases='whole resume kill'
+	tus_cases='whole resume kill parallel'
 	case $tus_server in
 	lighttpd) tus_url=$BINDERY_TEST_LIGHTTPD_URL tus_pid=$tus_lighttpd_pid ;;
 	pool | apache)
@@ -248,8 +255,12 @@ for tus_server in lighttpd pool apache; do
 		fi
 		# The pool streams each PATCH as lighttpd does, and mod_fcgid's
 		# PATCHes are whole requests like any other; the resume and the
-		# kill are the protocol's, run above.
-		[ -n "${BINDERY_TEST_LONG:-}" ] || tus_cases=whole ;;
+		# kill are the protocol's, run above.  A parallel upload runs
+		# through mod_fcgid by default (its PATCHes are whole requests).
+		if [ -z "${BINDERY_TEST_LONG:-}" ]; then
+			tus_cases=whole
+			[ $tus_server = pool ] || tus_cases='whole parallel'
+		fi ;;
 	esac
 	options_advertised "$tus_server" "$tus_url"
 	for tus_case in $tus_cases; do

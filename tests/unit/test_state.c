@@ -1,6 +1,8 @@
 /*
  * test_state.c - the state module against the schema: every ENUM(...) in
- * the files of sql/ (CREATE TABLE and any later ALTER TABLE) must list exactly the
+ * the files of sql/ (CREATE TABLE and any later ALTER TABLE; a later
+ * definition of a column may only add names at its end, and the latest
+ * counts) must list exactly the
  * names of the C enum that maps it, in the same order (the C values number
  * them as MariaDB does), and the x-ms-if-tags guards must be exactly
  * `"state" = 'X'`.  Names and parsing round-trip; anything else parses to
@@ -34,14 +36,16 @@ static struct column {
 	name_fn name;
 	int count;	/* values 1..count-1 are the listed names */
 	int seen;
+	char last[512];	/* the latest definition's names, comma-separated */
+	char where[64];	/* ... and the file it is in */
 } columns[] = {
-	{ "documents", "status", doc_name, DOC_STATUS_COUNT, 0 },
-	{ "blobs", "state", reg_name, REGISTRY_STATE_COUNT, 0 },
-	{ "blobs", "purpose", purpose_name, PURPOSE_COUNT, 0 },
-	{ "blobs", "route", route_name, UPLOAD_ROUTE_COUNT, 0 },
-	{ "idempotency_keys", "route", route_name, UPLOAD_ROUTE_COUNT, 0 },
-	{ "sweep_runs", "result", result_name, SWEEP_RESULT_COUNT, 0 },
-	{ "event_deliveries", "state", delivery_name, DELIVERY_STATE_COUNT, 0 },
+	{ "documents", "status", doc_name, DOC_STATUS_COUNT, 0, "", "" },
+	{ "blobs", "state", reg_name, REGISTRY_STATE_COUNT, 0, "", "" },
+	{ "blobs", "purpose", purpose_name, PURPOSE_COUNT, 0, "", "" },
+	{ "blobs", "route", route_name, UPLOAD_ROUTE_COUNT, 0, "", "" },
+	{ "idempotency_keys", "route", route_name, UPLOAD_ROUTE_COUNT, 0, "", "" },
+	{ "sweep_runs", "result", result_name, SWEEP_RESULT_COUNT, 0, "", "" },
+	{ "event_deliveries", "state", delivery_name, DELIVERY_STATE_COUNT, 0, "", "" },
 };
 
 /* The identifier after `kw` (case-insensitive) in line, if any, into out. */
@@ -64,11 +68,14 @@ word_after(const char *line, const char *kw, char *out, size_t outlen)
 	return k > 0;
 }
 
-/* Compare the quoted names of "ENUM('a', 'b')" at list with c's names. */
+/* The quoted names of "ENUM('a', 'b')" at list, kept as the column's
+ * latest definition: a later migration may only add names at the end (an
+ * ENUM value is stored as its index), so each definition must begin with
+ * the one before.  check_latest compares the last with the C enum. */
 static void
 check_enum(const char *file, const char *table, const char *col, const char *list)
 {
-	char got[512] = "", want[512] = "", item[64];
+	char got[512] = "", item[64];
 	const char *p = list;
 	size_t i, k;
 	int v, listed = 0;
@@ -93,12 +100,35 @@ check_enum(const char *file, const char *table, const char *col, const char *lis
 		if (*p != ',' && strncmp(p, ", ", 2) != 0)
 			break;
 	}
-	for (v = 1; v < columns[i].count; v++)
-		snprintf(want + strlen(want), sizeof want - strlen(want), "%s%s", v > 1 ? "," : "",
-			 columns[i].name(v));
-	if (!tap_ok(strcmp(got, want) == 0, "%s: %s.%s lists the C enum's names in order", file,
-		    table, col))
-		tap_diag("sql: %s; C: %s", got, want);
+	if (columns[i].last[0] &&
+	    !tap_ok(strncmp(got, columns[i].last, strlen(columns[i].last)) == 0 &&
+			    (got[strlen(columns[i].last)] == '\0' || got[strlen(columns[i].last)] == ','),
+		    "%s: %s.%s keeps %s's names and order (only adds at the end)", file, table, col,
+		    columns[i].where))
+		tap_diag("before: %s; now: %s", columns[i].last, got);
+	snprintf(columns[i].last, sizeof columns[i].last, "%s", got);
+	snprintf(columns[i].where, sizeof columns[i].where, "%s", file);
+}
+
+/* Each column's latest definition against the C enum's names. */
+static void
+check_latest(void)
+{
+	char want[512];
+	size_t i;
+	int v;
+
+	for (i = 0; i < ARRAY_LEN(columns); i++) {
+		if (columns[i].seen == 0)
+			continue;
+		want[0] = '\0';
+		for (v = 1; v < columns[i].count; v++)
+			snprintf(want + strlen(want), sizeof want - strlen(want), "%s%s", v > 1 ? "," : "",
+				 columns[i].name(v));
+		if (!tap_ok(strcmp(columns[i].last, want) == 0, "%s: %s.%s lists the C enum's names in order",
+			    columns[i].where, columns[i].table, columns[i].column))
+			tap_diag("sql: %s; C: %s", columns[i].last, want);
+	}
 }
 
 static void
@@ -183,6 +213,7 @@ test_schema(void)
 		free(files[j]);
 	}
 	free(files);
+	check_latest();
 	for (i = 0; i < ARRAY_LEN(columns); i++)
 		tap_ok(columns[i].seen > 0, "the schema defines %s.%s", columns[i].table,
 		       columns[i].column);
