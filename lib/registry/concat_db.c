@@ -67,7 +67,7 @@ final_intent_tx(struct db *db, const struct concat_final_new *f, uint64_t *doc_i
 	size_t i;
 
 	if ((e = docs_create_intent_tx(db, u->name, u->owner, u->content_type, u->blob_name, &l, NULL,
-				       doc_id)) != DB_OK)
+				       doc_id, NULL)) != DB_OK)
 		return e;
 	{
 		struct db_param p[] = { DBP_STR(u->id), DBP_STR(u->blob_name), DBP_U64(*doc_id),
