@@ -385,33 +385,36 @@ creation_concat(struct request *r, struct creation *c)
 	return 1;
 }
 
+/* 201 for a new upload: Location is the upload's (HEAD names the document). */
+static void
+answer_created(struct request *r, struct tus_state *st)
+{
+	struct buf extra = BUF_INIT(1024);
+
+	st->document_id = 0;
+	if (req_location_append(r, &extra, "/uploads/%s", st->id) != BUF_OK ||
+	    state_headers(r, st, &extra) != 0)
+		resp_error(r, 500, "internal", "out of memory");
+	else
+		resp_begin(r, 201, NULL, 0, buf_cstr(&extra));
+	buf_free(&extra);
+}
+
 /* The final: assembled from its partials; 201 once its document is ready. */
 static void
 create_final(struct app *app, struct request *r, struct creation *c)
 {
 	struct tus_final f = { r->owner, c->req.name, c->req.content_type, c->ids, c->nids };
-	struct buf extra = BUF_INIT(1024);
 	struct tus_state st;
 	enum proto_result pr;
 
 	pr = tus_concat_final(app->svc, &f, &st);
-	if (pr == PROTO_NAME_TAKEN) {
+	if (pr == PROTO_NAME_TAKEN)
 		answer_name_taken(app, r, ANSWER_TUS, c->req.name);
-		goto out;
-	}
-	if (pr != PROTO_OK) {
+	else if (pr != PROTO_OK)
 		answer_failure(r, ANSWER_TUS, pr, st.retry_after);
-		goto out;
-	}
-	st.document_id = 0;	/* Location is the upload's here; HEAD names the document */
-	if (req_location_append(r, &extra, "/uploads/%s", st.id) != BUF_OK ||
-	    state_headers(r, &st, &extra) != 0) {
-		resp_error(r, 500, "internal", "out of memory");
-		goto out;
-	}
-	resp_begin(r, 201, NULL, 0, buf_cstr(&extra));
-out:
-	buf_free(&extra);
+	else
+		answer_created(r, &st);
 }
 
 /* creation-with-upload: the body goes in as a PATCH at offset 0 would. */
@@ -438,7 +441,6 @@ handle_uploads_create(struct app *app, struct request *r)
 {
 	struct creation c;
 	struct tus_state st;
-	struct buf extra = BUF_INIT(1024);
 	enum proto_result pr;
 	int with_body = 0;
 
@@ -464,16 +466,8 @@ handle_uploads_create(struct app *app, struct request *r)
 	}
 	if (with_body)
 		creation_body(app, r, &st);
-	if (r->headers_sent)
-		goto out;
-	st.document_id = 0;	/* Location is the upload's here; HEAD names the document */
-	if (req_location_append(r, &extra, "/uploads/%s", st.id) != BUF_OK ||
-	    state_headers(r, &st, &extra) != 0) {
-		resp_error(r, 500, "internal", "out of memory");
-		goto out;
-	}
-	resp_begin(r, 201, NULL, 0, buf_cstr(&extra));
+	if (!r->headers_sent)
+		answer_created(r, &st);
 out:
 	tus_metadata_free(&c.md);
-	buf_free(&extra);
 }

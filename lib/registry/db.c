@@ -1,4 +1,4 @@
-/* db.c - see db.h.  Connector/C prepared statements with a per-connection cache. */
+/* db.c - see db.h.  Connector/C prepared statements with a per-connection cache, and batches. */
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>

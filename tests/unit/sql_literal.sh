@@ -28,6 +28,8 @@ for f in sorted(glob.glob('lib/**/*.c', recursive=True) + glob.glob('app/**/*.c'
             ident = re.match(r'sql_[a-z0-9_]+', arg).group(0)
             if not re.search(r'static const char ' + ident + r'\[\] *=', text):
                 bad.append(f + ':' + ident + '(not a static literal)')
+        elif arg == 'db_sql_commit':
+            pass	# db.c's own "COMMIT", a batch's last step (db.h)
         elif not arg.startswith('"'):
             bad.append(f + ':' + arg)
 print(calls, ' '.join(sorted(set(bad))))
