@@ -56,7 +56,8 @@ trap cleanup EXIT
 trap 'exit 130' INT
 trap 'exit 143' TERM
 
-{ cat "$conf"; printf '\n[limits]\nmax_upload = %sM\n\n[download]\nmode = proxy\n' "$((mib + 16))"; } >"$work/p5.conf"
+# The stack's own max_upload and mode lines, replaced (a key's first line counts).
+sed -e "s/^max_upload = .*/max_upload = $((mib + 16))M/" -e 's/^mode = .*/mode = proxy/' "$conf" >"$work/p5.conf"
 chmod 0600 "$work/p5.conf"
 "$bin/bindery" -c "$work/p5.conf" lifecycle-policy >/dev/null 2>"$work/check.err" ||
 	die "the configuration does not load: $(cat "$work/check.err")"
@@ -66,6 +67,7 @@ HTTP_PORT=
 stack_port HTTP_PORT 18540 || die "no free port"
 stack_render "$top/conf/lighttpd.conf" "$STACK_VAR/lighttpd.conf" PORT="$HTTP_PORT" VAR="$STACK_VAR" \
 	BINDIR="$bin" CONFIG="$work/p5.conf" || die "bad conf/lighttpd.conf"
+sed -i "s/^server.max-request-size = .*/server.max-request-size = $(((mib + 16) * 1024 + 64))/" "$STACK_VAR/lighttpd.conf"
 stack_lighttpd_start "$STACK_VAR/lighttpd.conf" || die "lighttpd did not start"
 url=http://127.0.0.1:$HTTP_PORT
 auth=(-H "Authorization: Bearer $token")
