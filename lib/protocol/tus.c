@@ -735,18 +735,27 @@ out:
 	return pr;
 }
 
+/* What the commit of every recorded byte says: the length and the SHA-256
+ * the records carried (the running state is copied, never finished). */
+static void
+sealed_info(const struct patch_run *p, struct blob_upload_info *info)
+{
+	struct sha256_ctx done = p->sha;
+
+	memset(info, 0, sizeof *info);
+	info->size = p->u.length;
+	sha256_digest(&done, sizeof info->sha256, info->sha256);
+	hex_lower(info->sha256, sizeof info->sha256, info->sha256_hex);
+}
+
 /* Steps 2 (the commit), 3 and 4 once every byte is recorded. */
 enum proto_result
 tus_finish(struct patch_run *p)
 {
-	struct sha256_ctx done = p->sha;
 	struct blob_upload_info info;
 	enum proto_result pr;
 
-	memset(&info, 0, sizeof info);
-	info.size = p->u.length;
-	sha256_digest(&done, sizeof info.sha256, info.sha256);
-	hex_lower(info.sha256, sizeof info.sha256, info.sha256_hex);
+	sealed_info(p, &info);
 	if (FAILPOINT("tus.after_last_block"))
 		return PROTO_UNAVAILABLE;
 	if ((pr = commit_blocks(p, &info)) != PROTO_OK)
@@ -782,15 +791,11 @@ tus_finish(struct patch_run *p)
 static enum proto_result
 finish_partial(struct patch_run *p)
 {
-	struct sha256_ctx done = p->sha;
 	struct blob_upload_info info;
 	enum proto_result pr;
 	enum db_err e;
 
-	memset(&info, 0, sizeof info);
-	info.size = p->u.length;
-	sha256_digest(&done, sizeof info.sha256, info.sha256);
-	hex_lower(info.sha256, sizeof info.sha256, info.sha256_hex);
+	sealed_info(p, &info);
 	if ((pr = commit_blocks(p, &info)) != PROTO_OK)
 		return pr;
 	if (FAILPOINT("tus.partial_after_commit"))
