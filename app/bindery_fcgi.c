@@ -162,22 +162,27 @@ release_heap(void)
 
 /*
  * ... and a request that may bring a large body starts from a trimmed
- * heap, whatever the small requests before it left: a large create's
- * peak is its blocks plus what it needs itself, never plus HEAP_SLACK
- * (the peak-memory benchmark, P3, has less headroom than that).  A body
- * of unknown length counts as large.
+ * heap, whatever the requests before it left: a large create's peak is
+ * its blocks plus what it needs itself, never plus HEAP_SLACK or plus the
+ * history of the worker (the peak-memory benchmark, P3, has less headroom
+ * than that).  The prepared statements a worker has cached go too: a few
+ * KiB each, scattered over the heap by the requests that first used them,
+ * they kept about 150 KiB of pages resident under the blocks of a worker
+ * that had served uploads of every kind, and preparing again the handful
+ * a large upload needs costs a few round trips beside its megabytes.  A
+ * body of unknown length counts as large.
  */
 static void
-trim_before_body(const struct request *r)
+trim_before_body(struct app *app, const struct request *r)
 {
-#ifdef HAVE_MALLOC_TRIM
 	int bodyless = span_eq_cstr(r->method, "GET") || span_eq_cstr(r->method, "HEAD") ||
 		       span_eq_cstr(r->method, "DELETE") || span_eq_cstr(r->method, "OPTIONS");
 
-	if (r->fcgi && !bodyless && (r->content_length < 0 || r->content_length > HEAP_SLACK))
-		(void)malloc_trim(0);
-#else
-	(void)r;
+	if (!r->fcgi || bodyless || (r->content_length >= 0 && r->content_length <= HEAP_SLACK))
+		return;
+	services_shed_caches(app->svc);
+#ifdef HAVE_MALLOC_TRIM
+	(void)malloc_trim(0);
 #endif
 }
 
@@ -202,7 +207,7 @@ serve(struct app *app, struct request *r)
 		}
 		r->content_length = (int64_t)n;
 	}
-	trim_before_body(r);
+	trim_before_body(app, r);
 	r->owner = authenticate(app, r);
 	r->token_rejected = r->owner == NULL && bearer_scheme(req_param(r, "HTTP_AUTHORIZATION"));
 	if (!admit_request(app, r))

@@ -129,6 +129,12 @@ services_db_ready(struct services *s)
 	return db_ensure(s->db) == DB_OK ? 0 : -1;
 }
 
+void
+services_shed_caches(struct services *s)
+{
+	db_forget_statements(s->db);
+}
+
 const char *
 services_install_id(struct services *s)
 {

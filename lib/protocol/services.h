@@ -37,6 +37,9 @@ void services_free(struct services *s);
  * lost: 0, or -1 when the database does not answer.  A request that will
  * need the database asks first, so an outage costs it one quick 503. */
 BINDERY_NODISCARD int services_db_ready(struct services *s);
+/* Give back what the clients cache for speed (db_forget_statements):
+ * before a request that will hold a large upload's buffers. */
+void services_shed_caches(struct services *s);
 
 /* The installation's id (install_db.h), read from the database once per
  * process and kept; NULL when it could not be read. */

@@ -102,14 +102,21 @@ db_new(const struct db_settings *cfg, struct db **out)
 	return DB_OK;
 }
 
-static void
-disconnect(struct db *db)
+void
+db_forget_statements(struct db *db)
 {
 	size_t i;
 
 	for (i = 0; i < db->nstmts; i++)
 		mysql_stmt_close(db->stmts[i].stmt);
 	db->nstmts = 0;
+	buf_free(&db->batch);
+}
+
+static void
+disconnect(struct db *db)
+{
+	db_forget_statements(db);
 	if (db->conn)
 		mysql_close(db->conn);
 	db->conn = NULL;
@@ -133,7 +140,6 @@ db_free(struct db *db)
 	free(db->password);
 	free(db->name);
 	free(db->tls_ca);
-	buf_free(&db->batch);
 	free(db);
 }
 

@@ -132,6 +132,15 @@ struct db_settings {
 BINDERY_NODISCARD enum db_err db_new(const struct db_settings *settings, struct db **out);
 void db_free(struct db *db);
 
+/*
+ * Close every cached prepared statement and drop the kept batch text: the
+ * next use prepares again (one round trip per statement).  For a worker
+ * about to hold a large upload's buffers: what the statements keep (a few
+ * KiB each, dozens of them once a worker has served every kind of request)
+ * is scattered over the heap, and comes back only when they are closed.
+ */
+void db_forget_statements(struct db *db);
+
 /* Connect if not connected (or broken); ping first if idle for a while. */
 BINDERY_NODISCARD enum db_err db_ensure(struct db *db);
 /* A round trip to the server (for /healthz); reconnects if needed. */

@@ -196,6 +196,8 @@ static const char sql_batch_ascii[] = "INSERT INTO test_db_batch (s, a) VALUES (
 static const char sql_batch_touch[] = "UPDATE test_db_batch SET n = n + 1 WHERE s = ?";
 static const char sql_batch_get[] = "SELECT s, HEX(s), n, '?' FROM test_db_batch WHERE id = ?";
 static const char sql_batch_count[] = "SELECT COUNT(*) FROM test_db_batch";
+static const char sql_stmt_closes[] = "SELECT VARIABLE_VALUE FROM information_schema.SESSION_STATUS "
+				      "WHERE VARIABLE_NAME = 'COM_STMT_CLOSE'";
 
 static uint64_t
 batch_rows(struct db *db)
@@ -204,6 +206,35 @@ batch_rows(struct db *db)
 	struct db_col c = DBC_U64(&n);
 
 	return db_query(db, sql_batch_count, NULL, 0, &c, 1, NULL, NULL) == DB_OK ? n : 99;
+}
+
+/* db_forget_statements closes every cached statement on the server too,
+ * and whatever runs next prepares again. */
+static uint64_t
+stmt_closes(struct db *db)
+{
+	char v[32] = "";
+	struct db_col col = DBC_STR(v);
+
+	if (db_query(db, sql_stmt_closes, NULL, 0, &col, 1, NULL, NULL) != DB_OK)
+		tap_bail("cannot read Com_stmt_close: %s", db_last_error(db));
+	return strtoull(v, NULL, 10);
+}
+
+static void
+check_forget(struct db *db)
+{
+	uint64_t before = stmt_closes(db), after;
+	struct db_param sixth[] = { DBP_STR("sixth"), DBP_NULL };
+	struct db_step st[] = { DB_STEP(sql_batch_insert, sixth) };
+
+	db_forget_statements(db);
+	after = stmt_closes(db);
+	/* At least the count query itself and batch_rows' count were cached. */
+	tap_ok(after >= before + 2, "forgetting the statements closed them on the server (%llu closed)",
+	       (unsigned long long)(after - before));
+	tap_ok(db_batch(db, st, 1) == DB_OK && batch_rows(db) == 4,
+	       "statements and batches run again after it");
 }
 
 static void
@@ -305,6 +336,7 @@ check_batch(const char *sock, const char *name)
 		db_rollback(db);
 		tap_ok(batch_rows(db) == 3, "... and the rollback takes back what ran before it");
 	}
+	check_forget(db);
 	db_free(db);
 }
 
