@@ -163,24 +163,29 @@ release_heap(void)
 /*
  * ... and a request that may bring a large body starts from a trimmed
  * heap, whatever the requests before it left: a large create's peak is
- * its blocks plus what it needs itself, never plus HEAP_SLACK or plus the
- * history of the worker (the peak-memory benchmark, P3, has less headroom
- * than that).  The prepared statements a worker has cached go too: a few
- * KiB each, scattered over the heap by the requests that first used them,
- * they kept about 150 KiB of pages resident under the blocks of a worker
- * that had served uploads of every kind, and preparing again the handful
- * a large upload needs costs a few round trips beside its megabytes.  A
- * body of unknown length counts as large.
+ * its blocks plus what it needs itself, never plus HEAP_SLACK (the
+ * peak-memory benchmark, P3, has less headroom than that).  A body of
+ * unknown length counts as large.
+ *
+ * A body that can fill every block in flight also starts without the
+ * prepared statements the worker has cached: a few KiB each, scattered
+ * over the heap by the requests that first used them, they kept about
+ * 150 KiB of pages resident under the blocks of a worker that had served
+ * uploads of every kind.  Preparing again the ten or so such an upload
+ * runs costs ten round trips beside its megabytes; a smaller body (a tus
+ * PATCH of a few blocks) keeps them, as its peak has room to spare.
  */
 static void
 trim_before_body(struct app *app, const struct request *r)
 {
 	int bodyless = span_eq_cstr(r->method, "GET") || span_eq_cstr(r->method, "HEAD") ||
 		       span_eq_cstr(r->method, "DELETE") || span_eq_cstr(r->method, "OPTIONS");
+	uint64_t pipeline = app->cfg->block_size * app->cfg->blocks_in_flight;
 
 	if (!r->fcgi || bodyless || (r->content_length >= 0 && r->content_length <= HEAP_SLACK))
 		return;
-	services_shed_caches(app->svc);
+	if (r->content_length < 0 || (uint64_t)r->content_length >= pipeline)
+		services_shed_caches(app->svc);
 #ifdef HAVE_MALLOC_TRIM
 	(void)malloc_trim(0);
 #endif
