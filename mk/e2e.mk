@@ -33,6 +33,10 @@ EXTRA_DIST += tests/e2e/slow_clients.sh tests/tools/slow_client.py
 # upload goes on under CGI.
 E2E_TESTS += tests/e2e/stopped_responder.sh
 EXTRA_DIST += tests/e2e/stopped_responder.sh
+# What a worker caches, and that it gives it back before a body that fills
+# every block in flight.
+E2E_TESTS += tests/e2e/worker_caches.sh
+EXTRA_DIST += tests/e2e/worker_caches.sh
 # Pending blobs no row names: a fenced-out writer removes its own, the sweep
 # the rest after sweep_cutoff, the audit calls the younger ones in flight.
 E2E_TESTS += tests/e2e/strays.sh
