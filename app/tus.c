@@ -411,6 +411,9 @@ create_final(struct app *app, struct request *r, struct creation *c)
 	pr = tus_concat_final(app->svc, &f, &st);
 	if (pr == PROTO_NAME_TAKEN)
 		answer_name_taken(app, r, ANSWER_TUS, c->req.name);
+	else if (pr == PROTO_TOO_LARGE)	/* the table's words are a PATCH's */
+		resp_error(r, 413, "too_large",
+			   "the partial uploads together are larger than the upload limit (Tus-Max-Size)");
 	else if (pr != PROTO_OK)
 		answer_failure(r, ANSWER_TUS, pr, st.retry_after);
 	else
