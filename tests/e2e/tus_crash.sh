@@ -9,7 +9,9 @@
 #   tus.after_flip         the tag flipped to committed, the row not yet ready
 #
 # Each cell twice (the mid-PATCH one with 24 MiB, the others with 9 MiB:
-# see use_file).  Resumed: the client comes back (HEAD, then PATCH from the
+# see use_file), but for the abandoned tus.after_last_block (under --long,
+# BINDERY_TEST_LONG: its state, staged blocks and no committed blob, is the
+# abandoned tus.mid_patch's, which the same sweep purges).  Resumed: the client comes back (HEAD, then PATCH from the
 # offset it is told) and the document ends ready with the file's bytes.
 # Abandoned: nobody comes back; a plain `bindery sweep` leaves the upload
 # alone (its lease, Upload-Expires, has not passed), a sweep past the lease
@@ -26,11 +28,11 @@
 # mod_fcgid whose responders read a failpoints file of this test's own.
 #
 # Last, the fenced late writer, through a lighttpd of our own whose
-# responders read heartbeat = 2 and request_deadline = 4 (a live but silent
-# holder keeps the upload 6 s) and a failpoints file of the test's own: a
-# PATCH that recorded its first blocks sleeps 20 s; a PATCH 2 s into its
+# responders read heartbeat = 1 and request_deadline = 3 (a live but silent
+# holder keeps the upload 4 s) and a failpoints file of the test's own: a
+# PATCH that recorded its first blocks sleeps 15 s; a PATCH 2 s into its
 # silence hears 409 upload_busy with a Retry-After no longer than what is
-# left of the 6 s; another client takes the upload over once they have
+# left of the 4 s; another client takes the upload over once they have
 # passed and finishes it; the sleeper, awake, answers 5xx and records
 # nothing more, and the finished document's committed block list holds only
 # the blocks it recorded before the takeover.
@@ -147,6 +149,9 @@ for point in tus.after_create tus.mid_patch tus.after_last_block tus.after_commi
 	is "$(curl -s -m 60 "$url$doc/content" | sha)" "$(sha "$work/file")" "$point: ... bytes identical"
 
 	# ---- abandoned ----
+	# At after_last_block the sweep finds what it finds at mid_patch
+	# (blocks staged, none committed) and purges them the same way.
+	[ $point = tus.after_last_block ] && [ -z "${BINDERY_TEST_LONG:-}" ] && continue
 	name=$RUN-${point#tus.}-abandoned
 	crash_at "$point" "$name"
 	: >"$FP"
@@ -200,15 +205,17 @@ fi
 
 # ---- the fenced late writer ----
 # Bounds, said so: a silent live holder keeps the upload heartbeat +
-# request_deadline = 6 s here; the takeover is due 6-7 s into the sleeper's
-# 20 s, and FENCE_BOUND (15 s) leaves the client room for HEADs, 409s and a
-# 2 MiB PATCH on a busy machine while the sleeper still sleeps.
-FENCE_BOUND=15
+# request_deadline = 4 s here; the takeover is due 4-5 s into the sleeper's
+# 15 s, and FENCE_BOUND (10 s from 2 s into the silence) leaves the client
+# room for HEADs, 409s and a 2 MiB PATCH on a busy machine while the
+# sleeper still sleeps.  (The sleep was 20 s on a 6 s window: the same
+# margins, 5 s less of a default run.)
+FENCE_BOUND=10
 FLEN=$((12 * MIB))
 head -c $FLEN /dev/urandom >"$work/fence"
 ffp=$BINDERY_TEST_VAR/tus-crash-fence.failpoints
 : >"$ffp" && chmod 0666 "$ffp" || bail_out "cannot create $ffp"
-stack_test_conf "$work/fence.conf" "$RUN-fence-" '[limits]' 'heartbeat = 2' 'request_deadline = 4' \
+stack_test_conf "$work/fence.conf" "$RUN-fence-" '[limits]' 'heartbeat = 1' 'request_deadline = 3' \
 	'body_idle_timeout = 10' 'sweep_cutoff = 300' 'block_size = 1M' ||
 	bail_out "the fence test's configuration does not load"
 BINDERY_FAILPOINTS_FILE=$ffp stack_private_lighttpd "$BINDERY_TEST_VAR/tus-crash-fence" lighttpd.conf \
@@ -267,7 +274,7 @@ is "$HTTP_CODE" 201 "fence: POST /uploads is 201"
 LOC=$(header location)
 upload=${LOC##*/}
 BLOB=$(sql "SELECT blob_name FROM documents WHERE name = '$name'")
-printf 'tus.mid_patch sleep:20000 once\n' >"$ffp"
+printf 'tus.mid_patch sleep:15000 once\n' >"$ffp"
 (fpatch 0; printf '%s %s\n' "$HTTP_CODE" "$(jfield "$HTTP_BODY" error)" >"$work/late") &
 late_pid=$!
 wait_for 30 fired "$upload" || bail_out "tus.mid_patch did not fire in 30 s"
@@ -277,11 +284,11 @@ n_rec=$(sql "SELECT nblocks FROM uploads WHERE id = '$upload'")
 pre=$(printf '%s' "${holder:0:24}" | xxd -r -p | base64 -w0)
 like "$holder $n_rec" '^[0-9a-f]{24,} [1-9][0-9]*$' "fence: the sleeping PATCH holds the upload, $n_rec blocks recorded"
 # 409 upload_busy's Retry-After says how long the silent holder has left of
-# the 6 s (it was 5 s whatever was left): 2 s into its silence, a PATCH
+# the 4 s (it was 5 s whatever was left): 2 s into its silence, a PATCH
 # hears at most the seconds left as measured just before it (they only
 # shrink while the request runs), rounded up, and at least 1.
 sleep 2
-left=$(sql "SELECT CEIL((6000000 - TIMESTAMPDIFF(MICROSECOND, touched_at, NOW(6))) / 1000000)
+left=$(sql "SELECT CEIL((4000000 - TIMESTAMPDIFF(MICROSECOND, touched_at, NOW(6))) / 1000000)
 	FROM blobs WHERE name = '$BLOB'")
 fpatch "$(head_offset)" $((2 * MIB))
 ra=$(header retry-after)

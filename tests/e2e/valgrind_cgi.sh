@@ -44,16 +44,21 @@ if [ -n "$long" ]; then
 	memcheck metrics GET /metrics "$auth" </dev/null
 	is "$STATUS" 200 "metrics answered 200 (on in the test stack's bindery.conf)"
 fi
-memcheck create POST "/documents?name=$n" "$auth" CONTENT_TYPE=application/octet-stream CONTENT_LENGTH="$len" <"$work/body.bin"
-is "$STATUS" 201 "create answered 201"
+# The raw create carries an Idempotency-Key (its record is written in the
+# same request) and its retry replays the answer; the multipart create
+# takes the path without a key.  (A third request, a create of its own
+# with a key, cost a default run 3 s of CPU for no path these two miss.)
+memcheck create POST "/documents?name=$n" "$auth" HTTP_IDEMPOTENCY_KEY="vg-$n" \
+	CONTENT_TYPE=application/octet-stream CONTENT_LENGTH="$len" <"$work/body.bin"
+is "$STATUS" 201 "create with an Idempotency-Key answered 201"
 id=$(jfield "$(<"$work/create.out")" id)
 printf -- '--b0\r\nContent-Disposition: form-data; name="file"; filename="%s-form.txt"\r\nContent-Type: text/plain\r\n\r\nform bytes\r\n--b0--\r\n' "$n" >"$work/form.bin"
 memcheck multipart POST /documents "$auth" "CONTENT_TYPE=multipart/form-data; boundary=b0" \
 	CONTENT_LENGTH="$(stat -c %s "$work/form.bin")" <"$work/form.bin"
 is "$STATUS" 201 "multipart create answered 201"
-memcheck idem POST "/documents?name=$n-idem" "$auth" HTTP_IDEMPOTENCY_KEY="vg-$n" CONTENT_TYPE=text/plain CONTENT_LENGTH=10 <<<"0123456789"
-memcheck idem-retry POST "/documents?name=$n-idem" "$auth" HTTP_IDEMPOTENCY_KEY="vg-$n" CONTENT_TYPE=text/plain CONTENT_LENGTH=10 <<<"0123456789"
-is "$STATUS" 201 "an idempotent retry answered 201"
+memcheck idem-retry POST "/documents?name=$n" "$auth" HTTP_IDEMPOTENCY_KEY="vg-$n" \
+	CONTENT_TYPE=application/octet-stream CONTENT_LENGTH="$len" <"$work/body.bin"
+is "$STATUS $(jfield "$(<"$work/idem-retry.out")" id)" "201 $id" "an idempotent retry answered 201, the same document"
 if [ -n "$long" ]; then
 	memcheck list GET "/documents?limit=5" </dev/null
 	is "$STATUS" 200 "list answered 200"

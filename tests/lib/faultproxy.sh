@@ -26,11 +26,29 @@ proxy_start() {
 	PROXY_PORT=$(cat "$PROXY_DIR/proxy.port")
 }
 
-# proxy_mode MODE: the proxy's next mode (it re-reads the control file
-# within 100 ms).
+# proxy_mode MODE: the proxy's next mode; returns once the proxy has read
+# it (it re-reads the control file within 100 ms, and its stats then name
+# the file's size and mtime), a diagnostic and status 1 after 3 s without.
+# A write whose size and mtime are the last one's (the same length within
+# one clock tick) would go unseen: it is written again a tick later.
+PROXY_STAMP=
 proxy_mode() {
+	local stamp line i
 	printf '%s\n' "$1" >"$PROXY_DIR/control"
-	sleep 0.3
+	stamp=$(stat -c '%s:%.9Y' "$PROXY_DIR/control")
+	if [ "$stamp" = "$PROXY_STAMP" ]; then
+		sleep 0.02
+		printf '%s\n' "$1" >"$PROXY_DIR/control"
+		stamp=$(stat -c '%s:%.9Y' "$PROXY_DIR/control")
+	fi
+	PROXY_STAMP=$stamp
+	for ((i = 0; i < 150; i++)); do
+		read -r line <"$PROXY_DIR/stats" 2>/dev/null
+		case " $line " in *" control=$stamp "*) return 0 ;; esac
+		sleep 0.02
+	done
+	diag "faultproxy did not take mode '$1' within 3 s (stats: $line)"
+	return 1
 }
 
 # proxy_stat NAME: the proxy's counter NAME (failed, cut, lost, ...).

@@ -32,7 +32,10 @@
  * Requests are framed by Content-Length (what the blob client sends).  With
  * -r (raw) nothing is framed: bytes pass as they come, for a protocol that
  * is not HTTP (MariaDB's); only pass, latency and stall make sense there.  STATS
- * is rewritten after every event: "conns= requests= failed= cut= lost= mode=".
+ * is rewritten after every event: "conns= requests= failed= cut= lost= mode=
+ * control=", the last the size and mtime (SIZE:SECONDS.NANOSECONDS, as
+ * `stat -c %s:%.9Y` prints them) of the CONTROL it last read, so a test
+ * knows when its new mode has taken (tests/lib/faultproxy.sh proxy_mode).
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -119,8 +122,9 @@ write_stats(void)
 	    (size_t)snprintf(tmp, sizeof tmp, "%s.tmp", stats_path) >= sizeof tmp ||
 	    (f = fopen(tmp, "w")) == NULL)
 		return;
-	fprintf(f, "conns=%llu requests=%llu failed=%llu cut=%llu lost=%llu mode=%s\n", n_conns,
-		n_requests, n_failed, n_cut, n_lost, mode_name());
+	fprintf(f, "conns=%llu requests=%llu failed=%llu cut=%llu lost=%llu mode=%s control=%lld:%lld.%09ld\n",
+		n_conns, n_requests, n_failed, n_cut, n_lost, mode_name(), (long long)control_size,
+		(long long)control_mtime.tv_sec, (long)control_mtime.tv_nsec);
 	fclose(f);
 	if (rename(tmp, stats_path) != 0)
 		unlink(tmp);
