@@ -171,7 +171,7 @@ EXTRA_DIST += tests/e2e/entra.sh
 # Events ([events]): webhooks written with the change, delivered at least
 # once in each document's order, to a loopback Standard Webhooks receiver
 # that checks the signatures itself (tests/tools/webhook_receiver.py).
-E2E_TESTS += tests/e2e/events.sh
+# (In Makefile.am's SLOW_TESTS.)
 EXTRA_DIST += tests/e2e/events.sh tests/lib/webhook.sh
 # Admission: types by content and the clamd scan on every upload path,
 # through a lighttpd and an Apache mod_fcgid of the test's own (tests/lib/clamd.sh).

@@ -17,7 +17,8 @@
 #     incomplete partial, an upload that is no partial, a partial another
 #     final claimed (422, and termination of it too), Upload-Length or a
 #     malformed URL on a final, a final without a name, a taken name (422
-#     name_taken, and the partial stays free for another final);
+#     name_taken, and the partial stays free for another final), partials
+#     that together pass max_upload (413);
 #   - crash cells, on a responder that reads a failpoints file: after a
 #     partial's commit, mid-assembly of the final, after the final's tag
 #     flip.  Resumed (the client re-sends the tail, or repeats the final)
@@ -216,6 +217,28 @@ note "$single"
 req HEAD "$url$single" "${AUTH[@]}" -I
 doc=$(header location)
 is "$(content_sha "${doc##*/}")" "$(sha "$work/part.2")" "... bytes identical"
+
+# Partials that together pass max_upload: 413 before anything is copied,
+# in words about the partials (not a PATCH's).
+max=$(sed -n 's/^max_upload *= *//p' "$BINDERY_CONFIG" | tail -n 1)
+max=${max:-64M}	# the default
+case $max in
+*[Kk]) max=$((${max%?} * 1024)) ;; *[Mm]) max=$((${max%?} * MIB)) ;; *[Gg]) max=$((${max%?} * 1024 * MIB)) ;;
+esac
+head -c $((max / 2 + 1)) /dev/urandom >"$work/over"
+o1=$(done_partial "$work/over") o2=$(done_partial "$work/over")
+final "$RUN-over" "$o1" "$o2"
+is "$HTTP_CODE $(jfield "$HTTP_BODY" error)" "413 too_large" \
+	"a final whose partials together pass max_upload ($max bytes) is 413"
+like "$(jfield "$HTTP_BODY" message)" 'partial uploads together' "... saying so about the partials"
+is "$(sql "SELECT COUNT(*) FROM documents WHERE name = '$RUN-over'") $(sql "SELECT COUNT(*)
+	FROM uploads WHERE id IN ('${o1##*/}', '${o2##*/}') AND final_id IS NOT NULL")" "0 0" \
+	"... no document, neither partial claimed"
+req DELETE "$url$o1" "${AUTH[@]}"
+code1=$HTTP_CODE
+req DELETE "$url$o2" "${AUTH[@]}"
+is "$code1 $HTTP_CODE" "204 204" "... and both are terminated like any upload"
+rm -f "$work/over"
 
 # The refusals' leftovers go the way every upload goes.
 req DELETE "$url$half" "${AUTH[@]}"
