@@ -5,11 +5,10 @@
 # make sense in a git checkout (NOT_SHIPPED).  With BINDERY_TEST_LONG (what
 # ./dev test --long runs in the background): the whole `make distcheck`
 # (about 75 s on this machine's two shared cores: build, unit tests, install,
-# uninstall, distclean).  Otherwise (a default ./dev test's background, or
-# a make check by hand, about 30 s):
-# `make dist`, and the tarball configures and builds out of tree with its
-# source read-only, as distcheck would build it; ./dev test's own make check
-# skips it.  Every BINDERY_* variable is unset first, so nothing the
+# uninstall, distclean).  Otherwise `make dist`, and (a make check by
+# hand, about 30 s) the tarball configures and builds out of tree with its
+# source read-only, as distcheck would build it; a default ./dev test's
+# background stops after the tarball's contents, and its lanes skip it.  Every BINDERY_* variable is unset first, so nothing the
 # tarball's tests run can reach the live test stack.
 . "$(dirname "$0")/../lib/tap.sh"
 
@@ -25,6 +24,9 @@ if [ "$(git -C "$DIST_SRC" rev-parse --show-toplevel 2>/dev/null)" != "$DIST_SRC
 fi
 DIST_TMP_ROOT=${BINDERY_TEST_VAR:-${TMPDIR:-/tmp}}
 DIST_LONG=${BINDERY_TEST_LONG:-}
+# A default ./dev test's background says so (dev's background_start): read
+# here, before every BINDERY_* variable is unset below.
+DIST_IN_DEV_TEST=${BINDERY_DIST_IN_DEV_TEST:-}
 # ./dev test runs it in the background, in a build tree of its own, so its
 # make check has nothing to add, with --long or without.  (Under --long it would also
 # share this tree with deb.sh, whose make dist empties the directory
@@ -74,8 +76,8 @@ done
 # A default ./dev test stops here: the completeness above is what a missing
 # file would break, and the build below (30 CPU seconds of a run whose
 # budget is 600 s) is what distcheck repeats under --long.  A make check by
-# hand (no BINDERY_TEST_VAR) still builds it.
-[ -z "${BINDERY_TEST_VAR:-}" ] || done_testing
+# hand still builds it.
+[ -z "$DIST_IN_DEV_TEST" ] || done_testing
 # Otherwise the same, as a packager's build would: out of tree, source read-only.
 tar -xzf "$DIST_TMP/$DIST_TARBALL" -C "$DIST_TMP" && chmod -R a-w "$DIST_TMP/$DIST_DIR"
 mkdir "$DIST_TMP/build"
