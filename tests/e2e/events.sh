@@ -29,14 +29,17 @@ here=$(cd "$(dirname "$0")" && pwd)
 . "$here/../lib/stack.sh"
 . "$here/../lib/db.sh"
 . "$here/../lib/webhook.sh"
+. "$here/../lib/chaos.sh"
 
-need_stack BINDERY_TEST_MIGRATE_CONFIG BINDERY_TEST_BIN BINDERY_TEST_TOKEN BINDERY_TEST_VAR
+need_stack BINDERY_TEST_MIGRATE_CONFIG BINDERY_TEST_BIN BINDERY_TEST_TOKEN BINDERY_TEST_VAR BINDERY_CONFIG \
+	BINDERY_TEST_BLOB_ENDPOINT BINDERY_TEST_BLOB_ACCOUNT BINDERY_TEST_BLOB_KEY
 work=$(mktemp -d -p "$BINDERY_TEST_VAR") || bail_out "no work directory"
 chmod 0755 "$work"
 DBNAME=bindery_events$$
 rx_pid= rx2_pid=
 cleanup() {
 	webhook_stop "$rx_pid"; webhook_stop "$rx2_pid"
+	az_remove_prefix "$PREFIX"
 	sql "DROP DATABASE IF EXISTS $DBNAME" >/dev/null 2>&1
 	rm -rf "$work"
 }
@@ -335,4 +338,9 @@ is "$(sql "SELECT COUNT(*) FROM $DBNAME.events WHERE document_id = $ID")" 0 "...
 is "$(received 'select(.valid | not)' | wc -l)" 0 "no event was ever badly signed"
 unlike "$(cat "$work/cgi.err" "$work"/*.out 2>/dev/null)" "$(sed 's/^whsec_//' "$work/secret")" \
 	"the receiver's secret is in no log"
+# Its database goes at exit: its blobs go now, or the lane's next
+# whole-container audit finds them without rows.
+az_remove_prefix "$PREFIX"
+ok $? "its blobs removed from the lane's container"
+is "$(az_list "$PREFIX")" "" "... none left"
 done_testing

@@ -40,6 +40,7 @@ NP=${PREFIX%/}-
 cleanup() {
 	stack_private_lighttpd_stop
 	stack_private_apache_stop
+	az_remove_prefix "$PREFIX"
 	[ -s "$work/revokes.sql" ] && sql "$(cat "$work/revokes.sql")" 2>/dev/null
 	sql "DROP DATABASE IF EXISTS $qdb" 2>/dev/null
 	rm -rf "$work"
@@ -231,4 +232,9 @@ cmp -s "$work/kept" "$work/readopted"
 ok $? "... back to what they were"
 "$cli" -c "$work/q.conf" audit >"$work/audit.out" 2>&1
 is "$?" 0 "bindery audit is clean"
+# Its database goes at exit: its blobs go now, or the lane's next
+# whole-container audit finds them without rows.
+az_remove_prefix "$PREFIX"
+ok $? "its blobs removed from the lane's container"
+is "$(az_list "$PREFIX")" "" "... none left"
 done_testing

@@ -23,9 +23,10 @@ top=${top_srcdir:-$(cd "$here/../.." && pwd)}
 . "$top/tests/lib/http.sh"
 . "$top/tests/lib/db.sh"
 . "$top/tests/lib/webhook.sh"
+. "$top/tests/lib/chaos.sh"
 
 need_stack BINDERY_CONFIG BINDERY_TEST_MIGRATE_CONFIG BINDERY_TEST_BIN BINDERY_TEST_DB_SOCKET \
-	BINDERY_TEST_TOKEN
+	BINDERY_TEST_TOKEN BINDERY_TEST_BLOB_ENDPOINT BINDERY_TEST_BLOB_ACCOUNT BINDERY_TEST_BLOB_KEY
 command -v mariadb-dump >/dev/null || missing "mariadb-dump"
 bindery=$BINDERY_TEST_BIN/bindery
 work=$(mktemp -d)
@@ -39,6 +40,7 @@ rsql() {
 rx_pid=
 cleanup() {
 	webhook_stop "$rx_pid"
+	az_remove_prefix "$run/"
 	# DROP DATABASE leaves its grants behind: revoke them too, or the lane's
 	# runtime account keeps rights on a database that is gone (grants.sh
 	# checks the account holds its own and nothing else).
@@ -217,4 +219,9 @@ ok $? "a new document takes an id past every id a blob names (${id[C1]} > $highe
 sql "$(cat "$work/revokes.sql")" && : >"$work/revokes.sql"
 is "$(sql "SELECT COUNT(*) FROM mysql.db WHERE Db = $(sql_quote "$rdb")")" 0 \
 	"the drill's grants are revoked (the runtime account keeps only its own)"
+# Its database goes at exit: its blobs go now, or the lane's next
+# whole-container audit finds them without rows.
+az_remove_prefix "$run/"
+ok $? "its blobs removed from the lane's container"
+is "$(az_list "$run/")" "" "... none left"
 done_testing

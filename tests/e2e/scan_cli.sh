@@ -45,6 +45,7 @@ DBNAME=bindery_scan$$
 PREFIX=scan$$x$RANDOM/
 cleanup() {
 	clamd_stop
+	az_remove_prefix "$PREFIX"
 	sql "DROP DATABASE IF EXISTS $DBNAME" >/dev/null 2>&1
 	rm -rf "$work"
 }
@@ -278,4 +279,9 @@ is "$RC" 69 "clamd stopped: exit 69"
 like "$ERR" "bindery scan: stopped: clamd at $CLAMD_UNIX does not answer" "... a message naming it"
 is "$OUT" "" "... and no report"
 audit "at the end"
+# Its database goes at exit: its blobs go now, or the lane's next
+# whole-container audit finds them without rows.
+az_remove_prefix "$PREFIX"
+ok $? "its blobs removed from the lane's container"
+is "$(az_list "$PREFIX")" "" "... none left"
 done_testing

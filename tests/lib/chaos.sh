@@ -159,6 +159,31 @@ az_list() {
 	return $out
 }
 
+# az_remove_prefix PREFIX: delete every blob whose name begins with PREFIX
+# from the lane's container (BINDERY_CONFIG's).  For a test that writes
+# under a prefix of its own with a database of its own: once it drops that
+# database, its blobs have no rows, and the next whole-container audit in
+# the lane (chaos.sh's, events_chaos.sh's) would report them as orphans.
+# PREFIX must end in '-' or '/', so it cannot be the start of another
+# test's names.  Status 1 when the listing failed or a delete was refused.
+az_remove_prefix() {
+	local prefix=$1 name rest rc=0 names code
+	case $prefix in
+	?*[-/]) ;;
+	*) echo "az_remove_prefix: '$prefix' does not end in - or /" >&2; return 1 ;;
+	esac
+	[ -n "${CHAOS_CONTAINER:-}" ] || CHAOS_CONTAINER=$(sed -n 's/^container *= *//p' "$BINDERY_CONFIG" | tail -n 1)
+	names=$(az_list "$prefix") || return 1
+	while read -r name rest; do
+		[ -n "$name" ] || continue
+		# 404: gone meanwhile, or only staged blocks (Azurite lists those
+		# names too; storage drops them after a week).
+		code=$(az_curl DELETE "$name" '' '' -o /dev/null -w '%{http_code}')
+		case $code in 202 | 404) ;; *) rc=1 ;; esac
+	done <<<"$names"
+	return $rc
+}
+
 # az_sha256 BLOB: SHA-256 of the committed blob's bytes as the service
 # returns them ("missing" when it answers 400 or more, or not at all).
 # (The bytes go straight into sha256sum and curl's status comes back
