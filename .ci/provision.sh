@@ -67,8 +67,16 @@ azurite_installed() {
 ensure_azurite() {
 	local want=("azurite@$AZURITE_VERSION" "playwright-core@$PLAYWRIGHT_VERSION"
 		"tus-js-client@$TUS_JS_CLIENT_VERSION")
-	azurite_installed && npm_installed playwright-core "$PLAYWRIGHT_VERSION" &&
-		npm_installed tus-js-client "$TUS_JS_CLIENT_VERSION" && return 0
+	local cache=${XDG_CACHE_HOME:-$HOME/.cache}/bindery/node_modules-$AZURITE_VERSION-$PLAYWRIGHT_VERSION-$TUS_JS_CLIENT_VERSION
+	npm_all_installed && return 0
+	# A clean clone on a machine that installed these exact versions before
+	# takes them from the cache: a hard-linked copy (1 s) instead of npm
+	# install (17 s and 50 CPU seconds even with every tarball cached).
+	if [ -d "$cache/.bin" ] && rm -rf "${TOP:?}/node_modules" && cp -al "$cache" "$TOP/node_modules" 2>/dev/null &&
+		npm_all_installed; then
+		return 0
+	fi
+	rm -rf "${TOP:?}/node_modules"
 	say "npm install ${want[*]} into node_modules/"
 	# --prefer-offline: the versions are exact, so a cached one is the one;
 	# on a fresh machine it fetches as usual (45 s to 17 s here).
@@ -79,6 +87,16 @@ ensure_azurite() {
 		die "node_modules/playwright-core missing after npm install"
 	npm_installed tus-js-client "$TUS_JS_CLIENT_VERSION" ||
 		die "node_modules/tus-js-client missing after npm install"
+	# Nothing writes inside node_modules after this (Azurite keeps its data
+	# in --location, Chromium lives in the system), so the links are safe;
+	# another file system, or no room, only means no cache.
+	mkdir -p "${cache%/*}" && rm -rf "$cache.new" && cp -al "$TOP/node_modules" "$cache.new" 2>/dev/null &&
+		rm -rf "$cache" && mv "$cache.new" "$cache" || rm -rf "$cache.new"
+}
+
+npm_all_installed() {
+	azurite_installed && npm_installed playwright-core "$PLAYWRIGHT_VERSION" &&
+		npm_installed tus-js-client "$TUS_JS_CLIENT_VERSION"
 }
 
 ensure_deps() {

@@ -38,9 +38,16 @@ if [ -n "${BINDERY_TEST_LANES:-}" ]; then
 	lane=
 	while [ -z "$lane" ]; do
 		for d in $timed_lanes; do
+			# LANE/holder names the test shell holding the lane: while
+			# that process lives, the lane is not worth a flock (a
+			# program of its own, and a waiting test tries every lane
+			# five times a second).  The lock alone decides.
+			read -r holder <"$d/holder" 2>/dev/null && [ -n "$holder" ] &&
+				kill -0 "$holder" 2>/dev/null && continue
 			exec 9>>"$d/lane.lock"
 			if flock -n 9; then
 				lane=$d
+				echo "$$" >"$d/holder"
 				break
 			fi
 			exec 9>&-
@@ -67,4 +74,7 @@ if [ -n "${BINDERY_TEST_TIMES:-}" ]; then
 		'BEGIN { split(c, x, " "); printf "%s\t%.1f\t%s\t%.1f\n", t, b - a, l, x[1] * 60 + x[2] + x[3] * 60 + x[4] }' \
 		>>"$BINDERY_TEST_TIMES"
 fi
+# Still holding the lock: no waiter may take the lane for a process that
+# reuses this shell's PID (pid_max is 32768 here; a run starts 50,000).
+[ "$lane" = - ] || : >"$lane/holder"
 exit "$rc"
