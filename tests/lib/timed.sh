@@ -15,8 +15,9 @@
 # takes it.  So at most one test more than there are cores' worth of busy
 # lanes runs at once, and it is one that sleeps.
 #
-# When BINDERY_TEST_TIMES names a file, "TEST<TAB>SECONDS<TAB>LANE<TAB>CPU"
-# is appended to it, so a run can say where its time went.  The test's output
+# When BINDERY_TEST_TIMES names a file, "TEST<TAB>SECONDS<TAB>LANE<TAB>CPU
+# <TAB>START" (START in seconds since the epoch) is appended to it, so a run
+# can say where its time went and when each lane was busy.  The test's output
 # and exit status pass through untouched.
 lane=-
 if [ -n "${BINDERY_TEST_LANES:-}" ]; then
@@ -71,7 +72,7 @@ if [ -n "${BINDERY_TEST_TIMES:-}" ]; then
 	cpu_file=$(mktemp) && times >"$cpu_file" && cpu=$(sed -n '2s/[ms]/ /gp' "$cpu_file")
 	rm -f "$cpu_file"
 	awk -v a="$start" -v b="$(date +%s.%N)" -v t="$test_name" -v l="${lane##*/}" -v c="$cpu" \
-		'BEGIN { split(c, x, " "); printf "%s\t%.1f\t%s\t%.1f\n", t, b - a, l, x[1] * 60 + x[2] + x[3] * 60 + x[4] }' \
+		'BEGIN { split(c, x, " "); printf "%s\t%.1f\t%s\t%.1f\t%.1f\n", t, b - a, l, x[1] * 60 + x[2] + x[3] * 60 + x[4], a }' \
 		>>"$BINDERY_TEST_TIMES"
 fi
 # Still holding the lock: no waiter may take the lane for a process that
