@@ -89,8 +89,22 @@ isnt() { # GOT UNWANTED DESC
 	fi
 }
 
+# _tap_match TEXT ERE: true when a line of TEXT matches ERE, as
+# `printf %s TEXT | grep -Eq ERE` says.  One line (most texts) goes to
+# bash's own matcher, glibc's regex with the same GNU syntax: a fork and a
+# program fewer, a thousand times a run.  Several lines still go to grep,
+# where ^ and $ anchor at every line; an empty text has no line to match.
+_tap_match() {
+	[ -n "$1" ] || return 1
+	if [[ $1 != *$'\n'* ]]; then
+		[[ $1 =~ $2 ]]
+	else
+		printf '%s' "$1" | grep -Eq -- "$2"
+	fi
+}
+
 like() { # GOT ERE DESC
-	if printf '%s' "$1" | grep -Eq -- "$2"; then
+	if _tap_match "$1" "$2"; then
 		_tap_result 1 "${3:-}"
 	else
 		_tap_result 0 "${3:-}"
@@ -113,7 +127,7 @@ has() { # GOT STRING DESC
 }
 
 unlike() { # GOT ERE DESC
-	if ! printf '%s' "$1" | grep -Eq -- "$2"; then
+	if ! _tap_match "$1" "$2"; then
 		_tap_result 1 "${3:-}"
 	else
 		_tap_result 0 "${3:-}"
