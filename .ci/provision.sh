@@ -67,7 +67,7 @@ azurite_installed() {
 ensure_azurite() {
 	local want=("azurite@$AZURITE_VERSION" "playwright-core@$PLAYWRIGHT_VERSION"
 		"tus-js-client@$TUS_JS_CLIENT_VERSION")
-	local cache=${XDG_CACHE_HOME:-$HOME/.cache}/bindery/node_modules-$AZURITE_VERSION-$PLAYWRIGHT_VERSION-$TUS_JS_CLIENT_VERSION
+	local cache=${XDG_CACHE_HOME:-${HOME:-/tmp}/.cache}/bindery/node_modules-$AZURITE_VERSION-$PLAYWRIGHT_VERSION-$TUS_JS_CLIENT_VERSION
 	npm_all_installed && return 0
 	# A clean clone on a machine that installed these exact versions before
 	# takes them from the cache: a hard-linked copy (1 s) instead of npm
