@@ -43,7 +43,7 @@ if [ -n "${BINDERY_TEST_LANES:-}" ]; then
 			# that process lives, the lane is not worth a flock (a
 			# program of its own, and a waiting test tries every lane
 			# five times a second).  The lock alone decides.
-			read -r holder <"$d/holder" 2>/dev/null && [ -n "$holder" ] &&
+			read -r holder 2>/dev/null <"$d/holder" && [ -n "$holder" ] &&
 				kill -0 "$holder" 2>/dev/null && continue
 			exec 9>>"$d/lane.lock"
 			if flock -n 9; then
