@@ -76,6 +76,7 @@ ensure_azurite() {
 		npm_all_installed; then
 		return 0
 	fi
+	# From empty: a cache copy that failed half-way leaves no stray files.
 	rm -rf "${TOP:?}/node_modules"
 	say "npm install ${want[*]} into node_modules/"
 	# --prefer-offline: the versions are exact, so a cached one is the one;

@@ -36,6 +36,7 @@ need_stack BINDERY_TEST_MIGRATE_CONFIG BINDERY_TEST_BIN BINDERY_TEST_TOKEN BINDE
 work=$(mktemp -d -p "$BINDERY_TEST_VAR") || bail_out "no work directory"
 chmod 0755 "$work"
 DBNAME=bindery_events$$
+PREFIX=ev-$$-
 rx_pid= rx2_pid=
 cleanup() {
 	webhook_stop "$rx_pid"; webhook_stop "$rx2_pid"
@@ -49,7 +50,6 @@ trap 'exit 143' TERM
 cli=$BINDERY_TEST_BIN/bindery
 bearer="HTTP_AUTHORIZATION=Bearer $BINDERY_TEST_TOKEN"
 export CGI_STDERR=$work/cgi.err
-PREFIX=ev-$$-
 
 # ---- the receiver ----
 webhook_start "$work/rx"
@@ -354,9 +354,5 @@ is "$(sql "SELECT COUNT(*) FROM $DBNAME.events WHERE document_id = $ID")" 0 "...
 is "$(received 'select(.valid | not)' | wc -l)" 0 "no event was ever badly signed"
 unlike "$(cat "$work/cgi.err" "$work"/*.out 2>/dev/null)" "$(sed 's/^whsec_//' "$work/secret")" \
 	"the receiver's secret is in no log"
-# Its database goes at exit: its blobs go now, or the lane's next
-# whole-container audit finds them without rows.
-az_remove_prefix "$PREFIX"
-ok $? "its blobs removed from the lane's container"
-is "$(az_list "$PREFIX")" "" "... none left"
+az_remove_checked "$PREFIX"
 done_testing

@@ -232,9 +232,5 @@ cmp -s "$work/kept" "$work/readopted"
 ok $? "... back to what they were"
 "$cli" -c "$work/q.conf" audit >"$work/audit.out" 2>&1
 is "$?" 0 "bindery audit is clean"
-# Its database goes at exit: its blobs go now, or the lane's next
-# whole-container audit finds them without rows.
-az_remove_prefix "$PREFIX"
-ok $? "its blobs removed from the lane's container"
-is "$(az_list "$PREFIX")" "" "... none left"
+az_remove_checked "$PREFIX"
 done_testing

@@ -219,9 +219,5 @@ ok $? "a new document takes an id past every id a blob names (${id[C1]} > $highe
 sql "$(cat "$work/revokes.sql")" && : >"$work/revokes.sql"
 is "$(sql "SELECT COUNT(*) FROM mysql.db WHERE Db = $(sql_quote "$rdb")")" 0 \
 	"the drill's grants are revoked (the runtime account keeps only its own)"
-# Its database goes at exit: its blobs go now, or the lane's next
-# whole-container audit finds them without rows.
-az_remove_prefix "$run/"
-ok $? "its blobs removed from the lane's container"
-is "$(az_list "$run/")" "" "... none left"
+az_remove_checked "$run/"
 done_testing

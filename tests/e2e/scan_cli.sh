@@ -279,9 +279,5 @@ is "$RC" 69 "clamd stopped: exit 69"
 like "$ERR" "bindery scan: stopped: clamd at $CLAMD_UNIX does not answer" "... a message naming it"
 is "$OUT" "" "... and no report"
 audit "at the end"
-# Its database goes at exit: its blobs go now, or the lane's next
-# whole-container audit finds them without rows.
-az_remove_prefix "$PREFIX"
-ok $? "its blobs removed from the lane's container"
-is "$(az_list "$PREFIX")" "" "... none left"
+az_remove_checked "$PREFIX"
 done_testing

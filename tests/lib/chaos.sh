@@ -184,6 +184,15 @@ az_remove_prefix() {
 	return $rc
 }
 
+# az_remove_checked PREFIX: at the end of such a test, before its database
+# goes at exit: az_remove_prefix, and two checks that it worked and left
+# nothing under PREFIX.
+az_remove_checked() {
+	az_remove_prefix "$1"
+	ok $? "its blobs removed from the lane's container"
+	is "$(az_list "$1")" "" "... none left"
+}
+
 # az_sha256 BLOB: SHA-256 of the committed blob's bytes as the service
 # returns them ("missing" when it answers 400 or more, or not at all).
 # (The bytes go straight into sha256sum and curl's status comes back
