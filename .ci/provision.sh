@@ -17,6 +17,7 @@ APT_PACKAGES=(build-essential autoconf automake pkg-config libfcgi-dev
 	python3-prometheus-client	# tests/e2e/status.sh, metrics.sh: someone else's reading of /metrics
 	python3-cryptography	# tests/tools/fake_entra.py: verifies Entra's PS256 client assertions
 	bc bsdextrautils	# these two: tests/bench/bench.sh (bc, column)
+	ccache	# ./dev test's two builds (dev: test_ccache)
 	galera-4 rsync	# ./dev cluster (tests/lib/cluster.sh)
 	# clamd and, in clamav, sigtool: tests/lib/clamd.sh runs a clamd of each
 	# test's own on a signature database sigtool makes from EICAR, so no
@@ -61,13 +62,20 @@ azurite_installed() {
 	[ -x "$TOP/node_modules/.bin/azurite-blob" ] && npm_installed azurite "$AZURITE_VERSION"
 }
 
+# What ./dev keeps between clean clones on one machine (node_modules, the
+# compiler cache): the user's cache directory, or /tmp without a HOME.
+dev_cache_dir() {
+	printf '%s/bindery' "${XDG_CACHE_HOME:-${HOME:-/tmp}/.cache}"
+}
+
 # Azurite, playwright-core for the browser test and tus-js-client for the
 # tus client test, which every ./dev test runs.  One npm command for all:
 # without a package.json, npm removes whatever an install does not name.
 ensure_azurite() {
 	local want=("azurite@$AZURITE_VERSION" "playwright-core@$PLAYWRIGHT_VERSION"
 		"tus-js-client@$TUS_JS_CLIENT_VERSION")
-	local cache=${XDG_CACHE_HOME:-${HOME:-/tmp}/.cache}/bindery/node_modules-$AZURITE_VERSION-$PLAYWRIGHT_VERSION-$TUS_JS_CLIENT_VERSION
+	local cache
+	cache=$(dev_cache_dir)/node_modules-$AZURITE_VERSION-$PLAYWRIGHT_VERSION-$TUS_JS_CLIENT_VERSION
 	npm_all_installed && return 0
 	# A clean clone on a machine that installed these exact versions before
 	# takes them from the cache: a hard-linked copy (1 s) instead of npm
