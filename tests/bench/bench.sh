@@ -27,6 +27,10 @@
 #   tus  MIB in 8 MiB PATCHes, against bindery's own single-request create
 #        of the same file measured beside it (before it in odd rounds,
 #        after it in even ones)
+#   tus-parallel  MIB with tus-js-client and parallelUploads: 4 (the
+#        concatenation extension: four partials at once, then the final
+#        assembled in storage; tests/bench/bench_tus_parallel.mjs), against
+#        the same create
 #   finalize  a direct upload's finalize of MIB (ms), against a plain GET
 # Rounds alternate bindery and its baselines; medians.  Prints one table and
 # writes FILE (default var/bench/results.json): the machine, the medians and
@@ -81,7 +85,8 @@ tools=${BENCH_TOOLS:-$bin/..}
 load=$tools/tests/bench/bench_load blobtool=$tools/tests/tools/blobtool
 [ -x "$load" ] || make -C "$tools" tests/bench/bench_load >/dev/null 2>&1 || die "cannot build $load"
 [ -x "$blobtool" ] || make -C "$tools" tests/tools/blobtool >/dev/null 2>&1 || die "cannot build $blobtool"
-for c in curl jq sha256sum bc; do command -v $c >/dev/null || die "$c is needed"; done
+for c in curl jq sha256sum bc node; do command -v $c >/dev/null || die "$c is needed"; done
+[ -f "$top/node_modules/tus-js-client/package.json" ] || die "tus-js-client is not in node_modules (./dev bench installs it)
 stackdir=$(dirname "$conf")
 conf_get() { sed -n "s/^$1 = //p" "$conf" | tail -n 1; }
 token=$(sed -n 's/^token = demo:\(.*\)/\1/p' "$conf" | head -n 1)
@@ -506,9 +511,9 @@ measure_p2() {
 # (2026-12-04: P1 bindery 114-151 MiB/s in the same run's five rounds).
 measure_tus() {
 	if ((round % 2)); then
-		measure_tus_create && measure_tus_upload
+		measure_tus_create && measure_tus_upload && measure_tus_parallel
 	else
-		measure_tus_upload && measure_tus_create
+		measure_tus_parallel && measure_tus_upload && measure_tus_create
 	fi
 }
 measure_tus_create() {
@@ -541,6 +546,25 @@ measure_tus_upload() {
 	[ "$code" = 200 ] && [ "$sha" = "$file_sha" ] || { echo "bench: the tus document: $code, sha256 $sha" >&2; return 1; }
 	rest=$(echo "$t1 - $t0" | bc -l)
 	record tus_mibs bindery "$(mibs "$bytes" "$rest")"
+	drop
+}
+
+# tus-parallel: the file through tus-js-client with parallelUploads: 4; the
+# helper prints its own seconds (from the first request to the final's
+# answer) and the document's id, whose SHA-256 must be the file's.
+measure_tus_parallel() {
+	local out secs id code sha
+	out=$(BINDERY_TEST_TOKEN=$token node "$here/bench_tus_parallel.mjs" "$url" "$file" \
+		"bench-tusp-$run-$server-$round" 2>"$work/parallel.err") ||
+		{ echo "bench: tus-js-client through $server: $(head -c 300 "$work/parallel.err")" >&2; return 1; }
+	read -r secs id <<<"$out"
+	[ -n "$id" ] || { echo "bench: tus-js-client through $server named no document ($out)" >&2; return 1; }
+	echo "$id" >"$work/id"
+	code=$(curl -s -o "$work/answer" -w '%{http_code}' "$url/documents/$id")
+	sha=$(jq -r .sha256 "$work/answer" 2>/dev/null)
+	[ "$code" = 200 ] && [ "$sha" = "$file_sha" ] ||
+		{ echo "bench: the tus-parallel document: $code, sha256 $sha" >&2; return 1; }
+	record tus_mibs parallel "$(mibs "$bytes" "$secs")"
 	drop
 }
 

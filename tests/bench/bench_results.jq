@@ -88,6 +88,13 @@ as $raw
 	   paired_create: paired("tus_mibs"; $s; "bindery"; "create"),
 	   ratio_direct: ratio($b; m("p1_mibs"; $s; "direct")), ratio_proxied: ratio($b; m("p1_mibs"; $s; "proxied")),
 	   target: "≥ 0.8× bindery's create beside it"} | .met = atleast(.paired_create; 0.8)),
+	((m("tus_mibs"; $s; "parallel")) as $b | (m("tus_mibs"; $s; "create")) as $c
+	| {figure: "tus-parallel", what: "\($params.mib) MiB with tus-js-client, parallelUploads: 4", server: $s,
+	   unit: "MiB/s", bindery: $b, create: $c, direct: m("p1_mibs"; $s; "direct"),
+	   proxied: m("p1_mibs"; $s; "proxied"), ratio_create: ratio($b; $c),
+	   paired_create: paired("tus_mibs"; $s; "parallel"; "create"),
+	   ratio_direct: ratio($b; m("p1_mibs"; $s; "direct")), ratio_proxied: ratio($b; m("p1_mibs"; $s; "proxied")),
+	   target: "≥ 1.0× bindery's create beside it"} | .met = atleast(.paired_create; 1.0)),
 	((m("finalize_ms"; $s; "bindery")) as $b | (m("finalize_ms"; $s; "direct")) as $d
 	| {figure: "finalize", what: "direct upload's finalize of \($params.mib) MiB (baseline: GET of the blob)",
 	   server: $s, unit: "ms", bindery: $b, direct: $d, ratio_direct: ratio($d; $b),

@@ -21,5 +21,5 @@ def yn: if . == null then "-" elif . then "yes" else "NO" end;
 	 (.proxied | n) + (if .p50_ms then " p50 \(.p50_ms.proxied | n)" else "" end),
 	 (if .figure == "P3-size" then "1G/64M \(.ratio_small | r)" else pr(.paired_direct; .ratio_direct) end),
 	 pr(.paired_proxied; .ratio_proxied),
-	 .target + (if .figure == "tus" then " (\(.paired_create | r) of \(.create | n); medians \(.ratio_create | r))" else "" end),
+	 .target + (if .figure == "tus" or .figure == "tus-parallel" then " (\(.paired_create | r) of \(.create | n); medians \(.ratio_create | r))" else "" end),
 	 (.met | yn)] | join("\t"))

@@ -59,6 +59,8 @@ for bench_server in lighttpd apache pool; do
 		"$bench_server P3: the responders' peak RssAnon, checked against its limit"
 	ok "$(fig "$bench_server" tus '[.bindery, .create, .ratio_create, .paired_create] | all(type == "number" and . > 0)')" \
 		"$bench_server tus: throughput, the create beside it and the ratio"
+	ok "$(fig "$bench_server" tus-parallel '[.bindery, .create, .ratio_create, .paired_create] | all(type == "number" and . > 0)')" \
+		"$bench_server tus-parallel (tus-js-client, parallelUploads: 4): throughput, the create beside it and the ratio"
 	ok "$(fig "$bench_server" finalize '[.bindery, .direct] | all(type == "number" and . > 0)')" \
 		"$bench_server finalize: ms and the plain GET"
 done
@@ -71,7 +73,7 @@ for bench_fig in P1-pool P5-pool; do
 		"$bench_fig: the pool's figure against lighttpd's in the same round"
 done
 # One round: a raw number for every figure, side and server measured.
-is "$(jq '[.raw[] | select(.round == 1)] | length' "$results" 2>/dev/null)" 102 "102 raw numbers from the one round"
+is "$(jq '[.raw[] | select(.round == 1)] | length' "$results" 2>/dev/null)" 105 "105 raw numbers from the one round"
 
 # The bench deleted every document it made (names begin with bench-).
 req GET "$BINDERY_TEST_LIGHTTPD_URL/documents?prefix=bench-&limit=10"
