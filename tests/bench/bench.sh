@@ -86,7 +86,7 @@ load=$tools/tests/bench/bench_load blobtool=$tools/tests/tools/blobtool
 [ -x "$load" ] || make -C "$tools" tests/bench/bench_load >/dev/null 2>&1 || die "cannot build $load"
 [ -x "$blobtool" ] || make -C "$tools" tests/tools/blobtool >/dev/null 2>&1 || die "cannot build $blobtool"
 for c in curl jq sha256sum bc node; do command -v $c >/dev/null || die "$c is needed"; done
-[ -f "$top/node_modules/tus-js-client/package.json" ] || die "tus-js-client is not in node_modules (./dev bench installs it)
+[ -f "$top/node_modules/tus-js-client/package.json" ] || die "tus-js-client is not in node_modules (./dev bench installs it)"
 stackdir=$(dirname "$conf")
 conf_get() { sed -n "s/^$1 = //p" "$conf" | tail -n 1; }
 token=$(sed -n 's/^token = demo:\(.*\)/\1/p' "$conf" | head -n 1)
