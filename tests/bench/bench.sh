@@ -148,6 +148,14 @@ make_config() {
 	# sweep touches nothing else of the stack: it runs with the prefix
 	# without its last character and --prefix that character.
 	printf '[storage]\nprefix = %s\n' "$blob_prefix" >>"$work/bindery.conf"
+	# /metrics on, with counters of the run's own (P2-db reads the round
+	# trips there): a stack the bench started has no [metrics], and the
+	# run's responders then count apart from the stack's.  One file for
+	# every server: root's responders hand a file they create to the
+	# directory's owner, the web server's user (lib/base/counters.h).
+	mkdir -p "$work/metrics" && chmod 0770 "$work/metrics" || die "cannot make $work/metrics"
+	[ "$(id -u)" != 0 ] || chown "$STACK_WWW_USER:$STACK_WWW_USER" "$work/metrics" || die "cannot hand $work/metrics to $STACK_WWW_USER"
+	printf '[metrics]\nenabled = true\ncounters_file = %s\n' "$work/metrics/counters" >>"$work/bindery.conf"
 	{ cat "$conf"; printf '\n[limits]\nretire_grace = 1\n[storage]\nprefix = %s\n' "${blob_prefix%?}"; } >"$work/sweep.conf"
 	# Apache's www-data may not reach a socket inside the checkout: TCP.
 	sed -e "s|^socket = .*|host = 127.0.0.1\nport = $(. "$stackdir/ports.env" && echo "$DB_PORT")|" \
