@@ -1,6 +1,7 @@
 /* tus_concat.c - see tus_concat.h and doc/design.md ("Resumable uploads: concatenation"). */
 #include <string.h>
 
+#include <nettle/md5.h>
 #include <nettle/sha2.h>
 
 #include "base/alloc.h"
@@ -19,14 +20,24 @@
 #define CONCAT_BLOCK ((uint64_t)64 << 20)
 #define MAX_BLOCKS 50000u
 
-/* A final at work: its partials as read, and the blocks it staged. */
+/* A final at work: its partials as read, the MD5 of each range it copies,
+ * and the blocks it staged. */
 struct final_run {
 	struct patch_run p;
 	const struct tus_final *req;
 	struct upload_row *parts;	/* req->n of them, in order */
+	unsigned char (*md5)[16];	/* one per range, in copy order */
+	size_t nranges;
 	struct upload_block *blocks;
 	size_t nblocks, cap;
 };
+
+/* How many CONCAT_BLOCK ranges a partial of len bytes is copied in. */
+static size_t
+ranges_of(uint64_t len)
+{
+	return (size_t)(len / CONCAT_BLOCK + (len % CONCAT_BLOCK != 0));
+}
 
 /* Read each partial and check it may be claimed by the caller; *final_id
  * receives the final that already claimed them all ("" when none has). */
@@ -124,36 +135,88 @@ out:
 	return pr;
 }
 
+/* A partial as it is read back: the whole's SHA-256 (NULL for the first
+ * partial, whose bytes the recorded state already holds) and the MD5 of
+ * each CONCAT_BLOCK range, into md5[0 ..]. */
+struct readback {
+	struct sha256_ctx *sha;
+	struct md5_ctx md5;
+	unsigned char (*out)[16];
+	uint64_t off;			/* bytes of the partial read so far */
+};
+
 static int
-hash_data(void *ctx, const char *data, size_t len)
+readback_data(void *ctx, const char *data, size_t len)
 {
-	sha256_update(ctx, len, (const uint8_t *)data);
+	struct readback *rb = ctx;
+	uint64_t room;
+	size_t n;
+
+	if (rb->sha != NULL)
+		sha256_update(rb->sha, len, (const uint8_t *)data);
+	while (len > 0) {
+		room = CONCAT_BLOCK - rb->off % CONCAT_BLOCK;
+		n = len < room ? len : (size_t)room;
+		md5_update(&rb->md5, n, (const uint8_t *)data);
+		rb->off += n;
+		data += n;
+		len -= n;
+		if (rb->off % CONCAT_BLOCK == 0)	/* a range ends: md5_digest starts the next */
+			md5_digest(&rb->md5, 16, rb->out[rb->off / CONCAT_BLOCK - 1]);
+	}
 	return 0;
 }
 
 /*
- * The whole's SHA-256, which the committing call stamps: SHA-256 cannot
- * join digests of parts, but the first partial's recorded state is
- * exactly the state after its bytes, so only the others are read back,
- * once, from storage (pinned to the ETags their commits answered), in
- * bounded memory.
+ * What the copies and the committing call need from the partials' bytes,
+ * read back once from storage (pinned to the ETags their commits
+ * answered), in bounded memory: the whole's SHA-256, which the committing
+ * call stamps (SHA-256 cannot join digests of parts, but the first
+ * partial's recorded state is exactly the state after its bytes, so it
+ * is hashed from the second on), and the MD5 of every range, which each
+ * Put Block From URL carries: storage then checks that what it copied is
+ * what was hashed, and Azurite skips its CRC64 of every copied byte,
+ * which costs more than this read.
  */
 static enum proto_result
-hash_whole(struct final_run *f)
+read_back(struct final_run *f)
 {
 	struct patch_run *p = &f->p;
+	struct readback rb;
 	struct blob_result r;
-	size_t i;
+	size_t i, k = 0;
 
 	if (sha256_state_load(span_from_cstr(f->parts[0].hash_state), &p->sha) != 0)
 		return PROTO_FAILED;
-	for (i = 1; i < f->req->n; i++) {
+	for (i = 0; i < f->req->n; i++)
+		f->nranges += ranges_of(f->parts[i].length);
+	if (f->nranges > MAX_BLOCKS)
+		return PROTO_CHUNK_TOO_SMALL;
+	if (f->nranges > 0 && (f->md5 = alloc_calloc(f->nranges, sizeof *f->md5)) == NULL)
+		return PROTO_FAILED;
+	for (i = 0; i < f->req->n; i++) {
+		const struct upload_row *u = &f->parts[i];
+
+		if (u->length == 0)
+			continue;
+		memset(&rb, 0, sizeof rb);
+		rb.sha = i == 0 ? NULL : &p->sha;
+		rb.out = f->md5 + k;
+		md5_init(&rb.md5);
 		proto_start_deadline(p->s);
-		if (blob_get(p->s->blob, f->parts[i].blob_name, 0, 0, f->parts[i].partial_etag, NULL, hash_data,
-			     &p->sha, &r) != BLOB_OK) {
-			blob_log_failure("read of a partial upload", f->parts[i].blob_name, &r);
+		if (blob_get(p->s->blob, u->blob_name, 0, 0, u->partial_etag, NULL, readback_data, &rb, &r) !=
+		    BLOB_OK) {
+			blob_log_failure("read of a partial upload", u->blob_name, &r);
 			return proto_from_blob(&r) == PROTO_OK ? PROTO_FAILED : proto_from_blob(&r);
 		}
+		if (rb.off != u->length) {
+			log_error("partial upload %s: read back %llu bytes of %llu", u->id,
+				  (unsigned long long)rb.off, (unsigned long long)u->length);
+			return PROTO_FAILED;
+		}
+		if (rb.off % CONCAT_BLOCK != 0)		/* the last, shorter range */
+			md5_digest(&rb.md5, 16, rb.out[rb.off / CONCAT_BLOCK]);
+		k += ranges_of(u->length);
 		if (tus_renew(p) != 0)
 			return PROTO_UNAVAILABLE;
 	}
@@ -239,9 +302,9 @@ assemble(struct final_run *f)
 	struct upload_block *b;
 	enum proto_result pr;
 	uint64_t off, len, total = 0;
-	size_t i, n = 0, first = 0;
+	size_t i, n = 0, first = 0, range = 0;
 
-	if ((pr = hash_whole(f)) != PROTO_OK)
+	if ((pr = read_back(f)) != PROTO_OK)
 		return pr;
 	if ((items = alloc_calloc(group, sizeof *items)) == NULL)
 		return PROTO_FAILED;
@@ -252,7 +315,7 @@ assemble(struct final_run *f)
 			len = u->length - off < CONCAT_BLOCK ? u->length - off : CONCAT_BLOCK;
 			if ((pr = add_block(f, len, &b)) != PROTO_OK)
 				goto out;
-			items[n++] = (struct blob_from_url){ NULL, u->blob_name, off, len };
+			items[n++] = (struct blob_from_url){ NULL, u->blob_name, off, len, f->md5[range++] };
 			total += len;
 			if (n < group)
 				continue;
@@ -412,6 +475,7 @@ tus_concat_final(struct services *s, const struct tus_final *req, struct tus_sta
 		pr = PROTO_UNAVAILABLE;
 out:
 	alloc_free(f.parts);
+	alloc_free(f.md5);
 	alloc_free(f.blocks);
 	alloc_free(existing);
 	blob_client_set_deadline(s->blob, 0);

@@ -214,11 +214,16 @@ BINDERY_NODISCARD int blob_commit_blocks(struct blob_client *, const char *name,
 BINDERY_NODISCARD int blob_put_block_from_url(struct blob_client *, const char *name,
     const char *block_id_b64, const char *source, uint64_t offset, uint64_t len,
     struct blob_result *res);
-/* One block of blob_put_blocks_from_url. */
+/* One block of blob_put_blocks_from_url.  source_md5, when not NULL, is
+ * the MD5 of the source range (16 bytes; x-ms-source-content-md5): storage
+ * refuses the block unless the bytes it copied hash to it, and Azurite
+ * then skips the CRC64 it otherwise computes over every copied byte in
+ * JavaScript (a 16 MiB copy took a third of the time with it). */
 struct blob_from_url {
 	const char *id_b64;
 	const char *source;
 	uint64_t offset, len;
+	const unsigned char *source_md5;
 };
 /* The same for items[n], at most blocks_in_flight at once: the first
  * failure is the result (nothing more is started; what runs finishes). */

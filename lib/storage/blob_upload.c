@@ -182,7 +182,7 @@ static int
 from_url_req(struct blob_client *c, struct blob_request *r, const char *name,
     const struct blob_from_url *it, struct blob_result *res)
 {
-	struct buf src = BUF_INIT(16 * 1024), bearer = BUF_INIT(20 * 1024);
+	struct buf src = BUF_INIT(16 * 1024), bearer = BUF_INIT(20 * 1024), md5 = BUF_INIT(32);
 	char range[64];
 	int rc;
 
@@ -195,6 +195,10 @@ from_url_req(struct blob_client *c, struct blob_request *r, const char *name,
 	}
 	if ((rc = copy_source_url(c, it->source, &src, res)) != BLOB_OK)
 		goto out;
+	if (it->source_md5 != NULL && sign_base64_encode(it->source_md5, 16, &md5) != SIGN_OK) {
+		rc = blob_result_nomem(res);
+		goto out;
+	}
 	if (c->entra != NULL && (rc = blob_entra_authorization(c, &bearer, res)) != BLOB_OK)
 		goto out;
 	snprintf(range, sizeof range, "bytes=%llu-%llu", (unsigned long long)it->offset,
@@ -208,6 +212,7 @@ from_url_req(struct blob_client *c, struct blob_request *r, const char *name,
 	    blob_request_query(r, "blockid", it->id_b64) != 0 ||
 	    blob_request_header(r, "x-ms-copy-source", buf_cstr(&src)) != 0 ||
 	    blob_request_header(r, "x-ms-source-range", range) != 0 ||
+	    (it->source_md5 != NULL && blob_request_header(r, "x-ms-source-content-md5", buf_cstr(&md5)) != 0) ||
 	    (c->entra != NULL && blob_request_header(r,
 	    "x-ms-copy-source-authorization", buf_cstr(&bearer)) != 0))
 		rc = blob_result_nomem(res);
@@ -219,6 +224,7 @@ out:
 		explicit_bzero(bearer.ptr, bearer.len);
 	buf_free(&src);
 	buf_free(&bearer);
+	buf_free(&md5);
 	return rc;
 }
 
@@ -227,7 +233,7 @@ blob_put_block_from_url(struct blob_client *c, const char *name,
     const char *block_id_b64, const char *source, uint64_t offset,
     uint64_t len, struct blob_result *res)
 {
-	const struct blob_from_url it = { block_id_b64, source, offset, len };
+	const struct blob_from_url it = { block_id_b64, source, offset, len, NULL };
 
 	return blob_put_blocks_from_url(c, name, &it, 1, res);
 }

@@ -850,6 +850,25 @@ test_from_url(struct blob_client *c)
 	    blob_put_block_from_url(c, "fu-dest2", ids[0], "fu-a", 0, BLOB_FROM_URL_MAX + 1, &r) == BLOB_BAD_INPUT,
 	    "from url: an empty range or one past the service's limit is refused before sending");
 	tap_ok(strstr(r.message, "sig=") == NULL, "from url: no SAS signature in a result");
+
+	/* With the range's MD5 (x-ms-source-content-md5) storage checks what
+	 * it copied: the right one stages, a wrong one is refused. */
+	{
+		unsigned char md5[16], wrong[16];
+		struct blob_from_url it = { ids[0], "fu-a", 0, 7, md5 };
+
+		tap_ok(gnutls_hash_fast(GNUTLS_DIG_MD5, "hello, ", 7, md5) == 0, "from url: the range's MD5");
+		rc = blob_put_blocks_from_url(c, "fu-dest3", &it, 1, &r);
+		tap_ok(rc == BLOB_OK, "from url: a range with its MD5 stages (%s %ld %s)", blob_status_name(rc),
+		    r.http_status, r.code);
+		memcpy(wrong, md5, sizeof wrong);
+		wrong[0] ^= 1;
+		it.source_md5 = wrong;
+		rc = blob_put_blocks_from_url(c, "fu-dest3", &it, 1, &r);
+		tap_ok(rc != BLOB_OK && r.http_status == 400 && strcmp(r.code, "Md5Mismatch") == 0,
+		    "from url: a range with an MD5 its bytes do not have is refused: 400 Md5Mismatch (%s %ld %s)",
+		    blob_status_name(rc), r.http_status, r.code);
+	}
 }
 
 int
