@@ -141,8 +141,9 @@ out:
 struct readback {
 	struct sha256_ctx *sha;
 	struct md5_ctx md5;
-	unsigned char (*out)[16];
+	unsigned char (*out)[16];	/* ranges_of(length) digests */
 	uint64_t off;			/* bytes of the partial read so far */
+	uint64_t length;		/* its recorded length: no more may come */
 };
 
 static int
@@ -152,6 +153,8 @@ readback_data(void *ctx, const char *data, size_t len)
 	uint64_t room;
 	size_t n;
 
+	if (len > rb->length - rb->off)
+		return -1;	/* not the blob its commit recorded; out[] has no room */
 	if (rb->sha != NULL)
 		sha256_update(rb->sha, len, (const uint8_t *)data);
 	while (len > 0) {
@@ -202,6 +205,7 @@ read_back(struct final_run *f)
 		memset(&rb, 0, sizeof rb);
 		rb.sha = i == 0 ? NULL : &p->sha;
 		rb.out = f->md5 + k;
+		rb.length = u->length;
 		md5_init(&rb.md5);
 		proto_start_deadline(p->s);
 		if (blob_get(p->s->blob, u->blob_name, 0, 0, u->partial_etag, NULL, readback_data, &rb, &r) !=
