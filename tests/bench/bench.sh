@@ -531,7 +531,7 @@ measure_tus_create() {
 	drop
 }
 measure_tus_upload() {
-	local meta up off=0 p args=() t0 t1 code rest sha
+	local meta up off=0 p args=() t0 t1 rest
 	meta="filename $(printf 'bench-tus-%s-%s-%s' "$run" "$server" "$round" | base64 -w0),filetype $(printf 'application/octet-stream' | base64 -w0)"
 	for p in "$work/parts"/p*; do
 		[ "$off" = 0 ] || args+=(--next)
@@ -549,29 +549,33 @@ measure_tus_upload() {
 	[ "$(grep -c '^204$' "$work/patches")" = "$nparts" ] && [ "$(grep -c . "$work/patches")" = "$nparts" ] ||
 		{ echo "bench: tus PATCHes through $server answered $(sort "$work/patches" | uniq -c | tr '\n' ' ')" >&2; return 1; }
 	tr -d '\r' <"$work/headers" | sed -n 's|^[Ll]ocation: /documents/||p' >"$work/id"
-	code=$(curl -s -o "$work/answer" -w '%{http_code}' "$url/documents/$(cat "$work/id")")
-	sha=$(jq -r .sha256 "$work/answer" 2>/dev/null)
-	[ "$code" = 200 ] && [ "$sha" = "$file_sha" ] || { echo "bench: the tus document: $code, sha256 $sha" >&2; return 1; }
+	document_is_file "the tus document" || return 1
 	rest=$(echo "$t1 - $t0" | bc -l)
 	record tus_mibs bindery "$(mibs "$bytes" "$rest")"
 	drop
+}
+
+# document_is_file WHAT: the document $work/id names answers 200 with the
+# file's SHA-256.
+document_is_file() {
+	local code sha
+	code=$(curl -s -o "$work/answer" -w '%{http_code}' "$url/documents/$(cat "$work/id")")
+	sha=$(jq -r .sha256 "$work/answer" 2>/dev/null)
+	[ "$code" = 200 ] && [ "$sha" = "$file_sha" ] || { echo "bench: $1: $code, sha256 $sha" >&2; return 1; }
 }
 
 # tus-parallel: the file through tus-js-client with parallelUploads: 4; the
 # helper prints its own seconds (from the first request to the final's
 # answer) and the document's id, whose SHA-256 must be the file's.
 measure_tus_parallel() {
-	local out secs id code sha
+	local out secs id
 	out=$(BINDERY_TEST_TOKEN=$token node "$here/bench_tus_parallel.mjs" "$url" "$file" \
 		"bench-tusp-$run-$server-$round" 2>"$work/parallel.err") ||
 		{ echo "bench: tus-js-client through $server: $(head -c 300 "$work/parallel.err")" >&2; return 1; }
 	read -r secs id <<<"$out"
 	[ -n "$id" ] || { echo "bench: tus-js-client through $server named no document ($out)" >&2; return 1; }
 	echo "$id" >"$work/id"
-	code=$(curl -s -o "$work/answer" -w '%{http_code}' "$url/documents/$id")
-	sha=$(jq -r .sha256 "$work/answer" 2>/dev/null)
-	[ "$code" = 200 ] && [ "$sha" = "$file_sha" ] ||
-		{ echo "bench: the tus-parallel document: $code, sha256 $sha" >&2; return 1; }
+	document_is_file "the tus-parallel document" || return 1
 	record tus_mibs parallel "$(mibs "$bytes" "$secs")"
 	drop
 }
@@ -680,12 +684,9 @@ echo "×: the median of each round's own ratio, which decides met (in brackets: 
 # after their delete: the sweep of the run's prefix removes them, one
 # storage call at a time (8 minutes after a default run).  Not on a stack
 # the caller removes after the run (BENCH_STACK_DISCARDED, ./dev bench's own).
-if [ -n "${BENCH_STACK_DISCARDED:-}" ]; then
-	printf 'load average %s at the start, %s at the end; %s (no closing sweep: the stack is removed)\n' \
-		"$load_start" "$(loadavg)" "$out"
-	exit 0
+if [ -z "${BENCH_STACK_DISCARDED:-}" ]; then
+	sleep "$(echo "w = 2.1 - ($(date +%s.%N) - $last_delete); if (w < 0) w = 0; w" | bc -l)"
+	"$bin/bindery" -c "$work/sweep.conf" sweep --prefix - >"$work/sweep.out" 2>&1 ||
+		die "the closing sweep failed: $(tail -n 5 "$work/sweep.out")"
 fi
-sleep "$(echo "w = 2.1 - ($(date +%s.%N) - $last_delete); if (w < 0) w = 0; w" | bc -l)"
-"$bin/bindery" -c "$work/sweep.conf" sweep --prefix - >"$work/sweep.out" 2>&1 ||
-	die "the closing sweep failed: $(tail -n 5 "$work/sweep.out")"
 printf 'load average %s at the start, %s at the end; %s\n' "$load_start" "$(loadavg)" "$out"
