@@ -177,6 +177,8 @@ EXTRA_DIST += tests/e2e/events.sh tests/lib/webhook.sh
 # through a lighttpd and an Apache mod_fcgid of the test's own (tests/lib/clamd.sh).
 E2E_TESTS += tests/e2e/admission.sh
 EXTRA_DIST += tests/e2e/admission.sh tests/bench/bench_scan.sh tests/bench/bench_p5.sh
+# Two builds' P1 side by side (bench_smoke.sh runs it under --long).
+EXTRA_DIST += tests/bench/bench_ab.sh
 # Quotas: reservations with the intent, settled once; 20 concurrent creates
 # of one owner through a lighttpd and an Apache mod_fcgid of the test's own.
 E2E_TESTS += tests/e2e/quota.sh

@@ -75,6 +75,22 @@ done
 # One round: a raw number for every figure, side and server measured.
 is "$(jq '[.raw[] | select(.round == 1)] | length' "$results" 2>/dev/null)" 105 "105 raw numbers from the one round"
 
+# tests/bench/bench_ab.sh, one build against itself: both sides' creates
+# answer 201 with the file's SHA-256 (it checks), one line a pair and the
+# medians.
+bash "$here/../bench/bench_ab.sh" --pairs 2 --mib 2 "$BINDERY_TEST_BIN" "$BINDERY_TEST_BIN" \
+	>"$bench_work/ab" 2>&1
+ab_rc=$?
+is "$ab_rc" 0 "bench_ab.sh --pairs 2 --mib 2, the test build against itself, exits 0"
+[ "$ab_rc" = 0 ] || sed -e 's/^/# /' "$bench_work/ab" | tail -n 10
+is "$(grep -cE '^pair +[12]: A +[0-9.]+ MiB/s, B +[0-9.]+ MiB/s, B/A [0-9.]+$' "$bench_work/ab")" 2 \
+	"... one line for each pair with both sides' MiB/s"
+like "$(grep '^B/A: ' "$bench_work/ab")" '^B/A: median of the pairs [0-9.]+, of the medians [0-9.]+$' \
+	"... and the ratio of B to A"
+bash "$here/../bench/bench_ab.sh" --pairs 1 "$BINDERY_TEST_BIN" /nonexistent >"$bench_work/ab" 2>&1
+is "$?" 1 "bench_ab.sh refuses a directory without bindery.fcgi"
+like "$(cat "$bench_work/ab")" 'B: no /nonexistent/bindery.fcgi' "... and names it"
+
 # The bench deleted every document it made (names begin with bench-).
 req GET "$BINDERY_TEST_LIGHTTPD_URL/documents?prefix=bench-&limit=10"
 is "$HTTP_CODE" 200 "the list by prefix answers"
