@@ -95,7 +95,13 @@ rec() {
 }
 
 # code STEM: the status of a recorded answer; hdr STEM NAME: one of its headers.
-code() { sed -n '1s/^HTTP\/[0-9.]* \([0-9]*\).*/\1/p' "$1.head" | tr -d '\r'; }
+# (code in the shell: it runs for every recorded answer.)
+code() {
+	local line
+	IFS= read -r line <"$1.head"
+	[[ ${line%$'\r'} =~ ^HTTP/[0-9.]+\ ([0-9]+) ]] && printf '%s\n' "${BASH_REMATCH[1]}"
+	return 0
+}
 hdr() { tr -d '\r' <"$1.head" | sed -n "s/^$2: *//Ip" | tail -n 1; }
 
 printf 'openapi check %s\n' "$$" >"$work/small.txt"
