@@ -2,6 +2,7 @@
 # (never through bindery's code).  Sourced after tests/lib/tap.sh.
 #
 #   sql "SELECT ..."             rows tab-separated, no header
+#   sql_to VAR "SELECT ..."      the same rows into VAR (as VAR=$(sql ...))
 #   sql_quote "$name"            a single-quoted SQL literal
 #   sql_session                  this shell's sql calls share one client
 #
@@ -14,29 +15,54 @@
 # sql QUERY: run QUERY on the test database; tab-separated rows, no header;
 # status 1 (the client's message on stderr) when a statement failed.
 sql() {
-	local q=$1 line out=''
-	# The session's client, where bash lets this shell reach it: the shell
-	# that called sql_session and its command and process substitutions.
-	if [ -n "${_SQL_CO_PID:-}" ] && { true >&"${_SQL_CO_W:-}"; } 2>/dev/null &&
-		kill -0 "$_SQL_CO_PID" 2>/dev/null; then
-		while [[ $q == *[\;[:space:]] ]]; do q=${q%?}; done	# one ';' follows
-		printf '%s;\nSELECT "~sql-end~";\n' "$q" >&"$_SQL_CO_W"
-		# The whole answer is read before any of it is printed: the
-		# reader of a process substitution sees nothing (and so sends no
-		# query of its own) until this exchange is over.
-		while IFS= read -r line <&"$_SQL_CO_R"; do
-			[ "$line" != '~sql-end~' ] || break
-			out+=$line$'\n'
-		done
-		printf '%s' "$out"
-		# The client writes a statement's error before it runs the marker.
-		[ -s "$_SQL_CO_ERR" ] || return 0
-		cat "$_SQL_CO_ERR" >&2
-		: >"$_SQL_CO_ERR"
-		return 1
+	if _sql_exchange "$1"; then
+		printf '%s' "$_SQL_OUT"
+		return "$_SQL_RC"
 	fi
 	mariadb --no-defaults --skip-ssl --protocol=socket --socket="$BINDERY_TEST_DB_SOCKET" -uroot \
 		-N -B "${BINDERY_TEST_DB_NAME:-bindery}" -e "$1"
+}
+
+# sql_to VAR QUERY: what VAR=$(sql QUERY) would set, and sql's status,
+# without the subshell when the session's client answers (a fork costs
+# 3-4 ms of CPU here, and the crash matrix asks hundreds of questions).
+# (Its one local is the reference: any other would hide a caller's
+# variable of the same name from it.)
+sql_to() {
+	local -n _sql_to_var=$1
+	if _sql_exchange "$2"; then
+		while [[ $_SQL_OUT == *$'\n' ]]; do _SQL_OUT=${_SQL_OUT%$'\n'}; done
+		_sql_to_var=$_SQL_OUT
+		return "$_SQL_RC"
+	fi
+	_sql_to_var=$(sql "$2")
+}
+
+# _sql_exchange QUERY: QUERY through the session's client, where bash lets
+# this shell reach it (the shell that called sql_session and its command and
+# process substitutions): status 0 with the rows in _SQL_OUT and sql's
+# status in _SQL_RC; status 1 when there is no session to ask.
+_sql_exchange() {
+	local q=$1 line out=''
+	[ -n "${_SQL_CO_PID:-}" ] && { true >&"${_SQL_CO_W:-}"; } 2>/dev/null &&
+		kill -0 "$_SQL_CO_PID" 2>/dev/null || return 1
+	while [[ $q == *[\;[:space:]] ]]; do q=${q%?}; done	# one ';' follows
+	printf '%s;\nSELECT "~sql-end~";\n' "$q" >&"$_SQL_CO_W"
+	# The whole answer is read before any of it is printed: the reader of
+	# a process substitution sees nothing (and so sends no query of its
+	# own) until this exchange is over.
+	while IFS= read -r line <&"$_SQL_CO_R"; do
+		[ "$line" != '~sql-end~' ] || break
+		out+=$line$'\n'
+	done
+	_SQL_OUT=$out _SQL_RC=0
+	# The client writes a statement's error before it runs the marker.
+	if [ -s "$_SQL_CO_ERR" ]; then
+		cat "$_SQL_CO_ERR" >&2
+		: >"$_SQL_CO_ERR"
+		_SQL_RC=1
+	fi
+	return 0
 }
 
 # sql_session: from here on, this shell's sql calls go to one client, a
