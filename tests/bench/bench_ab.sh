@@ -74,10 +74,16 @@ trap cleanup EXIT
 trap 'exit 130' INT
 trap 'exit 143' TERM
 
-# The stack's own max_upload line replaced (a key's first line counts);
-# readable by the web server's user, which runs the responders.
-sed -e "s/^max_upload = .*/max_upload = $((mib + 16))M/" "$conf" >"$work/ab.conf"
-chmod 0644 "$work/ab.conf"
+# The stack's own max_upload line replaced (a key's first line counts), or
+# one added; the copy holds the configuration's secrets, so it is made 0600.
+prev_umask=$(umask)
+umask 077
+if grep -q '^max_upload = ' "$conf"; then
+	sed -e "s/^max_upload = .*/max_upload = $((mib + 16))M/" "$conf" >"$work/ab.conf"
+else
+	{ cat "$conf"; printf '\n[limits]\nmax_upload = %dM\n' $((mib + 16)); } >"$work/ab.conf"
+fi
+umask "$prev_umask"
 STACK_AVOID_PORTS=$(sed -n 's/^[A-Z_]*=//p' "$stackdir/ports.env" 2>/dev/null | tr '\n' ' ')
 port=18620
 for s in A B; do
@@ -85,15 +91,9 @@ for s in A B; do
 		die "$s does not load the configuration: $(head -c 300 "$work/check.err")"
 	mkdir -p "$work/$s"
 	stack_init "$work/$s"
-	HTTP_PORT=
-	stack_port HTTP_PORT "$port" || die "no free port"
+	stack_bench_lighttpd "${bindir[$s]}" "$work/ab.conf" "$mib" "$port" || die "$s: no lighttpd"
 	STACK_AVOID_PORTS="$STACK_AVOID_PORTS $HTTP_PORT"
 	port=$((HTTP_PORT + 1))
-	stack_render "$top/conf/lighttpd.conf" "$STACK_VAR/lighttpd.conf" PORT="$HTTP_PORT" VAR="$STACK_VAR" \
-		BINDIR="${bindir[$s]}" CONFIG="$work/ab.conf" || die "bad conf/lighttpd.conf"
-	sed -i "s/^server.max-request-size = .*/server.max-request-size = $(((mib + 16) * 1024 + 64))/" \
-		"$STACK_VAR/lighttpd.conf"
-	stack_lighttpd_start "$STACK_VAR/lighttpd.conf" || die "$s: lighttpd did not start"
 	url[$s]=http://127.0.0.1:$HTTP_PORT
 done
 

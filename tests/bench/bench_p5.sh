@@ -63,12 +63,7 @@ chmod 0600 "$work/p5.conf"
 	die "the configuration does not load: $(cat "$work/check.err")"
 stack_init "$work"
 STACK_AVOID_PORTS=$(sed -n 's/^[A-Z_]*=//p' "$stackdir/ports.env" 2>/dev/null | tr '\n' ' ')
-HTTP_PORT=
-stack_port HTTP_PORT 18540 || die "no free port"
-stack_render "$top/conf/lighttpd.conf" "$STACK_VAR/lighttpd.conf" PORT="$HTTP_PORT" VAR="$STACK_VAR" \
-	BINDIR="$bin" CONFIG="$work/p5.conf" || die "bad conf/lighttpd.conf"
-sed -i "s/^server.max-request-size = .*/server.max-request-size = $(((mib + 16) * 1024 + 64))/" "$STACK_VAR/lighttpd.conf"
-stack_lighttpd_start "$STACK_VAR/lighttpd.conf" || die "lighttpd did not start"
+stack_bench_lighttpd "$bin" "$work/p5.conf" "$mib" 18540 || die "no lighttpd"
 url=http://127.0.0.1:$HTTP_PORT
 auth=(-H "Authorization: Bearer $token")
 

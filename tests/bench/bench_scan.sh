@@ -75,13 +75,7 @@ port=18530
 for s in plain scan; do
 	stack_init "$work/$s"
 	STACK_AVOID_PORTS=$avoid
-	HTTP_PORT=
-	stack_port HTTP_PORT "$port" || die "no free port"
-	stack_render "$top/conf/lighttpd.conf" "$STACK_VAR/lighttpd.conf" PORT="$HTTP_PORT" VAR="$STACK_VAR" \
-		BINDIR="$bin" CONFIG="$work/$s.conf" || die "bad conf/lighttpd.conf"
-	sed -i "s/^server.max-request-size = .*/server.max-request-size = $(((mib + 16) * 1024 + 64))/" \
-		"$STACK_VAR/lighttpd.conf"
-	stack_lighttpd_start "$STACK_VAR/lighttpd.conf" || die "lighttpd ($s) did not start"
+	stack_bench_lighttpd "$bin" "$work/$s.conf" "$mib" "$port" || die "no lighttpd ($s)"
 	url[$s]=http://127.0.0.1:$HTTP_PORT
 	avoid="$avoid $HTTP_PORT"
 	port=$((HTTP_PORT + 1))

@@ -72,11 +72,7 @@ chmod 0600 "$work/bindery.conf"
 avoid=$(sed -n 's/^[A-Z_]*=//p' "$stackdir/ports.env" 2>/dev/null | tr '\n' ' ')
 stack_init "$work/stack"
 STACK_AVOID_PORTS=$avoid
-stack_port HTTP_PORT 18400 || die "no free port"
-stack_render "$top/conf/lighttpd.conf" "$STACK_VAR/lighttpd.conf" PORT="$HTTP_PORT" VAR="$STACK_VAR" \
-	BINDIR="$bin" CONFIG="$work/bindery.conf" || die "bad conf/lighttpd.conf"
-sed -i -e "s/^server.max-request-size = .*/server.max-request-size = $(((mib + 17) * 1024))/" "$STACK_VAR/lighttpd.conf"
-stack_lighttpd_start "$STACK_VAR/lighttpd.conf" || die "lighttpd did not start"
+stack_bench_lighttpd "$bin" "$work/bindery.conf" "$mib" 18400 || die "no lighttpd"
 url=http://127.0.0.1:$HTTP_PORT
 "$blobtool" mkcontainer || die "cannot create container $BLOBTOOL_CONTAINER"
 

@@ -387,6 +387,23 @@ stack_bench_target() {
 	fi
 }
 
+# stack_bench_lighttpd BINDIR CONFIG MIB START-PORT: a benchmark's own
+# lighttpd in STACK_VAR (the caller's stack_init) from conf/lighttpd.conf,
+# serving BINDIR's bindery.fcgi with CONFIG on the first free port from
+# START-PORT (HTTP_PORT; STACK_AVOID_PORTS holds the ports not to take),
+# its request-body limit raised past a MIB document (unless MIB is empty).
+# Status 1, saying why, when it did not start.
+stack_bench_lighttpd() {
+	local bindir=$1 config=$2 mib=$3
+	HTTP_PORT=
+	stack_port HTTP_PORT "$4" || { stack_log "no free port from $4"; return 1; }
+	stack_render "$STACK_TOP/conf/lighttpd.conf" "$STACK_VAR/lighttpd.conf" PORT="$HTTP_PORT" \
+		VAR="$STACK_VAR" BINDIR="$bindir" CONFIG="$config" || { stack_log "bad conf/lighttpd.conf"; return 1; }
+	[ -z "$mib" ] || sed -i "s/^server.max-request-size = .*/server.max-request-size = $(((mib + 16) * 1024 + 64))/" \
+		"$STACK_VAR/lighttpd.conf" || return 1
+	stack_lighttpd_start "$STACK_VAR/lighttpd.conf" || { stack_log "lighttpd did not start"; return 1; }
+}
+
 # --- Azurite over TLS, addressed like a real account -------------------------
 
 # The account-host name of the TLS Azurite: libcurl resolves any *.localhost
