@@ -273,7 +273,7 @@ chaos_verify() {
 	              LEFT JOIN blobs b ON b.name = d.blob_name WHERE d.id IN ($ids) AND d.status = 'ready'")
 	while read -r name; do
 		[ -n "$name" ] || continue
-		n=$(sql "SELECT COUNT(*) FROM documents WHERE blob_name = '$name' AND status = 'ready'")
+		sql_to n "SELECT COUNT(*) FROM documents WHERE blob_name = '$name' AND status = 'ready'"
 		[ "$n" = 1 ] || echo "orphan: blob $name ($(awk -v n="$name" '$1 == n { print $3 }' "$now.full"); registry: $(sql "SELECT state FROM blobs WHERE name = '$name'"))"
 	done < <(comm -13 "$before" "$now")
 	sql "SELECT CONCAT('two documents named ', name) FROM documents WHERE name LIKE '$prefix%'
@@ -378,7 +378,7 @@ chaos_stop_private() {
 # maybe (a create or delete without an answer); SHA... every content the
 # document may hold (more than one after an unanswered replace).
 chaos_client() {
-	local c=$1 n=$2 i op name id code body key f k r url work=$CHAOS_WORK
+	local c=$1 n=$2 i op name id code body key f k r url work=$CHAOS_WORK fsha
 	local -A ids exists shas
 	local names=()
 	RANDOM=$((CHAOS_SEED * 100 + c))
@@ -404,23 +404,25 @@ chaos_client() {
 			# idem: the same request twice; a second answer never names
 			# another document than the first
 			k=''
+			sha_to fsha "$f"
 			for r in 1 2; do
 				code=$(curl -s -m 60 -o "$work/c$c.out" -w '%{http_code}' "${CHAOS_AUTH[@]}" \
 					${key:+-H "Idempotency-Key: $key"} -H 'Content-Type: application/x-chaos' \
 					--data-binary "@$f" "$url/documents?name=$name")
 				[ -n "$key" ] || break
 				if [ "$code" = 201 ]; then
-					id=$(jfield "$(cat "$work/c$c.out")" id)
+					IFS= read -r -d '' body <"$work/c$c.out"
+					id=$(jfield "$body" id)
 					[ -n "$k" ] && [ "$k" != "$id" ] &&
 						echo "violation: $name: one Idempotency-Key, two documents ($k, $id)" >>"$work/violations"
 					k=$id
 				fi
 				echo "op idem-try $code" >>"$work/events"
 			done
-			[ -n "$k" ] && [ "$code" != 201 ] && { code=201; printf '{"id":"%s","sha256":"%s"}' "$k" "$(sha <"$f")" >"$work/c$c.out"; }
-			shas[$name]=$(sha <"$f")
+			[ -n "$k" ] && [ "$code" != 201 ] && { code=201; printf '{"id":"%s","sha256":"%s"}' "$k" "$fsha" >"$work/c$c.out"; }
+			shas[$name]=$fsha
 			if [ "$code" = 201 ]; then
-				body=$(cat "$work/c$c.out")
+				IFS= read -r -d '' body <"$work/c$c.out"
 				ids[$name]=$(jfield "$body" id)
 				exists[$name]=yes
 				echo ack >>"$work/events"
@@ -439,9 +441,9 @@ chaos_client() {
 				code=$(curl -s -m 60 -o "$work/c$c.out" -w '%{http_code}' "${CHAOS_AUTH[@]}" -X PUT \
 					-H 'Content-Type: application/x-chaos' --data-binary "@$f" "$url/documents/$id/content")
 				case $code in
-				200) shas[$name]=$(sha <"$f"); exists[$name]=yes; echo ack >>"$work/events" ;;
+				200) sha_to fsha "$f"; shas[$name]=$fsha exists[$name]=yes; echo ack >>"$work/events" ;;
 				404) [ "${exists[$name]}" = maybe ] && exists[$name]=no ;;
-				*) shas[$name]="${shas[$name]} $(sha <"$f")" ;;
+				*) sha_to fsha "$f"; shas[$name]="${shas[$name]} $fsha" ;;
 				esac ;;
 			delete)
 				code=$(curl -s -m 60 -o /dev/null -w '%{http_code}' "${CHAOS_AUTH[@]}" -X DELETE "$url/documents/$id")
@@ -452,7 +454,7 @@ chaos_client() {
 			download)
 				code=$(curl -s -m 60 -o "$work/c$c.dl" -w '%{http_code}' "$url/documents/$id/content")
 				if [ "$code" = 200 ]; then
-					k=$(sha <"$work/c$c.dl")
+					sha_to k "$work/c$c.dl"
 					case " ${shas[$name]} " in
 					*" $k "*) echo verified-live >>"$work/events" ;;
 					*) echo "violation: $name (id $id) served bytes it never held" >>"$work/violations" ;;
@@ -583,7 +585,7 @@ chaos_run() {
 # exits 0, the audit is clean, no violation, every acknowledged document
 # verified.  Sets CHAOS_ACKED, CHAOS_VERIFIED, CHAOS_VIOLATIONS, CHAOS_OPS_DONE.
 chaos_check() {
-	local conf=$1 before=$2 work=$CHAOS_WORK ids rc name id ex shas row did url vcode got good problems
+	local conf=$1 before=$2 work=$CHAOS_WORK ids rc name id ex shas row did url vcode got good problems qname
 	ids=$(cat "$work"/ledger.* | awk '$2 != 0 { print $2 }' | tr '\n' ',' | sed 's/,$//')
 	# The outbox's grace period is moved into the past for this run's rows,
 	# so the single sweep drains them too (time travel, in the database only).
@@ -596,7 +598,8 @@ chaos_check() {
 	CHAOS_ACKED=0 CHAOS_VERIFIED=0
 	while read -r name id ex shas; do
 		[ -n "$name" ] || continue
-		row=$(sql "SELECT id, status FROM documents WHERE name = $(sql_quote "$name")")
+		sql_quote_to qname "$name"
+		sql_to row "SELECT id, status FROM documents WHERE name = $qname"
 		[ "$ex" = yes ] && CHAOS_ACKED=$((CHAOS_ACKED + 1))
 		if [ -z "$row" ]; then
 			[ "$ex" = yes ] && echo "violation: acknowledged $name (id $id) is gone" >>"$work/violations"
@@ -614,7 +617,7 @@ chaos_check() {
 				[ "$vcode" = 503 ] || [ "$vcode" = 000 ] || break
 				sleep 1
 			done
-			got=$(sha <"$work/verify")
+			sha_to got "$work/verify"
 			case " $shas " in
 			*" $got "*) ;;
 			*) good=0

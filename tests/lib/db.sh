@@ -4,6 +4,7 @@
 #   sql "SELECT ..."             rows tab-separated, no header
 #   sql_to VAR "SELECT ..."      the same rows into VAR (as VAR=$(sql ...))
 #   sql_quote "$name"            a single-quoted SQL literal
+#   sql_quote_to VAR "$name"     the same into VAR, no subshell
 #   sql_session                  this shell's sql calls share one client
 #
 # Connects over BINDERY_TEST_DB_SOCKET to BINDERY_TEST_DB_NAME (default
@@ -102,4 +103,12 @@ sql_session() {
 sql_quote() {
 	local s=${1//\\/\\\\}
 	printf "'%s'" "${s//\'/\'\'}"
+}
+
+# sql_quote_to VAR TEXT: what VAR=$(sql_quote TEXT) sets, without the
+# subshell (its one local is the reference).
+sql_quote_to() {
+	local -n _sql_quote_var=$1
+	_sql_quote_var=${2//\\/\\\\}
+	_sql_quote_var="'${_sql_quote_var//\'/\'\'}'"
 }
