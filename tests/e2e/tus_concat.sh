@@ -39,6 +39,7 @@ top=${top_srcdir:-$(cd "$here/../.." && pwd)}
 
 chaos_need_stack
 need_stack BINDERY_TEST_TOKEN_OTHER BINDERY_TEST_BIN
+sql_session	# one client for the script's queries (tests/lib/db.sh)
 FP=$BINDERY_TEST_VAR/failpoints
 work=$(mktemp -d)
 cleanup() {
