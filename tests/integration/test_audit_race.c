@@ -228,7 +228,7 @@ main(void)
 
 	if (plant_remove_prefix(S, P) != 0)
 		tap_diag("clean-up incomplete");
-	unlink(FP_PATH);
+	plant_remove_failpoints(FP_PATH);
 	services_free(S);
 	config_free(CFG);
 	return tap_done();

@@ -235,7 +235,7 @@ main(void)
 	test_taken_over_meanwhile();
 	test_taken_back_next_round();
 
-	unlink(FP_PATH);
+	plant_remove_failpoints(FP_PATH);
 	services_free(S);
 	config_free(CFG);
 	return tap_done();

@@ -228,4 +228,16 @@ plant_run_prefix(const char *tag, char *out, size_t size)
 	return 0;
 }
 
+/* Remove a test's failpoints file and the PATH.lock that lib/base/failpoint.c
+ * makes beside it once a failpoint is read, so a run leaves nothing in /tmp. */
+static BINDERY_UNUSED void
+plant_remove_failpoints(const char *path)
+{
+	char lock[4096];
+
+	unlink(path);
+	if ((size_t)snprintf(lock, sizeof lock, "%s.lock", path) < sizeof lock)
+		unlink(lock);
+}
+
 #endif
