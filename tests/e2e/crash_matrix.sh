@@ -325,6 +325,7 @@ arm "create.after_upload error once" "compensate.before_claim exit once"
 send raw "${P}doc" "$work/small.bin"; code
 need_fired compensate.before_claim
 note_blobs
+scope_ids
 [ "$(sql "SELECT COUNT(*) FROM blobs WHERE document_id IN ($SCOPE_IDS) AND state = 'pending'")" = 1 ] ||
 	cell_fail "the intent is not left pending"
 EXPECT="gone:${P}doc"
