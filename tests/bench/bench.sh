@@ -33,8 +33,8 @@
 #        the same create
 #   finalize  a direct upload's finalize of MIB (ms), against a plain GET
 # Rounds alternate bindery and its baselines; medians.  Prints one table and
-# writes FILE (default var/bench/results.json): the machine, the medians and
-# every raw number.  Defaults: 5 rounds, 256 MiB, 100 requests per P2
+# writes FILE (default var/bench/results.json): the machine (with what the
+# stack's Azurite stored at the start), the medians and every raw number.  Defaults: 5 rounds, 256 MiB, 100 requests per P2
 # client; --quick: 2 rounds, 64 MiB, 50 requests, no 1 GiB create.
 #
 # Correctness: every create must answer 201 with the file's SHA-256, every
@@ -622,8 +622,17 @@ measure_p3_big() {
 # --- the run -------------------------------------------------------------------
 
 loadavg() { cut -d' ' -f1-3 /proc/loadavg; }
+# What the stack's Azurite stores, in MiB ("null" when its files are not
+# in the stack's directory): an Azurite holding many gigabytes of earlier
+# runs' blobs costs more per call, and not by the same factor for every
+# figure (doc/performance.md), so runs compare only at a similar size.
+storage_mib() {
+	local m
+	[ -d "$stackdir/azurite" ] && m=$(du -sm "$stackdir/azurite" 2>/dev/null) && echo "${m%%[[:space:]]*}" ||
+		echo null
+}
 run=$$x$RANDOM blob_prefix=bench$$x$RANDOM-
-started=$(date -u +%Y-%m-%dT%H:%M:%SZ) load_start=$(loadavg)
+started=$(date -u +%Y-%m-%dT%H:%M:%SZ) load_start=$(loadavg) storage_start=$(storage_mib)
 make_config
 file=$work/file.bin
 head -c "$bytes" /dev/urandom >"$file"
@@ -640,9 +649,9 @@ wait_healthy "http://127.0.0.1:$LIGHTTPD_PORT"
 wait_healthy "http://127.0.0.1:$APACHE_PORT"
 wait_healthy "http://127.0.0.1:$APACHE_POOL_PORT"
 : >"$work/raw.tsv"
-printf 'bench: %d rounds, %d MiB, P2 %d clients x %d requests; lighttpd :%s (proxy :%s), Apache mod_fcgid :%s (proxy :%s), Apache mod_proxy_fcgi + pool :%s (proxy :%s); load %s\n' \
+printf 'bench: %d rounds, %d MiB, P2 %d clients x %d requests; lighttpd :%s (proxy :%s), Apache mod_fcgid :%s (proxy :%s), Apache mod_proxy_fcgi + pool :%s (proxy :%s); load %s; Azurite stores %s MiB\n' \
 	"$rounds" "$mib" "$p2_clients" "$p2_n" "$LIGHTTPD_PORT" "$LPROXY_PORT" "$APACHE_PORT" "$APROXY_PORT" \
-	"$APACHE_POOL_PORT" "$PPROXY_PORT" "$load_start" >&2
+	"$APACHE_POOL_PORT" "$PPROXY_PORT" "$load_start" "$storage_start" >&2
 for ((round = 1; round <= rounds; round++)); do
 	for s in lighttpd apache pool; do
 		use_server "$s"
@@ -667,8 +676,9 @@ last_delete=$(date +%s.%N)
 machine=$(jq -n --arg nproc "$(nproc)" --arg l0 "$load_start" --arg l1 "$(loadavg)" \
 	--arg kernel "$(uname -sr)" --arg cpu "$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -n 1)" \
 	--arg mem "$(sed -n 's/^MemTotal: *//p' /proc/meminfo)" --arg d0 "$started" --arg d1 "$(date -u +%Y-%m-%dT%H:%M:%SZ)" \
+	--argjson st0 "$storage_start" --argjson st1 "$(storage_mib)" \
 	'{nproc: ($nproc | tonumber), loadavg_start: $l0, loadavg_end: $l1, kernel: $kernel, cpu: $cpu,
-	  memory: $mem, date_start: $d0, date_end: $d1}')
+	  memory: $mem, date_start: $d0, date_end: $d1, storage_mib_start: $st0, storage_mib_end: $st1}')
 params=$(jq -n --argjson rounds "$rounds" --argjson mib "$mib" --argjson quick "$quick" \
 	--argjson big "$([ -n "$big" ] && echo true || echo false)" --argjson bs "$block_size" --argjson bif "$in_flight" \
 	--argjson clients "$p2_clients" --argjson n "$p2_n" --arg bin "$bin" --arg conf "$conf" \
@@ -689,4 +699,5 @@ if [ -z "${BENCH_STACK_DISCARDED:-}" ]; then
 	"$bin/bindery" -c "$work/sweep.conf" sweep --prefix - >"$work/sweep.out" 2>&1 ||
 		die "the closing sweep failed: $(tail -n 5 "$work/sweep.out")"
 fi
-printf 'load average %s at the start, %s at the end; %s\n' "$load_start" "$(loadavg)" "$out"
+printf 'load average %s at the start, %s at the end; Azurite stored %s MiB at the start; %s\n' "$load_start" \
+	"$(loadavg)" "$storage_start" "$out"

@@ -68,6 +68,8 @@ jq -e '(.machine.nproc | type == "number") and (.machine.loadavg_start | length 
 	and (.machine.loadavg_end | length > 0) and (.machine.kernel | length > 0) and (.machine.date_start | length > 0)' \
 	"$results" >/dev/null 2>&1
 ok $? "results.json describes the machine"
+jq -e '[.machine.storage_mib_start, .machine.storage_mib_end] | all(type == "number" and . >= 0)' "$results" >/dev/null 2>&1
+ok $? "results.json says what the stack's Azurite stored at the start and the end"
 for bench_fig in P1-pool P5-pool; do
 	ok "$(fig pool "$bench_fig" '[.bindery, .direct, .ratio_direct, .paired_direct] | all(type == "number" and . > 0)')" \
 		"$bench_fig: the pool's figure against lighttpd's in the same round"
