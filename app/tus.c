@@ -109,10 +109,15 @@ concat_header(const struct request *r, const struct tus_state *st, struct buf *o
 	return buf_append_cstr(out, "\r\n") == BUF_OK ? 0 : -1;
 }
 
+/* A final's Upload-Concat names up to UPLOAD_CONCAT_MAX partials, each
+ * "PREFIX/uploads/" and 32 hex digits and a space; the other headers fit
+ * in the first 1 KiB. */
+#define HEAD_EXTRA_MAX(prefix_len) (1024 + UPLOAD_CONCAT_MAX * ((prefix_len) + sizeof "/uploads/" + 33))
+
 void
 handle_upload_head(struct app *app, struct request *r)
 {
-	struct buf extra = BUF_INIT(1024);
+	struct buf extra = BUF_INIT(HEAD_EXTRA_MAX(r->prefix.len));
 	struct tus_state st;
 	enum proto_result pr;
 

@@ -115,6 +115,12 @@ tus_patch_shape(int64_t declared, uint64_t room, uint64_t nblocks, uint64_t bloc
 	return whole;
 }
 
+uint64_t
+tus_takeover_ms(const struct bindery_config *cfg)
+{
+	return ((uint64_t)cfg->heartbeat + cfg->request_deadline) * 1000;
+}
+
 unsigned
 tus_busy_retry_after(int64_t idle_ms, uint64_t window_ms)
 {
@@ -816,7 +822,7 @@ enum proto_result
 tus_take(struct patch_run *p)
 {
 	const struct bindery_config *cfg = p->s->cfg;
-	uint64_t takeover_ms = ((uint64_t)cfg->heartbeat + cfg->request_deadline) * 1000;
+	uint64_t takeover_ms = tus_takeover_ms(cfg);
 	enum db_err e;
 
 	if (proto_held_intent_init(&p->hi, p->u.document_id, p->u.blob_name) != 0)
@@ -961,9 +967,25 @@ tus_terminate(struct services *s, const char *owner, const char *id, unsigned *r
 		pr = PROTO_PARTIAL_CLAIMED;
 		goto out;
 	}
+	if (FAILPOINT("tus.terminate_before_take")) {
+		pr = PROTO_UNAVAILABLE;
+		goto out;
+	}
 	if ((pr = tus_take(&p)) != PROTO_OK) {
 		*retry_after = p.busy_retry;
 		goto out;
+	}
+	/* A final may have claimed it between the first read and the hold (a
+	 * claim needs the partial unheld, so none can follow the hold). */
+	if (p.u.purpose == PURPOSE_PARTIAL) {
+		pr = tus_read_upload(s, owner, id, &p.u);
+		if (pr == PROTO_OK && p.u.final_id[0])
+			pr = PROTO_PARTIAL_CLAIMED;
+		if (pr != PROTO_OK) {
+			if (uploads_release(s->db, p.u.blob_name, p.hi.holder) != DB_OK)
+				log_warn("upload %s: hold not released; it lapses with its lease", id);
+			goto out;
+		}
 	}
 	/* Held: compensation's own path purges the staged blocks and drops the rows. */
 	pr = proto_compensate_pending(s, &p.hi);

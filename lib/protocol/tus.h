@@ -114,6 +114,10 @@ BINDERY_NODISCARD enum proto_result tus_terminate(struct services *s, const char
 #define TUS_BUSY_RETRY_MAX 5
 unsigned tus_busy_retry_after(int64_t idle_ms, uint64_t window_ms);
 
+/* How long an upload's holder may be silent before another request counts
+ * it dead and may take the upload over: heartbeat + request_deadline. */
+uint64_t tus_takeover_ms(const struct bindery_config *cfg);
+
 /*
  * The decision before a PATCH moves anything (pure; unit-tested): given the
  * upload's recorded offset, its length, its last block and whether the

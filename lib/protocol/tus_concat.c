@@ -121,7 +121,7 @@ write_intent(struct final_run *f, const char *partials, uint64_t length, char *i
 		ids[i] = f->parts[i].id;
 		names[i] = f->parts[i].blob_name;
 	}
-	fn = (struct concat_final_new){ &u, partials, ids, names, f->req->n };
+	fn = (struct concat_final_new){ &u, partials, ids, names, f->req->n, tus_takeover_ms(s->cfg) };
 	e = concat_db_final_intent(s->db, &fn, &doc_id);
 	if (e == DB_DUPLICATE)
 		pr = PROTO_NAME_TAKEN;
@@ -398,6 +398,10 @@ complete(struct final_run *f)
 	if (p->u.recorded < p->u.length || p->u.length == 0) {
 		if (p->u.nblocks != 0)
 			return PROTO_FAILED;	/* a record is all or nothing */
+		/* A repeated final may come after its partials' leases ran out:
+		 * hold them again before reading them. */
+		if (concat_db_hold(p->s->db, p->u.id, p->s->cfg->upload_expiry) != DB_OK)
+			return PROTO_UNAVAILABLE;
 		if ((pr = assemble(f)) != PROTO_OK)
 			return pr;
 	} else if (sha256_state_load(span_from_cstr(p->u.hash_state), &p->sha) != 0) {

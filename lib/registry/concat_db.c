@@ -48,14 +48,21 @@ concat_db_partial_committed(struct db *db, const char *blob_name, const char *ho
 	return db_exec_one(db, sql_partial_committed, p, ARRAY_LEN(p));
 }
 
-/* The claim: one partial of the owner's, complete, pending, not consumed, unclaimed. */
+/* The claim: one partial of the owner's, complete, pending, not consumed,
+ * unclaimed, and held by no live request: a DELETE that holds it
+ * (tus_terminate) reads it again under its hold, so one of the two sees
+ * the other; a dead holder (a PATCH that died after recording the
+ * partial complete) is no obstacle. */
 static const char sql_claim_partial[] =
 	"UPDATE uploads SET final_id = ?"
 	" WHERE id = ? AND blob_name = ? AND owner = ? AND final_id IS NULL AND consumed_at IS NULL"
 	" AND partial_etag IS NOT NULL"
-	" AND EXISTS (SELECT 1 FROM blobs b WHERE b.name = ? AND b.state = 'pending' AND b.purpose = 'partial')";
+	" AND EXISTS (SELECT 1 FROM blobs b WHERE b.name = ? AND b.state = 'pending' AND b.purpose = 'partial'"
+	" AND " UPLOADS_UNHELD_SQL("b.") ")";
+/* A held partial is in use: touched_at keeps `sweep --older-than` off it
+ * while its final reads and copies it. */
 static const char sql_hold_partial[] =
-	"UPDATE blobs SET expires_at = GREATEST(expires_at, NOW(6) + INTERVAL ? SECOND)"
+	"UPDATE blobs SET touched_at = NOW(6), expires_at = GREATEST(expires_at, NOW(6) + INTERVAL ? SECOND)"
 	" WHERE name = ? AND state = 'pending'";
 
 static enum db_err
@@ -79,7 +86,8 @@ final_intent_tx(struct db *db, const struct concat_final_new *f, uint64_t *doc_i
 	}
 	for (i = 0; i < f->n; i++) {
 		struct db_param c[] = { DBP_STR(u->id), DBP_STR(f->ids[i]), DBP_STR(f->blob_names[i]),
-					DBP_STR(u->owner), DBP_STR(f->blob_names[i]) };
+					DBP_STR(u->owner), DBP_STR(f->blob_names[i]),
+					DBP_U64(f->takeover_ms * 1000) };
 		struct db_param h[] = { DBP_U64(u->expiry), DBP_STR(f->blob_names[i]) };
 
 		if ((e = db_exec_one(db, sql_claim_partial, c, ARRAY_LEN(c))) != DB_OK ||
@@ -97,7 +105,7 @@ concat_db_final_intent(struct db *db, const struct concat_final_new *f, uint64_t
 
 static const char sql_hold[] =
 	"UPDATE blobs b JOIN uploads u ON u.blob_name = b.name"
-	" SET b.expires_at = GREATEST(b.expires_at, NOW(6) + INTERVAL ? SECOND)"
+	" SET b.touched_at = NOW(6), b.expires_at = GREATEST(b.expires_at, NOW(6) + INTERVAL ? SECOND)"
 	" WHERE u.final_id = ? AND b.state = 'pending'";
 
 enum db_err

@@ -38,6 +38,7 @@ struct concat_final_new {
 	const char *const *ids;		/* the same, one by one ... */
 	const char *const *blob_names;	/* ... and their blobs */
 	size_t n;
+	uint64_t takeover_ms;		/* a partial's holder silent this long is dead (uploads_claim) */
 };
 
 /*

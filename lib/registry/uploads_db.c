@@ -46,23 +46,11 @@ uploads_get(struct db *db, const char *id, struct upload_row *out)
 	return e;
 }
 
-/* This session's server and user, and the session: sql/014. */
-#define SESSION_NODE_SQL "CONCAT(@@hostname, ':', @@port, '/', CURRENT_USER(), '/')"
-#define SESSION_SQL "CONCAT(" SESSION_NODE_SQL ", CONNECTION_ID())"
-
-/*
- * Free, or its holder is dead: silent past the window, or (seen from the
- * holder's own server, as the holder's user) its database session is gone,
- * which is the moment its process died.
- */
+/* Free, or its holder is dead (UPLOADS_UNHELD_SQL). */
 static const char sql_claim[] =
-	"UPDATE blobs SET holder = ?, holder_session = " SESSION_SQL ", touched_at = NOW(6),"
+	"UPDATE blobs SET holder = ?, holder_session = " UPLOADS_SESSION_SQL ", touched_at = NOW(6),"
 	" expires_at = NOW(6) + INTERVAL ? SECOND"
-	" WHERE name = ? AND state = 'pending'"
-	" AND (holder IS NULL OR touched_at < NOW(6) - INTERVAL ? MICROSECOND"
-	" OR (LEFT(holder_session, CHAR_LENGTH(" SESSION_NODE_SQL ")) = " SESSION_NODE_SQL
-	" AND NOT EXISTS (SELECT 1 FROM information_schema.PROCESSLIST pl"
-	" WHERE pl.ID = SUBSTRING_INDEX(holder_session, '/', -1))))";
+	" WHERE name = ? AND state = 'pending' AND " UPLOADS_UNHELD_SQL("");
 
 enum db_err
 uploads_claim(struct db *db, const char *blob_name, const char *holder, unsigned expiry,

@@ -89,6 +89,21 @@ BINDERY_NODISCARD enum db_err uploads_get(struct db *db, const char *id, struct 
 BINDERY_NODISCARD enum db_err uploads_claim(struct db *db, const char *blob_name, const char *holder,
 					    unsigned expiry, uint64_t takeover_ms);
 
+/* For the registry's own statements.  This session's server and user, and
+ * the session (sql/014). */
+#define UPLOADS_SESSION_NODE_SQL "CONCAT(@@hostname, ':', @@port, '/', CURRENT_USER(), '/')"
+#define UPLOADS_SESSION_SQL "CONCAT(" UPLOADS_SESSION_NODE_SQL ", CONNECTION_ID())"
+/* A blobs row nobody holds: free, or its holder is dead, silent for more
+ * than the window (one parameter, in microseconds) or, seen from the
+ * holder's own server as the holder's user, its database session gone,
+ * which is the moment its process died.  T is the table's alias with its
+ * dot, or "". */
+#define UPLOADS_UNHELD_SQL(T) \
+	"(" T "holder IS NULL OR " T "touched_at < NOW(6) - INTERVAL ? MICROSECOND" \
+	" OR (LEFT(" T "holder_session, CHAR_LENGTH(" UPLOADS_SESSION_NODE_SQL ")) = " UPLOADS_SESSION_NODE_SQL \
+	" AND NOT EXISTS (SELECT 1 FROM information_schema.PROCESSLIST pl" \
+	" WHERE pl.ID = SUBSTRING_INDEX(" T "holder_session, '/', -1))))"
+
 /* The holder's heartbeat (touched_at, expires_at = now + expiry).  DB_CONFLICT: lost. */
 BINDERY_NODISCARD enum db_err uploads_renew(struct db *db, const char *blob_name, const char *holder,
 					    unsigned expiry);

@@ -19,6 +19,9 @@
 #     malformed URL on a final, a final without a name, a taken name (422
 #     name_taken, and the partial stays free for another final), partials
 #     that together pass max_upload (413);
+#   - a DELETE of a partial racing a final's claim (the final keeps it), a
+#     claim marking its partials in use, a final of 64 partials (HEAD
+#     names them all);
 #   - crash cells, on a responder that reads a failpoints file: after a
 #     partial's commit, mid-assembly of the final, after the final's tag
 #     flip.  Resumed (the client re-sends the tail, or repeats the final)
@@ -95,6 +98,16 @@ final() {
 	[ "${1:-}" != -- ] || shift
 	req POST "$url/uploads" "${AUTH[@]}" -H "Upload-Concat: final;$urls" \
 		-H "Upload-Metadata: $(meta "$name" application/x-concat)" -H 'Content-Length: 0' "$@"
+}
+# final_until_free NAME URL...: the final, again each second while its
+# upload is busy (a dead holder's hold lapsing), at most ten times.
+final_until_free() {
+	local i
+	for i in 1 2 3 4 5 6 7 8 9 10; do
+		final "$@"
+		[ "$(jfield "$HTTP_BODY" error)" = upload_busy ] || return 0
+		sleep 1
+	done
 }
 offset_of() {
 	req HEAD "$url$1" "${AUTH[@]}" -I
@@ -347,11 +360,7 @@ for point in tus.concat_mid_assembly tus.after_flip; do
 			doc=$(header location)
 			is "$(content_sha "${doc##*/}")" "$(sha "$work/p12")" "$point (terminated): ... bytes identical"
 		elif [ $how = resumed ]; then
-			for i in 1 2 3 4 5 6 7 8 9 10; do
-				final "$name" "$a" "$b"
-				[ "$(jfield "$HTTP_BODY" error)" = upload_busy ] || break
-				sleep 1
-			done
+			final_until_free "$name" "$a" "$b"
 			is "$HTTP_CODE" 201 "$point (resumed): the same final again finishes it"
 			req HEAD "$url$(header location)" "${AUTH[@]}" -I
 			doc=$(header location)
@@ -373,6 +382,62 @@ for point in tus.concat_mid_assembly tus.after_flip; do
 		fi
 	done
 done
+
+# ---- a final beside a DELETE, the sweeper and many partials ------------------
+# A DELETE of a partial that reads it unclaimed, then waits (a failpoint)
+# while a final claims it and waits in turn: under its hold the DELETE
+# reads the partial again and refuses; the final is not robbed of it.
+rp=$(done_partial "$work/part.2")
+note "$rp"
+printf 'tus.terminate_before_take sleep:3000 once\ntus.concat_after_claim sleep:4000 once\n' >"$FP"
+curl -s -o "$work/del.out" -w '%{http_code}' -X DELETE "${AUTH[@]}" "$url$rp" >"$work/del.code" &
+del_pid=$!
+sleep 1
+final "$RUN-race" "$rp"
+final_code=$HTTP_CODE final_loc=$(header location)
+wait "$del_pid"
+: >"$FP"
+is "$(cat "$work/del.code") $(jfield "$(cat "$work/del.out")" error)" "422 partial_claimed" \
+	"a DELETE of a partial that a final claims while it waits is refused (422 partial_claimed)"
+is "$final_code" 201 "... and the final finishes"
+req HEAD "$url$final_loc" "${AUTH[@]}" -I
+doc=$(header location)
+is "$(content_sha "${doc##*/}")" "$(sha "$work/part.2")" "... its bytes the partial's"
+
+# A final holds its partials as in use (touched_at), so that `sweep
+# --older-than` does not take them while it reads and copies them.  The
+# partials here look as a PATCH that died after recording them complete
+# leaves them, held by a holder silent for an hour: no obstacle to a final.
+ta=$(done_partial "$work/part.1") tb=$(done_partial "$work/part.2")
+note "$ta" "$tb"
+sql "UPDATE blobs b JOIN uploads u ON u.blob_name = b.name SET b.touched_at = NOW(6) - INTERVAL 1 HOUR,
+	b.holder = 'a-patch-that-died' WHERE u.id IN ('${ta##*/}', '${tb##*/}')"
+printf 'tus.concat_after_claim error once\n' >"$FP"
+final "$RUN-held" "$ta" "$tb"
+: >"$FP"
+is "$HTTP_CODE" 503 "a final of partials whose holder died, stopped right after its claim, answers 503"
+is "$(sql "SELECT COUNT(*) FROM blobs b JOIN uploads u ON u.blob_name = b.name WHERE u.id IN
+	('${ta##*/}', '${tb##*/}') AND u.final_id IS NOT NULL AND b.touched_at > NOW(6) - INTERVAL 10 MINUTE")" 2 \
+	"... its claim marked both partials in use (touched_at now, not an hour ago)"
+final_until_free "$RUN-held" "$ta" "$tb"
+is "$HTTP_CODE" 201 "... and the same final again finishes it"
+
+# The most partials a final may name (64): 201, and HEAD of the final
+# names every one of them in Upload-Concat.
+head -c 64000 /dev/urandom >"$work/many"
+split -b 1000 -d -a 2 "$work/many" "$work/many."
+many=()
+for f in "$work"/many.[0-9][0-9]; do many+=("$(done_partial "$f")"); done
+note "${many[@]}"
+final "$RUN-many" "${many[@]}"
+is "$HTTP_CODE" 201 "a final of 64 partials is created (201)"
+req HEAD "$url$(header location)" "${AUTH[@]}" -I
+is "$HTTP_CODE" 204 "... HEAD of it answers 204"
+concat=$(header upload-concat)
+is "$(printf '%s' "${concat#final;}" | tr ' ' '\n' | sed 's|^.*/uploads/|/uploads/|' | paste -sd' ')" "${many[*]}" \
+	"... its Upload-Concat names all 64 partials, in order"
+doc=$(header location)
+is "$(content_sha "${doc##*/}")" "$(sha "$work/many")" "... its bytes the 64 parts in order"
 
 # ---- nothing broken or orphaned ---------------------------------------------
 bad=
