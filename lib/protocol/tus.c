@@ -754,6 +754,16 @@ sealed_info(const struct patch_run *p, struct blob_upload_info *info)
 	hex_lower(info->sha256, sizeof info->sha256, info->sha256_hex);
 }
 
+/* A final dropped before it was ready (terminated, or refused by
+ * admission) lets its partials go: free for another final, or for the
+ * owner's DELETE, instead of claimed by nothing until their leases end. */
+static void
+let_partials_go(struct services *s, const struct upload_row *final)
+{
+	if (final->partials[0] && concat_db_unclaim(s->db, final->id) != DB_OK)
+		log_warn("final upload %s dropped; its partials stay claimed until their leases end", final->id);
+}
+
 /* Steps 2 (the commit), 3 and 4 once every byte is recorded. */
 enum proto_result
 tus_finish(struct patch_run *p)
@@ -771,8 +781,9 @@ tus_finish(struct patch_run *p)
 	if ((pr = admit_stored(p, &info)) != PROTO_OK) {
 		/* Refused: nothing kept.  A scanner that could not answer
 		 * leaves it all for the client's retry of its last PATCH. */
-		if (pr == PROTO_TYPE_REFUSED || pr == PROTO_INFECTED)
-			(void)proto_compensate_pending(p->s, &p->hi);
+		if ((pr == PROTO_TYPE_REFUSED || pr == PROTO_INFECTED) &&
+		    proto_compensate_pending(p->s, &p->hi) == PROTO_OK)
+			let_partials_go(p->s, &p->u);
 		return pr;
 	}
 	if (tus_renew(p) != 0)
@@ -991,9 +1002,8 @@ tus_terminate(struct services *s, const char *owner, const char *id, unsigned *r
 	pr = proto_compensate_pending(s, &p.hi);
 	if (pr == PROTO_NOT_FOUND)
 		pr = PROTO_UNAVAILABLE;	/* lost between the hold and the claim */
-	/* A final gone before it was ready lets its partials go too. */
-	if (pr == PROTO_OK && p.u.partials[0] && concat_db_unclaim(s->db, p.u.id) != DB_OK)
-		log_warn("final upload %s terminated; its partials stay claimed until their leases end", p.u.id);
+	if (pr == PROTO_OK)
+		let_partials_go(s, &p.u);
 out:
 	blob_client_set_deadline(s->blob, 0);
 	return pr;

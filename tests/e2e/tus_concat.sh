@@ -19,7 +19,8 @@
 #     malformed URL on a final, a final without a name, a taken name (422
 #     name_taken, and the partial stays free for another final), partials
 #     that together pass max_upload (413);
-#   - a DELETE of a partial racing a final's claim (the final keeps it), a
+#   - a final refused by admission lets its partials go; a DELETE of a
+#     partial racing a final's claim (the final keeps it), a
 #     claim marking its partials in use, a final of 64 partials (HEAD
 #     names them all);
 #   - crash cells, on a responder that reads a failpoints file: after a
@@ -264,6 +265,24 @@ req DELETE "$url$o1" "${AUTH[@]}"
 code1=$HTTP_CODE
 req DELETE "$url$o2" "${AUTH[@]}"
 is "$code1 $HTTP_CODE" "204 204" "... and both are terminated like any upload"
+
+# A final whose bytes admission refuses ([upload] allowed_types; random
+# bytes sniff as application/octet-stream) is dropped, and lets its
+# partials go: their owner can terminate them at once.
+sed '/^\[upload\]/a allowed_types = application/pdf' "$BINDERY_CONFIG" >"$work/pdf.conf"
+q1=$(done_partial "$work/part.1") q2=$(done_partial "$work/part.2")
+note "$q1" "$q2"
+cgi_run "$work/o.out" "$work/pdf.conf" POST /uploads "${cgi_auth[@]}" HTTP_UPLOAD_CONCAT="final;$q1 $q2" \
+	HTTP_UPLOAD_METADATA="$(meta "$RUN-refused")" CONTENT_LENGTH=0 </dev/null
+is "$CGI_CODE $(jfield "$(cgi_body "$work/o.out")" error)" "415 type_not_allowed" \
+	"a final whose bytes admission refuses is 415 type_not_allowed"
+is "$(sql "SELECT COUNT(*) FROM documents WHERE name = '$RUN-refused'") $(sql "SELECT COUNT(*)
+	FROM uploads WHERE id IN ('${q1##*/}', '${q2##*/}') AND final_id IS NOT NULL")" "0 0" \
+	"... no document, and its partials are nobody's again"
+req DELETE "$url$q1" "${AUTH[@]}"
+code1=$HTTP_CODE
+req DELETE "$url$q2" "${AUTH[@]}"
+is "$code1 $HTTP_CODE" "204 204" "... so their owner can terminate them"
 
 # The refusals' leftovers go the way every upload goes.
 req DELETE "$url$half" "${AUTH[@]}"
