@@ -253,18 +253,34 @@ cgi_partial() {
 }
 o1=$(cgi_partial) o2=$(cgi_partial)
 like "$o1 $o2" '^/uploads/[0-9a-f]{32} /uploads/[0-9a-f]{32}$' "two complete partials of 512 KiB + 1 under a 1 MiB limit"
-cgi_run "$work/o.out" "$work/small.conf" POST /uploads "${cgi_auth[@]}" HTTP_UPLOAD_CONCAT="final;$o1 $o2" \
-	HTTP_UPLOAD_METADATA="$(meta "$RUN-over")" CONTENT_LENGTH=0 </dev/null
+# cgi_final CONFIG NAME PATH...: a final through bindery.fcgi as a CGI
+# program under CONFIG; its answer in $work/o.out.
+cgi_final() {
+	local conf=$1 name=$2
+	shift 2
+	cgi_run "$work/o.out" "$conf" POST /uploads "${cgi_auth[@]}" HTTP_UPLOAD_CONCAT="final;$*" \
+		HTTP_UPLOAD_METADATA="$(meta "$name")" CONTENT_LENGTH=0 </dev/null
+}
+# left_by NAME PATH1 PATH2: the documents named NAME, and how many of the
+# two partials a final claims.
+left_by() {
+	echo "$(sql "SELECT COUNT(*) FROM documents WHERE name = '$1'") $(sql "SELECT COUNT(*)
+		FROM uploads WHERE id IN ('${2##*/}', '${3##*/}') AND final_id IS NOT NULL")"
+}
+# terminate_both PATH1 PATH2: what the DELETE of each answers.
+terminate_both() {
+	local code1
+	req DELETE "$url$1" "${AUTH[@]}"
+	code1=$HTTP_CODE
+	req DELETE "$url$2" "${AUTH[@]}"
+	echo "$code1 $HTTP_CODE"
+}
+cgi_final "$work/small.conf" "$RUN-over" "$o1" "$o2"
 is "$CGI_CODE $(jfield "$(cgi_body "$work/o.out")" error)" "413 too_large" \
 	"a final whose partials together pass max_upload is 413"
 like "$(jfield "$(cgi_body "$work/o.out")" message)" 'partial uploads together' "... saying so about the partials"
-is "$(sql "SELECT COUNT(*) FROM documents WHERE name = '$RUN-over'") $(sql "SELECT COUNT(*)
-	FROM uploads WHERE id IN ('${o1##*/}', '${o2##*/}') AND final_id IS NOT NULL")" "0 0" \
-	"... no document, neither partial claimed"
-req DELETE "$url$o1" "${AUTH[@]}"
-code1=$HTTP_CODE
-req DELETE "$url$o2" "${AUTH[@]}"
-is "$code1 $HTTP_CODE" "204 204" "... and both are terminated like any upload"
+is "$(left_by "$RUN-over" "$o1" "$o2")" "0 0" "... no document, neither partial claimed"
+is "$(terminate_both "$o1" "$o2")" "204 204" "... and both are terminated like any upload"
 
 # A final whose bytes admission refuses ([upload] allowed_types; random
 # bytes sniff as application/octet-stream) is dropped, and lets its
@@ -272,17 +288,11 @@ is "$code1 $HTTP_CODE" "204 204" "... and both are terminated like any upload"
 sed '/^\[upload\]/a allowed_types = application/pdf' "$BINDERY_CONFIG" >"$work/pdf.conf"
 q1=$(done_partial "$work/part.1") q2=$(done_partial "$work/part.2")
 note "$q1" "$q2"
-cgi_run "$work/o.out" "$work/pdf.conf" POST /uploads "${cgi_auth[@]}" HTTP_UPLOAD_CONCAT="final;$q1 $q2" \
-	HTTP_UPLOAD_METADATA="$(meta "$RUN-refused")" CONTENT_LENGTH=0 </dev/null
+cgi_final "$work/pdf.conf" "$RUN-refused" "$q1" "$q2"
 is "$CGI_CODE $(jfield "$(cgi_body "$work/o.out")" error)" "415 type_not_allowed" \
 	"a final whose bytes admission refuses is 415 type_not_allowed"
-is "$(sql "SELECT COUNT(*) FROM documents WHERE name = '$RUN-refused'") $(sql "SELECT COUNT(*)
-	FROM uploads WHERE id IN ('${q1##*/}', '${q2##*/}') AND final_id IS NOT NULL")" "0 0" \
-	"... no document, and its partials are nobody's again"
-req DELETE "$url$q1" "${AUTH[@]}"
-code1=$HTTP_CODE
-req DELETE "$url$q2" "${AUTH[@]}"
-is "$code1 $HTTP_CODE" "204 204" "... so their owner can terminate them"
+is "$(left_by "$RUN-refused" "$q1" "$q2")" "0 0" "... no document, and its partials are nobody's again"
+is "$(terminate_both "$q1" "$q2")" "204 204" "... so their owner can terminate them"
 
 # The refusals' leftovers go the way every upload goes.
 req DELETE "$url$half" "${AUTH[@]}"
