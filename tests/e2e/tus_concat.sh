@@ -21,7 +21,8 @@
 #     that together pass max_upload (413);
 #   - a final refused by admission lets its partials go; a DELETE of a
 #     partial racing a final's claim (the final keeps it), a
-#     claim marking its partials in use, a final of 64 partials (HEAD
+#     claim marking its partials in use, a repeated final holding its
+#     partials again before reading them, a final of 64 partials (HEAD
 #     names them all);
 #   - crash cells, on a responder that reads a failpoints file: after a
 #     partial's commit, mid-assembly of the final, after the final's tag
@@ -450,6 +451,24 @@ is "$(sql "SELECT COUNT(*) FROM blobs b JOIN uploads u ON u.blob_name = b.name W
 	"... its claim marked both partials in use (touched_at now, not an hour ago)"
 final_until_free "$RUN-held" "$ta" "$tb"
 is "$HTTP_CODE" 201 "... and the same final again finishes it"
+
+# A repeated final holds its partials again before it reads them: their
+# leases may have run out while the client was away.
+ra=$(done_partial "$work/part.1") rb=$(done_partial "$work/part.2")
+note "$ra" "$rb"
+printf 'tus.concat_after_claim error once\n' >"$FP"
+final "$RUN-late" "$ra" "$rb"
+: >"$FP"
+sql "UPDATE blobs b JOIN uploads u ON u.blob_name = b.name SET b.expires_at = NOW(6) - INTERVAL 1 SECOND
+	WHERE u.id IN ('${ra##*/}', '${rb##*/}')"
+printf 'tus.concat_mid_assembly error once\n' >"$FP"
+final_until_free "$RUN-late" "$ra" "$rb"
+: >"$FP"
+is "$HTTP_CODE $(sql "SELECT COUNT(*) FROM blobs b JOIN uploads u ON u.blob_name = b.name WHERE u.id IN
+	('${ra##*/}', '${rb##*/}') AND b.expires_at > NOW(6)")" "503 2" \
+	"a final repeated after its partials' leases ran out holds them again before reading them"
+final_until_free "$RUN-late" "$ra" "$rb"
+is "$HTTP_CODE" 201 "... and, repeated once more, finishes"
 
 # The most partials a final may name (64): 201, and HEAD of the final
 # names every one of them in Upload-Concat.
