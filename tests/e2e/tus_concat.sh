@@ -474,8 +474,13 @@ is "$HTTP_CODE" 201 "... and, repeated once more, finishes"
 # names every one of them in Upload-Concat.
 head -c 64000 /dev/urandom >"$work/many"
 split -b 1000 -d -a 2 "$work/many" "$work/many."
-many=()
-for f in "$work"/many.[0-9][0-9]; do many+=("$(done_partial "$f")"); done
+many=() made=
+for f in "$work"/many.[0-9][0-9]; do	# each created with its bytes: one request
+	partial "$(len "$f")" "${STREAM[@]}" --data-binary "@$f"
+	made+=" $HTTP_CODE"
+	many+=("$LOC")
+done
+is "$made" "$(printf ' 201%.0s' {1..64})" "64 partials, each created complete with its bytes"
 note "${many[@]}"
 final "$RUN-many" "${many[@]}"
 is "$HTTP_CODE" 201 "a final of 64 partials is created (201)"
