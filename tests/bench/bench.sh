@@ -34,8 +34,9 @@
 #   finalize  a direct upload's finalize of MIB (ms), against a plain GET
 # Rounds alternate bindery and its baselines; medians.  Prints one table and
 # writes FILE (default var/bench/results.json): the machine (with what the
-# stack's Azurite stored at the start), the medians and every raw number.  Defaults: 5 rounds, 256 MiB, 100 requests per P2
-# client; --quick: 2 rounds, 64 MiB, 50 requests, no 1 GiB create.
+# stack's Azurite stored at the start and the end), the medians and every
+# raw number.  Defaults: 5 rounds, 256 MiB, 100 requests per P2 client;
+# --quick: 2 rounds, 64 MiB, 50 requests, no 1 GiB create.
 #
 # Correctness: every create must answer 201 with the file's SHA-256, every
 # PATCH 204, every download's SHA-256 must equal the file's; anything else
